@@ -1,0 +1,14 @@
+//! Chat channels for Switchboard: the [`Channel`] trait every adapter implements, the
+//! message types that cross the channel boundary, text splitting, and the built-in web chat.
+//!
+//! Architecture invariant: this crate knows nothing about agents, sessions, the store or
+//! the HTTP server. The gateway depends on it, never the other way round.
+#![forbid(unsafe_code)]
+
+mod channel;
+mod message;
+pub mod split;
+pub mod webchat;
+
+pub use channel::{Channel, ChannelError, InboundSink};
+pub use message::{ChatKind, InboundMessage, Origin, OutboundMessage};

@@ -1,0 +1,68 @@
+//! Plain message types that cross the channel boundary, in both directions.
+
+use serde::{Deserialize, Serialize};
+
+/// Whether a chat is a one-to-one conversation or a group/channel with several members.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatKind {
+    Direct,
+    Group,
+}
+
+/// Where a message came from, and so where its answers go: channel, account, chat, thread.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Origin {
+    /// Channel id: `webchat`, `telegram`, `discord`, or `api` for HTTP-API callers.
+    pub channel: String,
+    /// The bot account on that channel, when a channel hosts several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
+    /// The chat (conversation) id on the channel.
+    pub chat_id: String,
+    /// Thread / forum topic inside the chat, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    pub kind: ChatKind,
+}
+
+impl Origin {
+    /// An origin for the built-in web chat.
+    pub fn webchat(chat_id: impl Into<String>, kind: ChatKind) -> Self {
+        Origin {
+            channel: crate::webchat::CHANNEL_ID.to_string(),
+            account: None,
+            chat_id: chat_id.into(),
+            thread_id: None,
+            kind,
+        }
+    }
+}
+
+/// A message a person sent to the gateway through a channel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InboundMessage {
+    pub origin: Origin,
+    /// Stable id of the sender on the channel (user id).
+    pub sender_id: String,
+    /// Display name or @username, when the channel gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_name: Option<String>,
+    pub text: String,
+    /// The channel's own message id, when it has one (used for dedup and replies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+}
+
+/// A message the gateway sends to a chat. `stats_line`, when present, is the announce's
+/// trailing `Stats:` line: adapters must send it last and never split it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutboundMessage {
+    pub origin: Origin,
+    pub text: String,
+    /// Idempotency key of the outbox entry this message came from.
+    pub key: String,
+}

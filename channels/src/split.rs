@@ -1,0 +1,109 @@
+//! Splitting long text into platform-sized chunks: on paragraph, then line, then word
+//! boundaries; a trailing `Stats:` line is never split and always ends the last chunk.
+
+/// Split `text` into chunks of at most `limit` characters (chars, not bytes).
+///
+/// Prefers paragraph breaks, then line breaks, then spaces; hard-cuts only a single
+/// word longer than `limit`. If the text ends with a `Stats:` line, that line is kept
+/// whole (it gets a chunk of its own if it does not fit in the last one).
+pub fn split_text(text: &str, limit: usize) -> Vec<String> {
+    let limit = limit.max(16);
+    let (body, stats) = split_stats_line(text);
+    let mut chunks = split_body(body, limit);
+    if let Some(stats) = stats {
+        match chunks.last_mut() {
+            Some(last) if last.chars().count() + 1 + stats.chars().count() <= limit => {
+                last.push('\n');
+                last.push_str(stats);
+            }
+            _ => chunks.extend(split_body(stats, limit)),
+        }
+    }
+    if chunks.is_empty() {
+        chunks.push(String::new());
+    }
+    chunks
+}
+
+/// Separate a trailing `Stats:` line from the rest of the text.
+fn split_stats_line(text: &str) -> (&str, Option<&str>) {
+    let trimmed = text.trim_end();
+    match trimmed.rfind('\n') {
+        Some(i) if trimmed[i + 1..].starts_with("Stats:") => {
+            (trimmed[..i].trim_end(), Some(&trimmed[i + 1..]))
+        }
+        None if trimmed.starts_with("Stats:") => ("", Some(trimmed)),
+        _ => (text, None),
+    }
+}
+
+fn split_body(text: &str, limit: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text.trim_end();
+    while !rest.is_empty() {
+        if rest.chars().count() <= limit {
+            out.push(rest.to_string());
+            break;
+        }
+        // Byte index of the char boundary at `limit` chars.
+        let hard = rest
+            .char_indices()
+            .nth(limit)
+            .map(|(i, _)| i)
+            .unwrap_or(rest.len());
+        let window = &rest[..hard];
+        let cut = window
+            .rfind("\n\n")
+            .filter(|&i| i > 0)
+            .or_else(|| window.rfind('\n').filter(|&i| i > 0))
+            .or_else(|| window.rfind(' ').filter(|&i| i > 0))
+            .unwrap_or(hard);
+        out.push(rest[..cut].trim_end().to_string());
+        rest = rest[cut..].trim_start_matches(['\n', ' ']);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_text_is_one_chunk() {
+        assert_eq!(split_text("hello", 100), vec!["hello".to_string()]);
+    }
+
+    #[test]
+    fn splits_on_paragraphs_first() {
+        let text = format!("{}\n\n{}", "a".repeat(30), "b".repeat(30));
+        assert_eq!(split_text(&text, 40), vec!["a".repeat(30), "b".repeat(30)]);
+    }
+
+    #[test]
+    fn splits_on_lines_then_words_then_hard() {
+        let text = format!("{} {}\n{}", "a".repeat(10), "b".repeat(10), "c".repeat(50));
+        let chunks = split_text(&text, 20);
+        assert!(chunks.iter().all(|c| c.chars().count() <= 20), "{chunks:?}");
+        assert_eq!(
+            chunks.concat().replace([' ', '\n'], ""),
+            text.replace([' ', '\n'], "")
+        );
+    }
+
+    #[test]
+    fn stats_line_is_kept_whole_and_last() {
+        let stats = format!("Stats: runtime 1s • {}", "x".repeat(30));
+        let text = format!("Status: success\nResult: {}\n{}", "r".repeat(50), stats);
+        let chunks = split_text(&text, 60);
+        assert_eq!(chunks.last(), Some(&stats));
+        assert!(chunks.iter().all(|c| c.chars().count() <= 60), "{chunks:?}");
+    }
+
+    #[test]
+    fn multibyte_text_splits_on_char_boundaries() {
+        let text = "é".repeat(100);
+        let chunks = split_text(&text, 30);
+        assert_eq!(chunks.concat(), text);
+        assert!(chunks.iter().all(|c| c.chars().count() <= 30));
+    }
+}

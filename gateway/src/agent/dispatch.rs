@@ -1,0 +1,165 @@
+//! From an accepted message to queued runs: the busy-session modes of SPEC §4
+//! (`collect`, `followup`, `interrupt`, `steer`), durable run creation, and recovery of
+//! unfinished runs at start.
+
+use std::sync::Arc;
+
+use switchboard_channels::Origin;
+
+use crate::config::QueueMode;
+use crate::queue::{self, Job};
+use crate::runtime::{CancelReason, Runtime};
+use crate::store::{NewRun, Result};
+
+/// What `submit_message` did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Submitted {
+    /// Inbox id of the message; the run that claims it reports it in `run.ended`.
+    pub inbox_id: i64,
+    /// The run enqueued for it, if a new one was needed.
+    pub run_id: Option<String>,
+}
+
+/// The lane a session's runs go on.
+pub fn lane_for(session_key: &str) -> &'static str {
+    if session_key.contains(":subagent:") {
+        queue::SUBAGENT
+    } else {
+        queue::MAIN
+    }
+}
+
+/// Accept a message for `session_key`: store it (committed first), then make sure a run
+/// will take it, following `messages.queue.mode`.
+pub async fn submit_message(
+    rt: &Arc<Runtime>,
+    session_key: &str,
+    agent_id: &str,
+    origin: &Origin,
+    sender_id: &str,
+    text: &str,
+) -> Result<Submitted> {
+    let session = rt
+        .store
+        .ensure_session(session_key, agent_id, Some(origin))
+        .await?;
+    let inbox_id = rt
+        .store
+        .push_inbox(session_key, origin, sender_id, text)
+        .await?;
+    let mode = rt.config().messages.queue.mode;
+    let lane = rt.lanes.get(lane_for(session_key));
+    let active = rt.active_run(session_key);
+    let queued = lane.has_queued(session_key);
+    let need_run = match mode {
+        QueueMode::Followup => true,
+        QueueMode::Collect => !queued,
+        QueueMode::Steer => !queued && active.is_none(),
+        QueueMode::Interrupt => {
+            if let Some(a) = &active {
+                a.cancel(CancelReason::Superseded);
+            }
+            !queued
+        }
+    };
+    let run_id = if need_run {
+        let claim_all = mode != QueueMode::Followup;
+        Some(
+            enqueue_new_run(
+                rt,
+                session_key,
+                agent_id,
+                &session.id,
+                claim_all,
+                Some(origin),
+            )
+            .await?,
+        )
+    } else {
+        None
+    };
+    Ok(Submitted { inbox_id, run_id })
+}
+
+/// Create a run row (committed) and queue it on its lane.
+pub async fn enqueue_new_run(
+    rt: &Arc<Runtime>,
+    session_key: &str,
+    agent_id: &str,
+    session_id: &str,
+    claim_all: bool,
+    origin: Option<&Origin>,
+) -> Result<String> {
+    let run_id = uuid::Uuid::new_v4().to_string();
+    let lane = lane_for(session_key);
+    rt.store
+        .create_run(&NewRun {
+            id: &run_id,
+            session_key,
+            session_id,
+            agent_id,
+            lane,
+            claim_all,
+            origin,
+        })
+        .await?;
+    schedule(rt, &run_id, session_key);
+    Ok(run_id)
+}
+
+/// Put an existing run row on its lane.
+pub fn schedule(rt: &Arc<Runtime>, run_id: &str, session_key: &str) {
+    let lane = rt.lanes.get(lane_for(session_key));
+    let rt2 = rt.clone();
+    let id = run_id.to_string();
+    lane.enqueue(Job {
+        run_id: run_id.to_string(),
+        session_key: session_key.to_string(),
+        work: Box::new(move || Box::pin(super::run::execute(rt2, id))),
+    });
+}
+
+/// At start: queue every run that was queued or running when the process stopped (a
+/// running one resumes from its stored transcript), and a run for any session whose
+/// inbox holds messages that no run took.
+pub async fn recover(rt: &Arc<Runtime>) -> Result<usize> {
+    let runs = rt.store.unfinished_runs().await?;
+    let mut n = 0;
+    for run in &runs {
+        tracing::info!(run_id = %run.id, session = %run.session_key, status = ?run.status, "recovering run");
+        schedule(rt, &run.id, &run.session_key);
+        n += 1;
+    }
+    for (key, agent_id) in rt.store.sessions_with_inbox().await? {
+        if runs.iter().any(|r| r.session_key == key) {
+            continue;
+        }
+        let session = rt.store.ensure_session(&key, &agent_id, None).await?;
+        let origin = session.origin.clone();
+        enqueue_new_run(rt, &key, &agent_id, &session.id, true, origin.as_ref()).await?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// After a run ended: if messages still wait and no run is queued for them, queue one.
+pub async fn after_run(rt: &Arc<Runtime>, session_key: &str, agent_id: &str) -> Result<()> {
+    if rt.lanes.get(lane_for(session_key)).has_queued(session_key) {
+        return Ok(());
+    }
+    if rt.store.inbox_len(session_key).await? == 0 || rt.shutdown.is_cancelled() {
+        return Ok(());
+    }
+    let session = rt.store.ensure_session(session_key, agent_id, None).await?;
+    let claim_all = rt.config().messages.queue.mode != QueueMode::Followup;
+    enqueue_new_run(
+        rt,
+        session_key,
+        agent_id,
+        &session.id,
+        claim_all,
+        session.origin.as_ref(),
+    )
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,10 @@
+//! Agent runs: dispatching messages into runs, the run loop, model providers, model
+//! resolution, the system prompt, and tools.
+
+pub mod dispatch;
+pub mod models;
+pub mod prompt;
+pub mod provider;
+pub mod run;
+pub mod tools;
+mod transcript;

@@ -1,0 +1,189 @@
+//! Model providers: the core request/response types, the provider trait, and the
+//! OpenAI-compatible and Anthropic clients. Wire shapes stay inside each client file.
+
+mod anthropic;
+mod openai;
+mod retry;
+mod sse;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Serialize;
+
+use crate::config::{ProviderApi, ProviderConfig};
+use crate::store::{Role, ToolCallRecord};
+
+pub use anthropic::AnthropicProvider;
+pub use openai::OpenAiProvider;
+pub use retry::{complete_with_retry, RetryPolicy};
+
+/// One message of the conversation sent to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub tool_call_id: Option<String>,
+    pub tool_name: Option<String>,
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: serde_json::Value,
+}
+
+#[derive(Debug, Clone)]
+pub struct ModelRequest {
+    /// The model id as the provider knows it (without the `provider/` prefix).
+    pub model: String,
+    pub system: String,
+    pub messages: Vec<ChatMessage>,
+    pub tools: Vec<ToolSpec>,
+    pub max_tokens: u32,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelResponse {
+    pub text: String,
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub usage: Usage,
+}
+
+/// Why a model call failed. `is_retryable` drives the retry loop.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProviderError {
+    #[error("rate limited by the model API (HTTP 429): {message}")]
+    RateLimited {
+        retry_after: Option<Duration>,
+        message: String,
+    },
+    #[error("model API server error (HTTP {status}): {message}")]
+    Server {
+        status: u16,
+        retry_after: Option<Duration>,
+        message: String,
+    },
+    #[error("model API request failed (HTTP {status}): {message}")]
+    Client { status: u16, message: String },
+    #[error("could not reach the model API: {0}")]
+    Network(String),
+    #[error("model API call timed out after {0:?}")]
+    Timeout(Duration),
+    #[error("model API returned an invalid response: {0}")]
+    InvalidResponse(String),
+}
+
+impl ProviderError {
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            ProviderError::RateLimited { .. }
+                | ProviderError::Server { .. }
+                | ProviderError::Network(_)
+                | ProviderError::Timeout(_)
+        )
+    }
+
+    /// The delay the server asked for, if any.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ProviderError::RateLimited { retry_after, .. }
+            | ProviderError::Server { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// Build the error for a non-success HTTP status.
+    pub(crate) fn from_status(
+        status: u16,
+        retry_after: Option<Duration>,
+        body: &str,
+    ) -> ProviderError {
+        let message = summarize_error_body(body);
+        match status {
+            429 => ProviderError::RateLimited {
+                retry_after,
+                message,
+            },
+            500..=599 => ProviderError::Server {
+                status,
+                retry_after,
+                message,
+            },
+            _ => ProviderError::Client { status, message },
+        }
+    }
+}
+
+/// Pull `error.message` out of a JSON error body, else the body cut to a readable length.
+fn summarize_error_body(body: &str) -> String {
+    const MAX: usize = 300;
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(body) {
+        if let Some(m) = v.pointer("/error/message").and_then(|m| m.as_str()) {
+            return m.to_string();
+        }
+    }
+    let body = body.trim();
+    if body.chars().count() > MAX {
+        format!("{}…", body.chars().take(MAX).collect::<String>())
+    } else if body.is_empty() {
+        "(empty body)".into()
+    } else {
+        body.to_string()
+    }
+}
+
+/// Parse a `Retry-After` header given in seconds.
+pub(crate) fn retry_after_header(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    headers
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+}
+
+/// A model API client.
+#[async_trait]
+pub trait Provider: Send + Sync {
+    /// One model call. Dropping the future drops the HTTP request.
+    async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ProviderError>;
+}
+
+/// Build the client for a configured provider. `fallback_key` is used when the provider
+/// has no `apiKey` of its own (from OPENAI_API_KEY / ANTHROPIC_API_KEY).
+pub fn build(
+    http: &reqwest::Client,
+    cfg: &ProviderConfig,
+    fallback_key: Option<String>,
+) -> Arc<dyn Provider> {
+    let key = cfg.api_key.clone().or(fallback_key);
+    match cfg.api {
+        ProviderApi::OpenaiChat => Arc::new(OpenAiProvider::new(
+            http.clone(),
+            cfg.base_url
+                .clone()
+                .unwrap_or_else(|| "https://api.openai.com/v1".into()),
+            key,
+        )),
+        ProviderApi::Anthropic => Arc::new(AnthropicProvider::new(
+            http.clone(),
+            cfg.base_url
+                .clone()
+                .unwrap_or_else(|| "https://api.anthropic.com".into()),
+            key,
+        )),
+    }
+}

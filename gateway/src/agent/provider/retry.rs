@@ -1,0 +1,161 @@
+//! Bounded retry with exponential backoff around one model call, honouring Retry-After,
+//! with a per-attempt timeout. Cancellation is the caller's: drop the future.
+
+use std::time::Duration;
+
+use super::{ModelRequest, ModelResponse, Provider, ProviderError};
+
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+    /// Timeout of each attempt.
+    pub step_timeout: Duration,
+    /// First backoff delay; doubles per retry.
+    pub base_delay: Duration,
+    /// Longest delay between attempts, also the cap on a server's Retry-After.
+    pub max_delay: Duration,
+}
+
+impl RetryPolicy {
+    pub fn new(max_retries: u32, step_timeout: Duration) -> Self {
+        RetryPolicy {
+            max_retries,
+            step_timeout,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(60),
+        }
+    }
+
+    fn delay(&self, retry: u32, err: &ProviderError) -> Duration {
+        let backoff = self.base_delay.saturating_mul(1u32 << retry.min(16));
+        err.retry_after().unwrap_or(backoff).min(self.max_delay)
+    }
+}
+
+/// Call the provider, retrying retryable failures. `on_retry` is told about each retry.
+pub async fn complete_with_retry(
+    provider: &dyn Provider,
+    req: &ModelRequest,
+    policy: RetryPolicy,
+    mut on_retry: impl FnMut(u32, &ProviderError, Duration),
+) -> Result<ModelResponse, ProviderError> {
+    let mut retry = 0;
+    loop {
+        let result = match tokio::time::timeout(policy.step_timeout, provider.complete(req)).await {
+            Ok(r) => r,
+            Err(_) => Err(ProviderError::Timeout(policy.step_timeout)),
+        };
+        match result {
+            Ok(resp) => return Ok(resp),
+            Err(e) if e.is_retryable() && retry < policy.max_retries => {
+                let delay = policy.delay(retry, &e);
+                on_retry(retry + 1, &e, delay);
+                tokio::time::sleep(delay).await;
+                retry += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::provider::Usage;
+    use async_trait::async_trait;
+    use std::sync::Mutex;
+
+    struct Scripted(Mutex<Vec<Result<ModelResponse, ProviderError>>>);
+
+    #[async_trait]
+    impl Provider for Scripted {
+        async fn complete(&self, _: &ModelRequest) -> Result<ModelResponse, ProviderError> {
+            self.0.lock().expect("lock").remove(0)
+        }
+    }
+
+    fn req() -> ModelRequest {
+        ModelRequest {
+            model: "m".into(),
+            system: String::new(),
+            messages: vec![],
+            tools: vec![],
+            max_tokens: 10,
+        }
+    }
+
+    fn ok() -> ModelResponse {
+        ModelResponse {
+            text: "hi".into(),
+            tool_calls: vec![],
+            usage: Usage::default(),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retries_429_honouring_retry_after() {
+        let p = Scripted(Mutex::new(vec![
+            Err(ProviderError::RateLimited {
+                retry_after: Some(Duration::from_secs(7)),
+                message: "slow".into(),
+            }),
+            Ok(ok()),
+        ]));
+        let mut delays = vec![];
+        let start = tokio::time::Instant::now();
+        let r = complete_with_retry(
+            &p,
+            &req(),
+            RetryPolicy::new(3, Duration::from_secs(5)),
+            |_, _, d| delays.push(d),
+        )
+        .await;
+        assert_eq!(r.expect("ok"), ok());
+        assert_eq!(delays, vec![Duration::from_secs(7)]);
+        assert!(start.elapsed() >= Duration::from_secs(7));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn client_errors_are_not_retried() {
+        let p = Scripted(Mutex::new(vec![Err(ProviderError::Client {
+            status: 400,
+            message: "bad".into(),
+        })]));
+        let r = complete_with_retry(
+            &p,
+            &req(),
+            RetryPolicy::new(3, Duration::from_secs(5)),
+            |_, _, _| {},
+        )
+        .await;
+        assert!(matches!(r, Err(ProviderError::Client { status: 400, .. })));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn gives_up_after_max_retries_with_backoff() {
+        let errs = (0..3)
+            .map(|_| {
+                Err(ProviderError::Server {
+                    status: 500,
+                    retry_after: None,
+                    message: "x".into(),
+                })
+            })
+            .collect();
+        let p = Scripted(Mutex::new(errs));
+        let mut delays = vec![];
+        let r = complete_with_retry(
+            &p,
+            &req(),
+            RetryPolicy::new(2, Duration::from_secs(5)),
+            |_, _, d| delays.push(d),
+        )
+        .await;
+        assert!(matches!(r, Err(ProviderError::Server { .. })));
+        assert_eq!(
+            delays,
+            vec![Duration::from_millis(500), Duration::from_millis(1000)]
+        );
+    }
+}

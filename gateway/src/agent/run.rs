@@ -1,0 +1,567 @@
+//! The agent loop of one run: claim waiting messages, call the model, execute tool
+//! calls, store every message as it happens, and end the run with its reply queued in
+//! the outbox (in the same transaction). Cancellation is one token for the whole run.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::models::{self, ResolvedModel};
+use super::provider::{
+    complete_with_retry, ChatMessage, ModelRequest, ProviderError, RetryPolicy, ToolSpec, Usage,
+};
+use super::tools::{Tool, ToolContext, ToolError, ToolRegistry};
+use super::{dispatch, prompt, transcript};
+use crate::config::{Config, QueueMode};
+use crate::routing;
+use crate::runtime::{ActiveRun, CancelReason, Runtime};
+use crate::store::{MessageRow, NewMessage, RunEnd, RunRow, RunStatus, StoreError, ToolCallRecord};
+
+/// Most characters of one tool result kept in the transcript.
+const MAX_TOOL_RESULT: usize = 64 * 1024;
+/// Upper bound on tokens the model may produce per call.
+const MAX_TOKENS: u32 = 4096;
+
+/// Run `run_id` to its end. Errors are logged and recorded on the run; never panics.
+pub async fn execute(rt: Arc<Runtime>, run_id: String) {
+    match execute_inner(&rt, &run_id).await {
+        Ok(Some(run)) => {
+            if let Err(e) = dispatch::after_run(&rt, &run.session_key, &run.agent_id).await {
+                tracing::error!(run_id, error = %e, "cannot schedule waiting messages");
+            }
+        }
+        Ok(None) => {}
+        Err(e) => {
+            tracing::error!(run_id, error = %e, "run failed on a store error");
+            let end = RunEnd {
+                status: RunStatus::Failed,
+                error: Some(e.to_string()),
+                model: None,
+                steps: 0,
+                input_tokens: 0,
+                output_tokens: 0,
+                cost_usd: None,
+                reply: None,
+                deliver: Some(format!("⚠️ Internal error, the run was stopped: {e}")),
+            };
+            let _ = rt.store.finish_run(&run_id, &end).await;
+            rt.outbox_wake.notify_one();
+        }
+    }
+}
+
+/// How the loop ended.
+enum LoopEnd {
+    Final(String),
+    StepLimit(u32),
+    Provider(ProviderError),
+    Fatal(String),
+    Store(StoreError),
+}
+
+/// Progress shared between the loop and the code that ends the run.
+#[derive(Default)]
+struct Progress {
+    steps: u32,
+    usage: Usage,
+    claimed: Vec<i64>,
+}
+
+struct ClearActive<'a> {
+    rt: &'a Runtime,
+    key: String,
+    run_id: String,
+}
+
+impl Drop for ClearActive<'_> {
+    fn drop(&mut self) {
+        self.rt.clear_active(&self.key, &self.run_id);
+    }
+}
+
+async fn execute_inner(rt: &Arc<Runtime>, run_id: &str) -> Result<Option<RunRow>, StoreError> {
+    let Some(run) = rt.store.get_run(run_id).await? else {
+        tracing::warn!(run_id, "run not found");
+        return Ok(None);
+    };
+    if run.status.is_terminal() {
+        return Ok(None);
+    }
+    let cfg = rt.config();
+    let is_subagent = run.lane == crate::queue::SUBAGENT;
+    let session = rt
+        .store
+        .ensure_session(&run.session_key, &run.agent_id, None)
+        .await?;
+    let active = ActiveRun {
+        run_id: run.id.clone(),
+        cancel: rt.shutdown.child_token(),
+        reason: Arc::new(Mutex::new(None)),
+    };
+    rt.set_active(&run.session_key, active.clone());
+    let _clear = ClearActive {
+        rt,
+        key: run.session_key.clone(),
+        run_id: run.id.clone(),
+    };
+
+    let agent = routing::agent_entry(&cfg, &run.agent_id);
+    let model_ref = models::default_reference(
+        &cfg,
+        agent.as_ref().and_then(|a| a.model.as_deref()),
+        &rt.env_keys,
+    );
+    let model = models::resolve(&cfg, model_ref.as_deref(), &rt.http, &rt.env_keys);
+    rt.store
+        .start_run(
+            run_id,
+            &session.id,
+            model.as_ref().ok().map(|m| m.reference.as_str()),
+        )
+        .await?;
+    rt.emit(json!({"type": "run.started", "runId": run_id, "sessionKey": run.session_key}));
+
+    let mut progress = Progress::default();
+    let claimed = rt
+        .store
+        .claim_inbox(&run.session_key, &session.id, run_id, run.claim_all)
+        .await?;
+    progress.claimed.extend(claimed.iter().map(|c| c.id));
+    // Replies go where the newest message of this turn came from.
+    let reply_origin = claimed
+        .last()
+        .map(|c| c.origin.clone())
+        .or(run.origin.clone());
+    let rows = rt.store.transcript(&session.id).await?;
+    if claimed.is_empty() && !transcript::needs_answer(&rows) {
+        finish(rt, &run, RunStatus::Succeeded, None, &progress, None, None).await?;
+        return Ok(Some(run));
+    }
+    let model = match model {
+        Ok(m) => m,
+        Err(e) => {
+            let msg = e.to_string();
+            finish(
+                rt,
+                &run,
+                RunStatus::Failed,
+                Some(msg.clone()),
+                &progress,
+                None,
+                Some(msg),
+            )
+            .await?;
+            return Ok(Some(run));
+        }
+    };
+    let typing = reply_origin
+        .as_ref()
+        .and_then(|o| rt.channel(&o.channel).map(|c| (c, o.clone())));
+    if let Some((ch, o)) = &typing {
+        let _ = ch.typing(o, true).await;
+    }
+
+    let workspace = routing::workspace_for(&cfg, agent.as_ref(), &rt.state_dir);
+    let system = prompt::system_prompt(
+        &workspace,
+        agent.as_ref().and_then(|a| a.system_prompt.as_deref()),
+        is_subagent,
+    )
+    .await;
+    let tools = ToolRegistry::builtin().for_run(&cfg.tools, is_subagent);
+    let run_timeout = cfg.agents.defaults.timeout;
+    let cancel = active.cancel.clone();
+    let ctx = LoopCtx {
+        rt,
+        run: &run,
+        session_id: &session.id,
+        cfg: &cfg,
+        model: &model,
+        system,
+        tools,
+        is_subagent,
+        cancel: cancel.clone(),
+    };
+
+    let outcome = {
+        let fut = run_loop(&ctx, rows, &mut progress);
+        tokio::select! {
+            r = maybe_timeout(run_timeout, fut) => Some(r),
+            _ = cancel.cancelled() => None,
+        }
+    };
+    if let Some((ch, o)) = &typing {
+        let _ = ch.typing(o, false).await;
+    }
+    let cost = models::estimate_cost(
+        model.cost,
+        progress.usage.input_tokens,
+        progress.usage.output_tokens,
+    );
+    let _ = cost;
+    match outcome {
+        None => match active.reason() {
+            Some(CancelReason::Shutdown) | None => {
+                // Checkpoint: everything so far is stored; resume at the next start.
+                rt.store
+                    .update_run_usage(
+                        run_id,
+                        progress.steps as i64,
+                        progress.usage.input_tokens as i64,
+                        progress.usage.output_tokens as i64,
+                    )
+                    .await?;
+                rt.store.requeue_run(run_id).await?;
+                tracing::info!(
+                    run_id,
+                    "run interrupted by shutdown; it resumes at the next start"
+                );
+                rt.emit(json!({"type": "run.ended", "runId": run_id, "sessionKey": run.session_key, "status": "interrupted", "claimed": progress.claimed}));
+                return Ok(None);
+            }
+            Some(_) => {
+                finish(
+                    rt,
+                    &run,
+                    RunStatus::Cancelled,
+                    Some("stopped".into()),
+                    &progress,
+                    Some(&model),
+                    None,
+                )
+                .await?
+            }
+        },
+        Some(None) => {
+            let limit = run_timeout.unwrap_or_default();
+            let msg = format!(
+                "the run timed out after {}",
+                humantime::format_duration(limit)
+            );
+            finish(
+                rt,
+                &run,
+                RunStatus::Timeout,
+                Some(msg.clone()),
+                &progress,
+                Some(&model),
+                Some(format!("⚠️ {msg}")),
+            )
+            .await?;
+        }
+        Some(Some(LoopEnd::Final(text))) => {
+            let deliver = (!text.trim().is_empty()).then(|| text.clone());
+            finish_with_reply(rt, &run, &progress, &model, text, deliver).await?;
+        }
+        Some(Some(LoopEnd::StepLimit(n))) => {
+            let msg = format!("stopped after {n} model calls (agents.defaults.maxSteps)");
+            finish(
+                rt,
+                &run,
+                RunStatus::Failed,
+                Some(msg.clone()),
+                &progress,
+                Some(&model),
+                Some(format!("⚠️ {msg}")),
+            )
+            .await?;
+        }
+        Some(Some(LoopEnd::Provider(e))) => {
+            let msg = e.to_string();
+            finish(
+                rt,
+                &run,
+                RunStatus::Failed,
+                Some(msg.clone()),
+                &progress,
+                Some(&model),
+                Some(format!("⚠️ The model call failed: {msg}")),
+            )
+            .await?;
+        }
+        Some(Some(LoopEnd::Fatal(msg))) => {
+            finish(
+                rt,
+                &run,
+                RunStatus::Failed,
+                Some(msg.clone()),
+                &progress,
+                Some(&model),
+                Some(format!("⚠️ The run failed: {msg}")),
+            )
+            .await?;
+        }
+        Some(Some(LoopEnd::Store(e))) => return Err(e),
+    }
+    Ok(Some(run))
+}
+
+async fn maybe_timeout<F: std::future::Future>(
+    limit: Option<Duration>,
+    fut: F,
+) -> Option<F::Output> {
+    match limit {
+        Some(d) => tokio::time::timeout(d, fut).await.ok(),
+        None => Some(fut.await),
+    }
+}
+
+async fn finish(
+    rt: &Runtime,
+    run: &RunRow,
+    status: RunStatus,
+    error: Option<String>,
+    progress: &Progress,
+    model: Option<&ResolvedModel>,
+    deliver: Option<String>,
+) -> Result<(), StoreError> {
+    let end = RunEnd {
+        status,
+        error,
+        model: model.map(|m| m.reference.clone()),
+        steps: progress.steps as i64,
+        input_tokens: progress.usage.input_tokens as i64,
+        output_tokens: progress.usage.output_tokens as i64,
+        cost_usd: models::estimate_cost(
+            model.and_then(|m| m.cost),
+            progress.usage.input_tokens,
+            progress.usage.output_tokens,
+        ),
+        reply: None,
+        deliver,
+    };
+    end_run(rt, run, end, progress).await
+}
+
+async fn finish_with_reply(
+    rt: &Runtime,
+    run: &RunRow,
+    progress: &Progress,
+    model: &ResolvedModel,
+    reply: String,
+    deliver: Option<String>,
+) -> Result<(), StoreError> {
+    let end = RunEnd {
+        status: RunStatus::Succeeded,
+        error: None,
+        model: Some(model.reference.clone()),
+        steps: progress.steps as i64,
+        input_tokens: progress.usage.input_tokens as i64,
+        output_tokens: progress.usage.output_tokens as i64,
+        cost_usd: models::estimate_cost(
+            model.cost,
+            progress.usage.input_tokens,
+            progress.usage.output_tokens,
+        ),
+        reply: Some(reply),
+        deliver,
+    };
+    end_run(rt, run, end, progress).await
+}
+
+async fn end_run(
+    rt: &Runtime,
+    run: &RunRow,
+    end: RunEnd,
+    progress: &Progress,
+) -> Result<(), StoreError> {
+    rt.store.finish_run(&run.id, &end).await?;
+    if end.deliver.is_some() {
+        rt.outbox_wake.notify_one();
+    }
+    tracing::info!(run_id = %run.id, session = %run.session_key, status = end.status.as_str(), steps = end.steps, "run ended");
+    rt.emit(json!({
+        "type": "run.ended",
+        "runId": run.id,
+        "sessionKey": run.session_key,
+        "status": end.status.as_str(),
+        "error": end.error,
+        "reply": end.reply,
+        "claimed": progress.claimed,
+    }));
+    Ok(())
+}
+
+struct LoopCtx<'a> {
+    rt: &'a Arc<Runtime>,
+    run: &'a RunRow,
+    session_id: &'a str,
+    cfg: &'a Config,
+    model: &'a ResolvedModel,
+    system: String,
+    tools: std::collections::BTreeMap<String, Arc<dyn Tool>>,
+    is_subagent: bool,
+    cancel: CancellationToken,
+}
+
+async fn run_loop(
+    ctx: &LoopCtx<'_>,
+    mut rows: Vec<MessageRow>,
+    progress: &mut Progress,
+) -> LoopEnd {
+    let specs: Vec<ToolSpec> = ctx.tools.values().map(|t| t.spec()).collect();
+    let defaults = &ctx.cfg.agents.defaults;
+    let policy = RetryPolicy::new(
+        ctx.model.max_retries,
+        Duration::from_secs(defaults.step_timeout_seconds.clamp(1, 1800)),
+    );
+    let steer = ctx.cfg.messages.queue.mode == QueueMode::Steer;
+    let run_id = ctx.run.id.as_str();
+    loop {
+        if progress.steps >= defaults.max_steps {
+            return LoopEnd::StepLimit(progress.steps);
+        }
+        if steer && progress.steps > 0 {
+            match ctx
+                .rt
+                .store
+                .claim_inbox(&ctx.run.session_key, ctx.session_id, run_id, true)
+                .await
+            {
+                Ok(items) if !items.is_empty() => {
+                    progress.claimed.extend(items.iter().map(|i| i.id));
+                    match ctx.rt.store.transcript(ctx.session_id).await {
+                        Ok(r) => rows = r,
+                        Err(e) => return LoopEnd::Store(e),
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => return LoopEnd::Store(e),
+            }
+        }
+        let req = ModelRequest {
+            model: ctx.model.model_id.clone(),
+            system: ctx.system.clone(),
+            messages: transcript::to_chat(&rows),
+            tools: specs.clone(),
+            max_tokens: MAX_TOKENS,
+        };
+        progress.steps += 1;
+        ctx.rt
+            .emit(json!({"type": "run.step", "runId": run_id, "step": progress.steps}));
+        let resp = complete_with_retry(ctx.model.provider.as_ref(), &req, policy, |n, e, d| {
+            tracing::warn!(run_id, attempt = n, error = %e, delay = ?d, "model call failed; retrying");
+        })
+        .await;
+        let resp = match resp {
+            Ok(r) => r,
+            Err(e) => return LoopEnd::Provider(e),
+        };
+        progress.usage.input_tokens += resp.usage.input_tokens;
+        progress.usage.output_tokens += resp.usage.output_tokens;
+        let msg = NewMessage::assistant(resp.text.clone(), resp.tool_calls.clone());
+        if let Err(e) = append(ctx, &mut rows, msg).await {
+            return LoopEnd::Store(e);
+        }
+        if let Err(e) = ctx
+            .rt
+            .store
+            .update_run_usage(
+                run_id,
+                progress.steps as i64,
+                progress.usage.input_tokens as i64,
+                progress.usage.output_tokens as i64,
+            )
+            .await
+        {
+            return LoopEnd::Store(e);
+        }
+        if resp.tool_calls.is_empty() {
+            return LoopEnd::Final(resp.text);
+        }
+        for call in &resp.tool_calls {
+            ctx.rt.emit(
+                json!({"type": "run.tool", "runId": run_id, "tool": call.name, "callId": call.id}),
+            );
+            let result = match call_tool(ctx, call).await {
+                Ok(text) => text,
+                Err(ToolError::Model(msg)) => format!("error: {msg}"),
+                Err(ToolError::Fatal(msg)) => {
+                    return LoopEnd::Fatal(format!("tool `{}` failed: {msg}", call.name))
+                }
+            };
+            let result: String = if result.len() > MAX_TOOL_RESULT {
+                let cut: String = result.chars().take(MAX_TOOL_RESULT).collect();
+                format!("{cut}\n…(truncated)")
+            } else {
+                result
+            };
+            if let Err(e) = append(ctx, &mut rows, NewMessage::tool(call, result)).await {
+                return LoopEnd::Store(e);
+            }
+        }
+    }
+}
+
+/// Store a message and keep the in-memory transcript in step.
+async fn append(
+    ctx: &LoopCtx<'_>,
+    rows: &mut Vec<MessageRow>,
+    m: NewMessage,
+) -> Result<(), StoreError> {
+    let seq = ctx
+        .rt
+        .store
+        .append_message(ctx.session_id, Some(&ctx.run.id), &m)
+        .await?;
+    rows.push(MessageRow {
+        seq,
+        session_id: ctx.session_id.to_string(),
+        run_id: Some(ctx.run.id.clone()),
+        role: m.role,
+        content: m.content,
+        tool_calls: m.tool_calls,
+        tool_call_id: m.tool_call_id,
+        tool_name: m.tool_name,
+        created_at: crate::store::now_ms(),
+    });
+    Ok(())
+}
+
+/// Execute one tool call; bad names and bad arguments are told to the model.
+async fn call_tool(ctx: &LoopCtx<'_>, call: &ToolCallRecord) -> Result<String, ToolError> {
+    let Some(tool) = ctx.tools.get(&call.name) else {
+        let available: Vec<&str> = ctx.tools.keys().map(String::as_str).collect();
+        return Err(ToolError::Model(format!(
+            "unknown tool `{}`; available tools: {}",
+            call.name,
+            if available.is_empty() {
+                "none".to_string()
+            } else {
+                available.join(", ")
+            }
+        )));
+    };
+    let args: Value = if call.arguments.trim().is_empty() {
+        json!({})
+    } else {
+        serde_json::from_str(&call.arguments).map_err(|e| {
+            ToolError::Model(format!(
+                "the arguments of `{}` are not valid JSON ({e}); send a JSON object",
+                call.name
+            ))
+        })?
+    };
+    if !args.is_object() {
+        return Err(ToolError::Model(format!(
+            "the arguments of `{}` must be a JSON object",
+            call.name
+        )));
+    }
+    let tctx = ToolContext {
+        rt: ctx.rt,
+        session_key: &ctx.run.session_key,
+        agent_id: &ctx.run.agent_id,
+        run_id: &ctx.run.id,
+        is_subagent: ctx.is_subagent,
+        cancel: ctx.cancel.child_token(),
+    };
+    tool.call(&tctx, args).await
+}
+
+/// Convert the transcript for inspection (used by commands and the API).
+pub fn chat_view(rows: &[MessageRow]) -> Vec<ChatMessage> {
+    transcript::to_chat(rows)
+}

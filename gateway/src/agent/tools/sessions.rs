@@ -1,0 +1,152 @@
+//! Session tools: `sessions_list`, `sessions_history`, `sessions_send`.
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use switchboard_channels::{ChatKind, Origin};
+
+use super::{str_arg, Tool, ToolContext, ToolError};
+use crate::agent::dispatch;
+use crate::agent::provider::ToolSpec;
+
+/// Most sessions `sessions_list` returns.
+const LIST_LIMIT: i64 = 50;
+/// Most messages `sessions_history` returns.
+const HISTORY_LIMIT: i64 = 100;
+
+pub struct SessionsList;
+
+#[async_trait]
+impl Tool for SessionsList {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "sessions_list".into(),
+            description: "List chat sessions (key, agent, status, last activity), newest first."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "limit": {"type": "integer", "minimum": 1, "maximum": LIST_LIMIT},
+                    "includeArchived": {"type": "boolean"}
+                }
+            }),
+        }
+    }
+
+    async fn call(&self, ctx: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
+        let limit = args
+            .get("limit")
+            .and_then(Value::as_i64)
+            .unwrap_or(20)
+            .clamp(1, LIST_LIMIT);
+        let archived = args
+            .get("includeArchived")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let sessions = ctx.rt.store.list_sessions(archived, limit).await?;
+        let list: Vec<Value> = sessions
+            .iter()
+            .map(|s| {
+                json!({
+                    "sessionKey": s.key,
+                    "sessionId": s.id,
+                    "agentId": s.agent_id,
+                    "status": s.status,
+                    "updatedAt": s.updated_at,
+                    "channel": s.origin.as_ref().map(|o| o.channel.clone()),
+                })
+            })
+            .collect();
+        Ok(json!({ "sessions": list }).to_string())
+    }
+}
+
+pub struct SessionsHistory;
+
+#[async_trait]
+impl Tool for SessionsHistory {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "sessions_history".into(),
+            description: "Read the last messages of a session's transcript.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "sessionKey": {"type": "string"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": HISTORY_LIMIT},
+                    "includeTools": {"type": "boolean"}
+                },
+                "required": ["sessionKey"]
+            }),
+        }
+    }
+
+    async fn call(&self, ctx: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
+        let key = str_arg(&args, "sessionKey")?;
+        let limit = args
+            .get("limit")
+            .and_then(Value::as_i64)
+            .unwrap_or(20)
+            .clamp(1, HISTORY_LIMIT);
+        let tools = args
+            .get("includeTools")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let Some(session) = ctx.rt.store.latest_session(key).await? else {
+            return Err(ToolError::Model(format!("no session with key `{key}`")));
+        };
+        let msgs = ctx.rt.store.transcript_tail(&session.id, limit).await?;
+        let msgs: Vec<Value> = msgs
+            .iter()
+            .filter(|m| tools || m.role != crate::store::Role::Tool)
+            .map(|m| json!({"role": m.role, "content": m.content, "at": m.created_at}))
+            .collect();
+        Ok(json!({"sessionKey": key, "sessionId": session.id, "status": session.status, "messages": msgs}).to_string())
+    }
+}
+
+pub struct SessionsSend;
+
+#[async_trait]
+impl Tool for SessionsSend {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "sessions_send".into(),
+            description: "Send a message into another session; it runs a turn there and replies in that session's chat.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "sessionKey": {"type": "string"},
+                    "message": {"type": "string"}
+                },
+                "required": ["sessionKey", "message"]
+            }),
+        }
+    }
+
+    async fn call(&self, ctx: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
+        let key = str_arg(&args, "sessionKey")?;
+        let message = str_arg(&args, "message")?;
+        if key == ctx.session_key {
+            return Err(ToolError::Model(
+                "cannot send to the current session".into(),
+            ));
+        }
+        let Some(session) = ctx.rt.store.active_session(key).await? else {
+            return Err(ToolError::Model(format!(
+                "no active session with key `{key}`"
+            )));
+        };
+        let origin = session.origin.clone().unwrap_or(Origin {
+            channel: "api".into(),
+            account: None,
+            chat_id: key.to_string(),
+            thread_id: None,
+            kind: ChatKind::Direct,
+        });
+        let sender = format!("session:{}", ctx.session_key);
+        let sub =
+            dispatch::submit_message(ctx.rt, key, &session.agent_id, &origin, &sender, message)
+                .await?;
+        Ok(json!({"status": "accepted", "sessionKey": key, "runId": sub.run_id}).to_string())
+    }
+}

@@ -1,0 +1,229 @@
+//! Building and running the daemon: open the store, start the runtime, channels, the
+//! outbox worker, the config watcher and the HTTP server; then drain on shutdown.
+//! Every background task is spawned into one `TaskTracker` owned here.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use switchboard_channels::webchat::WebChat;
+use switchboard_channels::{Channel, InboundMessage};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::agent::dispatch;
+use crate::config::{spawn_watcher, Config, SharedEnv};
+use crate::runtime::{EnvKeys, Runtime};
+use crate::server::{self, AppState};
+use crate::store::Store;
+use crate::{outbox, routing};
+
+/// Inbound messages buffered between adapters and routing (backpressure beyond this).
+const INBOUND_QUEUE: usize = 1024;
+/// How long runs cancelled at shutdown get to checkpoint.
+const CHECKPOINT_GRACE: Duration = Duration::from_secs(3);
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot create the state directory {0}: {1}")]
+    StateDir(PathBuf, std::io::Error),
+    #[error("cannot open the database: {0}")]
+    Store(#[from] crate::store::StoreError),
+    #[error("cannot listen on {0}: {1}")]
+    Bind(String, std::io::Error),
+}
+
+/// Everything `run` needs, resolved by `main`.
+pub struct Options {
+    pub config_path: PathBuf,
+    pub state_dir: PathBuf,
+    pub config: Config,
+    pub env: SharedEnv,
+}
+
+/// Run the daemon until `shutdown` fires; then drain and return.
+pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), StartError> {
+    let started = Instant::now();
+    tokio::fs::create_dir_all(&opts.state_dir)
+        .await
+        .map_err(|e| StartError::StateDir(opts.state_dir.clone(), e))?;
+    let cfg = opts.config;
+    let db_url = cfg.database_url(&opts.state_dir);
+    let store = Store::open(&db_url).await?;
+    tracing::info!(db = %db_url, "store ready");
+
+    let env_keys = EnvKeys {
+        openai: (opts.env)("OPENAI_API_KEY"),
+        anthropic: (opts.env)("ANTHROPIC_API_KEY"),
+    };
+    let (cfg_tx, cfg_rx) = watch::channel(Arc::new(cfg.clone()));
+    // Runs are children of `runs_cancel`; the server and adapters stop on `accept_cancel`.
+    let runs_cancel = CancellationToken::new();
+    let accept_cancel = CancellationToken::new();
+    let rt = Runtime::new(
+        store.clone(),
+        cfg_rx.clone(),
+        env_keys,
+        opts.state_dir.clone(),
+        runs_cancel.clone(),
+    );
+    let tasks = TaskTracker::new();
+
+    match spawn_watcher(
+        opts.config_path.clone(),
+        opts.env.clone(),
+        cfg_tx,
+        accept_cancel.clone(),
+    ) {
+        Ok(handle) => {
+            tasks.spawn(async move {
+                let _ = handle.await;
+            });
+        }
+        Err(e) => tracing::warn!(error = %e, "config hot reload is unavailable"),
+    }
+    tasks.spawn(apply_live_config(rt.clone(), cfg_rx, accept_cancel.clone()));
+
+    // Channels.
+    let (inbound_tx, inbound_rx) = mpsc::channel::<InboundMessage>(INBOUND_QUEUE);
+    let webchat = Arc::new(WebChat::new());
+    if cfg.channels.webchat.enabled {
+        rt.register_channel(webchat.clone());
+        let (wc, sink, cancel) = (webchat.clone(), inbound_tx.clone(), accept_cancel.clone());
+        tasks.spawn(async move {
+            if let Err(e) = wc.run(sink, cancel).await {
+                tracing::error!(error = %e, "web chat channel stopped");
+            }
+        });
+    }
+    drop(inbound_tx);
+    tasks.spawn(route_inbound(rt.clone(), inbound_rx));
+    tasks.spawn(forward_events(
+        rt.clone(),
+        webchat.clone(),
+        accept_cancel.clone(),
+    ));
+
+    let outbox_cancel = CancellationToken::new();
+    let outbox_task = tokio::spawn(outbox::run(rt.clone(), outbox_cancel.clone()));
+
+    let recovered = dispatch::recover(&rt).await?;
+    if recovered > 0 {
+        tracing::info!(runs = recovered, "recovered unfinished runs");
+    }
+
+    // HTTP server.
+    let addr = format!("{}:{}", cfg.gateway.bind, cfg.gateway.port);
+    let listener = TcpListener::bind(&addr)
+        .await
+        .map_err(|e| StartError::Bind(addr.clone(), e))?;
+    let local: SocketAddr = listener
+        .local_addr()
+        .map_err(|e| StartError::Bind(addr.clone(), e))?;
+    let state = AppState {
+        rt: rt.clone(),
+        webchat: webchat.clone(),
+        token: cfg.gateway.auth.token.as_deref().map(Arc::from),
+        started,
+        closing: accept_cancel.clone(),
+    };
+    let app = server::router(state, cfg.gateway.max_body_bytes);
+    let server_cancel = accept_cancel.clone();
+    tasks.spawn(async move {
+        let serve = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { server_cancel.cancelled().await });
+        if let Err(e) = serve.await {
+            tracing::error!(error = %e, "HTTP server failed");
+        }
+    });
+    // The one line on stdout: tests and scripts wait for it.
+    println!("switchboard listening on http://{local}");
+    tracing::info!(addr = %local, startup_ms = started.elapsed().as_millis() as u64, "switchboard ready");
+
+    shutdown.cancelled().await;
+    tracing::info!("shutting down: no new messages; waiting for running turns");
+    accept_cancel.cancel();
+    rt.lanes.close();
+    let grace = rt.config().gateway.shutdown_grace;
+    if tokio::time::timeout(grace, rt.lanes.wait_idle())
+        .await
+        .is_err()
+    {
+        tracing::warn!(grace = ?grace, runs = rt.active_runs().len(), "turns still running after the grace period; cancelling them (they resume at the next start)");
+        runs_cancel.cancel();
+        if tokio::time::timeout(CHECKPOINT_GRACE, rt.lanes.wait_idle())
+            .await
+            .is_err()
+        {
+            tracing::warn!("some runs did not checkpoint in time; they resume from their transcript at the next start");
+        }
+    }
+    runs_cancel.cancel();
+    outbox_cancel.cancel();
+    let _ = outbox_task.await;
+    tasks.close();
+    if tokio::time::timeout(Duration::from_secs(5), tasks.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("background tasks did not stop in time");
+    }
+    store.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Route inbound messages one at a time (keeps each chat's order).
+async fn route_inbound(rt: Arc<Runtime>, mut rx: mpsc::Receiver<InboundMessage>) {
+    while let Some(msg) = rx.recv().await {
+        routing::handle_inbound(&rt, msg).await;
+    }
+}
+
+/// Apply the live parts of a reloaded config: lane sizes.
+async fn apply_live_config(
+    rt: Arc<Runtime>,
+    mut rx: watch::Receiver<Arc<Config>>,
+    cancel: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            changed = rx.changed() => if changed.is_err() { return },
+            _ = cancel.cancelled() => return,
+        }
+        let cfg = rx.borrow_and_update().clone();
+        rt.lanes
+            .get(crate::queue::MAIN)
+            .resize(cfg.agents.defaults.max_concurrent as usize);
+        rt.lanes
+            .get(crate::queue::SUBAGENT)
+            .resize(cfg.agents.defaults.subagents.max_concurrent as usize);
+        tracing::info!(
+            main = cfg.agents.defaults.max_concurrent,
+            subagent = cfg.agents.defaults.subagents.max_concurrent,
+            "config applied"
+        );
+    }
+}
+
+/// Forward the runtime's live events to web chat sockets.
+async fn forward_events(rt: Arc<Runtime>, webchat: Arc<WebChat>, cancel: CancellationToken) {
+    let mut rx = rt.events.subscribe();
+    loop {
+        tokio::select! {
+            ev = rx.recv() => match ev {
+                Ok(ev) => {
+                    if webchat.connections() > 0 {
+                        webchat.publish_event(None, ev.0);
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => return,
+            },
+            _ = cancel.cancelled() => return,
+        }
+    }
+}

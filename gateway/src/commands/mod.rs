@@ -1,0 +1,97 @@
+//! Slash commands: parsed before routing and answered at once, even while the session's
+//! run is busy. An unknown command or a bad argument gets a one-line usage reply.
+
+mod session;
+
+use std::sync::Arc;
+
+use switchboard_channels::Origin;
+
+use crate::runtime::Runtime;
+
+/// A parsed slash command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    Status,
+    New,
+    Stop,
+    /// A command we do not know, or one with bad arguments: the usage line to answer.
+    Usage(String),
+}
+
+pub const HELP: &str = "Commands:\n\
+/help — this list\n\
+/status — model, queue depth and active runs of this chat\n\
+/new — start a fresh session (the old transcript is kept, archived)\n\
+/stop — stop the current run of this chat";
+
+/// Parse `text` as a slash command. Returns `None` for ordinary messages. Accepts the
+/// Telegram form `/cmd@botname`.
+pub fn parse(text: &str) -> Option<Command> {
+    let text = text.trim();
+    let rest = text.strip_prefix('/')?;
+    if rest.is_empty() || rest.starts_with(char::is_whitespace) || rest.starts_with('/') {
+        return None;
+    }
+    let mut parts = rest.split_whitespace();
+    let head = parts.next()?;
+    let name = head.split('@').next().unwrap_or(head).to_ascii_lowercase();
+    let args: Vec<&str> = parts.collect();
+    let no_args = |cmd: Command, name: &str| {
+        if args.is_empty() {
+            cmd
+        } else {
+            Command::Usage(format!("Usage: /{name} (takes no arguments)"))
+        }
+    };
+    Some(match name.as_str() {
+        "help" => Command::Help,
+        "status" => no_args(Command::Status, "status"),
+        "new" | "reset" => no_args(Command::New, "new"),
+        "stop" => no_args(Command::Stop, "stop"),
+        other => Command::Usage(format!(
+            "Unknown command /{other}. Try /help, /status, /new or /stop."
+        )),
+    })
+}
+
+/// Run a command for the chat at `origin` (session `session_key`); returns the answer.
+pub async fn execute(
+    rt: &Arc<Runtime>,
+    session_key: &str,
+    agent_id: &str,
+    origin: &Origin,
+    cmd: Command,
+) -> String {
+    let _ = origin;
+    let result = match cmd {
+        Command::Help => Ok(HELP.to_string()),
+        Command::Usage(u) => Ok(u),
+        Command::Status => session::status(rt, session_key, agent_id).await,
+        Command::New => session::new_session(rt, session_key).await,
+        Command::Stop => session::stop(rt, session_key).await,
+    };
+    result.unwrap_or_else(|e| format!("⚠️ {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_commands_and_rejects_bad_ones() {
+        assert_eq!(parse("hello"), None);
+        assert_eq!(parse("/ hello"), None);
+        assert_eq!(parse("/stop"), Some(Command::Stop));
+        assert_eq!(parse("  /STOP@switchboard_bot "), Some(Command::Stop));
+        assert_eq!(parse("/new"), Some(Command::New));
+        assert_eq!(
+            parse("/stop now"),
+            Some(Command::Usage("Usage: /stop (takes no arguments)".into()))
+        );
+        assert!(
+            matches!(parse("/frobnicate"), Some(Command::Usage(u)) if u.starts_with("Unknown command /frobnicate"))
+        );
+    }
+}

@@ -1,0 +1,88 @@
+//! `/status`, `/new`, `/stop`: commands about the chat's own session.
+
+use std::sync::Arc;
+
+use crate::agent::{dispatch, models};
+use crate::routing;
+use crate::runtime::{CancelReason, Runtime};
+use crate::store::StoreError;
+
+pub async fn status(
+    rt: &Arc<Runtime>,
+    session_key: &str,
+    agent_id: &str,
+) -> Result<String, StoreError> {
+    let cfg = rt.config();
+    let agent = routing::agent_entry(&cfg, agent_id);
+    let model = models::default_reference(
+        &cfg,
+        agent.as_ref().and_then(|a| a.model.as_deref()),
+        &rt.env_keys,
+    )
+    .unwrap_or_else(|| "none configured".into());
+    let lane = rt.lanes.get(dispatch::lane_for(session_key)).stats();
+    let waiting = rt.store.inbox_len(session_key).await?;
+    let running = match rt.active_run(session_key) {
+        Some(r) => format!("yes (run {})", short(&r.run_id)),
+        None => "no".into(),
+    };
+    let session = rt.store.active_session(session_key).await?;
+    Ok(format!(
+        "Session: {session_key}{}\nAgent: {agent_id}\nModel: {model}\nRunning: {running}\nWaiting messages: {waiting}\n\
+         Lane {}: {} active / {} max, {} queued\nQueue mode: {:?}",
+        session.map(|s| format!(" ({})", short(&s.id))).unwrap_or_default(),
+        lane.name,
+        lane.active,
+        lane.cap,
+        lane.depth,
+        cfg.messages.queue.mode,
+    ))
+}
+
+pub async fn new_session(rt: &Arc<Runtime>, session_key: &str) -> Result<String, StoreError> {
+    if let Some(active) = rt.active_run(session_key) {
+        active.cancel(CancelReason::User);
+    }
+    rt.lanes
+        .get(dispatch::lane_for(session_key))
+        .remove_queued(session_key);
+    rt.store.clear_inbox(session_key).await?;
+    let archived = rt.store.archive_session(session_key).await?;
+    Ok(match archived {
+        Some(s) => format!(
+            "Started a new session. The previous one ({}) is archived.",
+            short(&s.id)
+        ),
+        None => "Started a new session.".into(),
+    })
+}
+
+pub async fn stop(rt: &Arc<Runtime>, session_key: &str) -> Result<String, StoreError> {
+    let mut stopped = 0;
+    if let Some(active) = rt.active_run(session_key) {
+        active.cancel(CancelReason::User);
+        stopped += 1;
+    }
+    let dropped_runs = rt
+        .lanes
+        .get(dispatch::lane_for(session_key))
+        .remove_queued(session_key);
+    for id in &dropped_runs {
+        rt.store.cancel_queued_run(id).await?;
+    }
+    let dropped_msgs = rt.store.clear_inbox(session_key).await?;
+    Ok(match (stopped, dropped_msgs) {
+        (0, 0) => "Nothing to stop.".to_string(),
+        (n, 0) => format!("Stopped {n} run."),
+        (n, m) => format!(
+            "Stopped {n} run{} and dropped {m} waiting message{}.",
+            if n == 1 { "" } else { "s" },
+            if m == 1 { "" } else { "s" }
+        ),
+    })
+}
+
+/// First 8 characters of an id.
+pub fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}

@@ -1,0 +1,281 @@
+//! Loading a config: JSON5 text → `serde_json::Value` → `${VAR}` substitution → strict
+//! deserialization into `Config` → semantic validation. Every error is reported, each with
+//! its key path and the line/column of that key in the source.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::error::{ConfigError, Issue, KeyPath, Seg};
+use super::source_map::SourceMap;
+use super::{strict, validate, Config};
+
+/// Looks a variable up in the process environment. The production `env` argument of
+/// [`parse_config`] and [`load_file`]; tests pass their own lookup instead.
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Parses and validates a config file's text.
+///
+/// `env` resolves `${VAR}` references in string values (`$${` writes a literal `${`).
+/// A blank file (only whitespace and comments) is all defaults. On failure, every problem
+/// found is returned, sorted by position in the file.
+pub fn parse_config(
+    src: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, Vec<ConfigError>> {
+    let map = SourceMap::new(src);
+    let mut value = parse_json5(src, &map).map_err(|e| vec![e])?;
+
+    let mut env_issues = Vec::new();
+    substitute(&mut value, &mut KeyPath::default(), env, &mut env_issues);
+
+    let (config, mut issues, pruned) = strict::deserialize(value);
+    if let Some(config) = &config {
+        for issue in validate::validate(config, env) {
+            issues.push(Issue::new(pruned.translate(&issue.path), issue.message));
+        }
+    }
+    // A value left as `${VAR}` because VAR is missing is reported once, for that reason.
+    issues.retain(|i| !env_issues.iter().any(|e| e.path == i.path));
+    issues.splice(0..0, env_issues);
+
+    match config {
+        Some(config) if issues.is_empty() => Ok(config),
+        _ => {
+            let mut errors: Vec<ConfigError> = Vec::new();
+            for issue in issues {
+                let e = located(&map, &issue.path, issue.message);
+                if !errors.contains(&e) {
+                    errors.push(e);
+                }
+            }
+            // Stable: issues on the same line keep the order they were found in.
+            errors.sort_by_key(|e| (e.line.is_none(), e.line, e.column));
+            Err(errors)
+        }
+    }
+}
+
+/// Reads and parses the config file at `path`. `Ok(None)` when there is no such file (the
+/// daemon then runs on defaults); an unreadable file is an error, never silently ignored.
+pub async fn load_file(
+    path: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<Config>, Vec<ConfigError>> {
+    match tokio::fs::read_to_string(path).await {
+        Ok(src) => parse_config(&src, env).map(Some),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(vec![ConfigError::whole_file(format!(
+            "cannot read {}: {e}",
+            path.display()
+        ))]),
+    }
+}
+
+/// The syntax stage alone: JSON5 text → value (a blank text is `{}`).
+pub(crate) fn parse_json5(src: &str, map: &SourceMap) -> Result<Value, ConfigError> {
+    if map.is_blank() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    json5::from_str::<Value>(src).map_err(|e| {
+        let json5::Error::Message { msg, location } = e;
+        // pest's message is a multi-line drawing; keep its "= expected ..." line.
+        let detail = msg
+            .lines()
+            .rev()
+            .find_map(|l| l.trim().strip_prefix("= "))
+            .unwrap_or(msg.trim())
+            .to_owned();
+        ConfigError {
+            path: String::new(),
+            line: location.as_ref().map(|l| l.line),
+            column: location.as_ref().map(|l| l.column),
+            message: format!("invalid JSON5: {detail}"),
+        }
+    })
+}
+
+fn located(map: &SourceMap, path: &KeyPath, message: String) -> ConfigError {
+    let pos = map.locate_nearest(&path.0);
+    ConfigError {
+        path: path.to_string(),
+        line: pos.map(|p| p.line),
+        column: pos.map(|p| p.col),
+        message,
+    }
+}
+
+/// Replaces `${VAR}` in every string value (not in keys), in place. A string with a
+/// problem is left as written and the problem is recorded.
+fn substitute(
+    value: &mut Value,
+    path: &mut KeyPath,
+    env: &dyn Fn(&str) -> Option<String>,
+    issues: &mut Vec<Issue>,
+) {
+    match value {
+        Value::String(s) => match expand(s, env) {
+            Ok(expanded) => *s = expanded,
+            Err(problems) => {
+                issues.extend(problems.into_iter().map(|m| Issue::new(path.clone(), m)))
+            }
+        },
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                path.0.push(Seg::Index(i));
+                substitute(item, path, env, issues);
+                path.0.pop();
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map.iter_mut() {
+                path.0.push(Seg::Key(k.clone()));
+                substitute(item, path, env, issues);
+                path.0.pop();
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// Expands `${VAR}` references in one string; `$${` is a literal `${`.
+fn expand(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, Vec<String>> {
+    let mut out = String::with_capacity(s.len());
+    let mut problems = Vec::new();
+    let mut rest = s;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        if let Some(after) = rest.strip_prefix("$${") {
+            out.push_str("${");
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix("${") {
+            let Some(end) = after.find('}') else {
+                problems.push(format!(
+                    "unterminated \"${{\" in {s:?} (write \"$${{\" for a literal \"${{\")"
+                ));
+                break;
+            };
+            let name = &after[..end];
+            let valid = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                problems.push(format!(
+                    "invalid environment variable name {name:?} in \"${{{name}}}\""
+                ));
+            } else if let Some(v) = env(name) {
+                out.push_str(&v);
+            } else {
+                problems.push(format!(
+                    "environment variable {name} is not set (referenced as \"${{{name}}}\")"
+                ));
+            }
+            rest = &after[end + 1..];
+        } else {
+            out.push('$');
+            rest = &rest[1..];
+        }
+    }
+    out.push_str(rest);
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<String> {
+        match name {
+            "HOME" => Some("/home/me".into()),
+            "EMPTY" => Some(String::new()),
+            "NESTED" => Some("${HOME}".into()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn expands_variables() {
+        assert_eq!(expand("${HOME}/x", &env), Ok("/home/me/x".into()));
+        assert_eq!(expand("a${EMPTY}b", &env), Ok("ab".into()));
+        assert_eq!(
+            expand("$${HOME} costs $5", &env),
+            Ok("${HOME} costs $5".into())
+        );
+        assert_eq!(
+            expand("${NESTED}", &env),
+            Ok("${HOME}".into()),
+            "no re-expansion"
+        );
+        assert_eq!(expand("$$$", &env), Ok("$$$".into()));
+        assert_eq!(
+            expand("${A} and ${B}", &env),
+            Err(vec![
+                "environment variable A is not set (referenced as \"${A}\")".into(),
+                "environment variable B is not set (referenced as \"${B}\")".into(),
+            ])
+        );
+        assert_eq!(
+            expand("${1X}", &env),
+            Err(vec![
+                "invalid environment variable name \"1X\" in \"${1X}\"".into()
+            ])
+        );
+        assert_eq!(
+            expand("${HOME", &env),
+            Err(vec![
+                "unterminated \"${\" in \"${HOME\" (write \"$${\" for a literal \"${\")".into()
+            ])
+        );
+    }
+
+    #[test]
+    fn syntax_error_has_position() {
+        let errs = parse_config("{\n  gateway: { port: 1,, }\n}", &env).expect_err("syntax error");
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(
+            (errs[0].path.as_str(), errs[0].line, errs[0].column),
+            ("", Some(2), Some(22))
+        );
+        assert!(
+            errs[0].message.starts_with("invalid JSON5: expected"),
+            "{}",
+            errs[0].message
+        );
+    }
+
+    #[test]
+    fn blank_file_is_defaults() {
+        assert_eq!(parse_config("", &env), Ok(Config::default()));
+        assert_eq!(
+            parse_config(" // nothing yet\n", &env),
+            Ok(Config::default())
+        );
+        assert_eq!(parse_config("{}", &env), Ok(Config::default()));
+    }
+
+    #[tokio::test]
+    async fn load_file_missing_and_present() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.json5");
+        assert_eq!(load_file(&path, &env).await, Ok(None));
+        std::fs::write(&path, "{ gateway: { port: 0 } }").expect("write");
+        let config = load_file(&path, &env)
+            .await
+            .expect("valid")
+            .expect("present");
+        assert_eq!(config.gateway.port, 0);
+        let errs = load_file(dir.path(), &env)
+            .await
+            .expect_err("a directory is unreadable");
+        assert!(errs[0].message.starts_with("cannot read "), "{errs:?}");
+    }
+}

@@ -1,0 +1,28 @@
+//! Configuration: the JSON5 file's schema, loading with `${VAR}` substitution and strict,
+//! every-error validation, path resolution, and hot reload (SPEC §2, §3).
+//!
+//! Flow: [`parse_config`] (text → [`Config`], or every [`ConfigError`] with key path and
+//! line) → the daemon holds an `Arc<Config>` in a `tokio::sync::watch` channel →
+//! [`spawn_watcher`] re-reads the file on change and sends what [`plan_reload`] says
+//! applies live.
+
+pub mod duration;
+mod error;
+mod load;
+mod paths;
+mod reload;
+mod schema;
+mod source_map;
+mod strict;
+mod validate;
+mod watch;
+
+pub use error::ConfigError;
+pub use load::{load_file, parse_config, process_env};
+pub use paths::Paths;
+pub use reload::{plan_reload, ReloadPlan};
+pub use schema::*;
+pub use watch::{spawn_watcher, SharedEnv};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,107 @@
+//! Where the config file and the state directory are (SPEC §2), and the database URL
+//! derived from them.
+
+use std::path::{Path, PathBuf};
+
+use super::Config;
+
+/// The config file and state directory the daemon uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paths {
+    /// `--config`, else `$SWITCHBOARD_CONFIG`, else `~/.switchboard/config.json5`.
+    pub config: PathBuf,
+    /// `$SWITCHBOARD_STATE_DIR`, else `~/.switchboard/`.
+    pub state_dir: PathBuf,
+}
+
+impl Paths {
+    /// Resolves both paths. Empty environment variables count as unset. Without `HOME`,
+    /// `~/.switchboard` falls back to `.switchboard` in the working directory.
+    pub fn resolve(cli_config: Option<PathBuf>, env: &dyn Fn(&str) -> Option<String>) -> Paths {
+        let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let home_dir = var("HOME")
+            .map(|home| home.join(".switchboard"))
+            .unwrap_or_else(|| PathBuf::from(".switchboard"));
+        Paths {
+            config: cli_config
+                .or_else(|| var("SWITCHBOARD_CONFIG"))
+                .unwrap_or_else(|| home_dir.join("config.json5")),
+            state_dir: var("SWITCHBOARD_STATE_DIR").unwrap_or(home_dir),
+        }
+    }
+}
+
+impl Config {
+    /// `storage.url`, or `sqlite://<state_dir>/switchboard.db` when it is unset.
+    pub fn database_url(&self, state_dir: &Path) -> String {
+        match &self.storage.url {
+            Some(url) => url.clone(),
+            None => format!("sqlite://{}", state_dir.join("switchboard.db").display()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_string())
+        }
+    }
+
+    #[test]
+    fn defaults_under_home() {
+        let p = Paths::resolve(None, &env_of(&[("HOME", "/home/me")]));
+        assert_eq!(
+            p,
+            Paths {
+                config: "/home/me/.switchboard/config.json5".into(),
+                state_dir: "/home/me/.switchboard".into(),
+            }
+        );
+    }
+
+    #[test]
+    fn env_and_flag_take_precedence() {
+        let env = env_of(&[
+            ("HOME", "/home/me"),
+            ("SWITCHBOARD_CONFIG", "/etc/sb.json5"),
+            ("SWITCHBOARD_STATE_DIR", "/var/lib/sb"),
+        ]);
+        assert_eq!(
+            Paths::resolve(None, &env),
+            Paths {
+                config: "/etc/sb.json5".into(),
+                state_dir: "/var/lib/sb".into(),
+            }
+        );
+        assert_eq!(
+            Paths::resolve(Some("./my.json5".into()), &env).config,
+            PathBuf::from("./my.json5")
+        );
+        let empty = env_of(&[("HOME", "/h"), ("SWITCHBOARD_CONFIG", "")]);
+        assert_eq!(
+            Paths::resolve(None, &empty).config,
+            PathBuf::from("/h/.switchboard/config.json5")
+        );
+        assert_eq!(
+            Paths::resolve(None, &env_of(&[])).state_dir,
+            PathBuf::from(".switchboard")
+        );
+    }
+
+    #[test]
+    fn database_url() {
+        let mut c = Config::default();
+        assert_eq!(
+            c.database_url(Path::new("/var/lib/sb")),
+            "sqlite:///var/lib/sb/switchboard.db"
+        );
+        c.storage.url = Some("sqlite://:memory:".into());
+        assert_eq!(c.database_url(Path::new("/x")), "sqlite://:memory:");
+    }
+}

@@ -1,0 +1,312 @@
+//! The config file's shape: serde types mirroring the JSON5 file, strict
+//! (`deny_unknown_fields`), with defaults. Semantic checks live in `validate.rs`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::duration;
+
+/// The whole config file. Every section is optional; an empty file means all defaults.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct Config {
+    pub gateway: GatewayConfig,
+    pub storage: StorageConfig,
+    pub models: ModelsConfig,
+    pub agents: AgentsConfig,
+    pub tools: ToolsConfig,
+    pub messages: MessagesConfig,
+    pub channels: ChannelsConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct GatewayConfig {
+    /// Address to bind the HTTP/WebSocket server to. A non-loopback address needs `auth.token`.
+    pub bind: String,
+    pub port: u16,
+    pub auth: AuthConfig,
+    pub reload: ReloadConfig,
+    /// How long running turns may take to finish on SIGINT/SIGTERM before they are cancelled.
+    #[serde(with = "duration")]
+    pub shutdown_grace: Duration,
+    /// Largest accepted HTTP request body, in bytes.
+    pub max_body_bytes: usize,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        GatewayConfig {
+            bind: "127.0.0.1".into(),
+            port: 18789,
+            auth: AuthConfig::default(),
+            reload: ReloadConfig::default(),
+            shutdown_grace: Duration::from_secs(10),
+            max_body_bytes: 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct AuthConfig {
+    /// Bearer token for everything but `/healthz`. Env fallback: `SWITCHBOARD_TOKEN`.
+    pub token: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReloadConfig {
+    pub mode: ReloadMode,
+    /// Quiet time after the last file event before the file is read.
+    #[serde(with = "duration")]
+    pub debounce: Duration,
+}
+
+impl Default for ReloadConfig {
+    fn default() -> Self {
+        ReloadConfig {
+            mode: ReloadMode::Hybrid,
+            debounce: Duration::from_millis(250),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReloadMode {
+    /// Apply what can be applied live; log "restart required" for the rest.
+    #[default]
+    Hybrid,
+    /// Same as hybrid (kept for users of the reference gateway).
+    Hot,
+    /// Log that a restart is required; apply nothing.
+    Restart,
+    /// Do not watch the file.
+    Off,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct StorageConfig {
+    /// `sqlite://PATH`; default `sqlite://<state dir>/switchboard.db`.
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct ModelsConfig {
+    pub providers: BTreeMap<String, ProviderConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProviderConfig {
+    pub api: ProviderApi,
+    /// Base URL, e.g. `https://api.openai.com/v1`. Defaults per `api`.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    #[serde(default)]
+    pub api_key: Option<String>,
+    #[serde(default)]
+    pub models: Vec<ModelEntry>,
+    /// Retries on 429/5xx/network errors before the step fails.
+    #[serde(default = "default_max_retries")]
+    pub max_retries: u32,
+}
+
+fn default_max_retries() -> u32 {
+    3
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProviderApi {
+    OpenaiChat,
+    Anthropic,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ModelEntry {
+    pub id: String,
+    #[serde(default)]
+    pub cost: Option<ModelCost>,
+    #[serde(default)]
+    pub context_window: Option<u32>,
+}
+
+/// Price in USD per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ModelCost {
+    pub input: f64,
+    pub output: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct AgentsConfig {
+    pub defaults: AgentDefaults,
+    pub list: Vec<AgentEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct AgentDefaults {
+    /// `provider/model`. Unset: picked from OPENAI_API_KEY / ANTHROPIC_API_KEY if present.
+    pub model: Option<String>,
+    /// Folder with the bootstrap files (`AGENTS.md`, `TOOLS.md`, ...). Default: the state dir's `workspace/`.
+    pub workspace: Option<PathBuf>,
+    /// Cap of the `main` lane.
+    pub max_concurrent: u32,
+    /// Whole-run timeout (humantime, e.g. "10m"); unset = none.
+    #[serde(with = "duration::option")]
+    pub timeout: Option<Duration>,
+    /// Per model call timeout in seconds, clamped to 1..=1800.
+    pub step_timeout_seconds: u64,
+    /// Most model calls one run may make before it stops.
+    pub max_steps: u32,
+    pub subagents: SubagentDefaults,
+}
+
+impl Default for AgentDefaults {
+    fn default() -> Self {
+        AgentDefaults {
+            model: None,
+            workspace: None,
+            max_concurrent: 4,
+            timeout: None,
+            step_timeout_seconds: 120,
+            max_steps: 32,
+            subagents: SubagentDefaults::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct SubagentDefaults {
+    pub model: Option<String>,
+    pub thinking: Option<String>,
+    /// Cap of the `subagent` lane.
+    pub max_concurrent: u32,
+    /// 0 = never archive.
+    pub archive_after_minutes: u64,
+    /// 0 = no timeout.
+    pub run_timeout_seconds: u64,
+    pub on_restart: OnRestart,
+}
+
+impl Default for SubagentDefaults {
+    fn default() -> Self {
+        SubagentDefaults {
+            model: None,
+            thinking: None,
+            max_concurrent: 8,
+            archive_after_minutes: 60,
+            run_timeout_seconds: 0,
+            on_restart: OnRestart::Resume,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnRestart {
+    #[default]
+    Resume,
+    Interrupt,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct AgentEntry {
+    pub id: String,
+    /// The agent that gets messages no binding claims. At most one; default: the first.
+    pub default: bool,
+    pub name: Option<String>,
+    pub model: Option<String>,
+    pub workspace: Option<PathBuf>,
+    /// Extra system prompt text for this agent.
+    pub system_prompt: Option<String>,
+    pub subagents: Option<AgentSubagents>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct AgentSubagents {
+    /// Agent ids this agent may spawn under; `["*"]` = any. Default: only its own id.
+    pub allow_agents: Option<Vec<String>>,
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToolsConfig {
+    /// If set, only these tools are offered to agents.
+    pub allow: Option<Vec<String>>,
+    pub deny: Vec<String>,
+    pub subagents: SubagentToolsConfig,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct SubagentToolsConfig {
+    pub tools: ToolPolicy,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToolPolicy {
+    pub allow: Option<Vec<String>>,
+    pub deny: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct MessagesConfig {
+    pub queue: QueueConfig,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct QueueConfig {
+    pub mode: QueueMode,
+}
+
+/// What happens to a message that arrives while its session is busy (SPEC §4).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueMode {
+    /// Batch waiting messages into the next turn.
+    #[default]
+    Collect,
+    /// One turn per message, in order.
+    Followup,
+    /// Abort the running turn and start anew with everything waiting.
+    Interrupt,
+    /// Inject into the running turn at its next model call.
+    Steer,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct ChannelsConfig {
+    pub webchat: WebchatConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct WebchatConfig {
+    pub enabled: bool,
+}
+
+impl Default for WebchatConfig {
+    fn default() -> Self {
+        WebchatConfig { enabled: true }
+    }
+}

@@ -1,0 +1,383 @@
+//! Semantic checks on a `Config` that deserialized cleanly: ranges, references between
+//! sections, and safety rules. Every problem is returned with its key path.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+use super::error::{Issue, KeyPath};
+use super::Config;
+
+/// Checks `config`; an empty result means it is fine. `env` is consulted for the
+/// `SWITCHBOARD_TOKEN` fallback of `gateway.auth.token`.
+pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> Vec<Issue> {
+    let mut out = Vec::new();
+    gateway(config, env, &mut out);
+    storage(config, &mut out);
+    models(config, &mut out);
+    agents(config, &mut out);
+    out
+}
+
+fn gateway(config: &Config, env: &dyn Fn(&str) -> Option<String>, out: &mut Vec<Issue>) {
+    let g = &config.gateway;
+    // gateway.port: every u16 is fine; 0 asks the OS for a free port (used by tests).
+    match g.bind.trim().parse::<IpAddr>() {
+        Err(_) => out.push(Issue::new(
+            KeyPath::dotted("gateway.bind"),
+            format!(
+                "must be an IP address such as \"127.0.0.1\" or \"::1\", got {:?}",
+                g.bind
+            ),
+        )),
+        Ok(ip) if !ip.is_loopback() => {
+            let has_token = |t: Option<String>| t.is_some_and(|t| !t.trim().is_empty());
+            if !has_token(g.auth.token.clone()) && !has_token(env("SWITCHBOARD_TOKEN")) {
+                out.push(Issue::new(
+                    KeyPath::dotted("gateway.bind"),
+                    "refusing to bind a non-loopback address without gateway.auth.token",
+                ));
+            }
+        }
+        Ok(_) => {}
+    }
+    if g.max_body_bytes < 1024 {
+        out.push(Issue::new(
+            KeyPath::dotted("gateway.maxBodyBytes"),
+            format!("must be at least 1024, got {}", g.max_body_bytes),
+        ));
+    }
+}
+
+fn storage(config: &Config, out: &mut Vec<Issue>) {
+    if let Some(url) = &config.storage.url {
+        if !url.starts_with("sqlite:") {
+            out.push(Issue::new(
+                KeyPath::dotted("storage.url"),
+                format!(
+                    "only sqlite: URLs are supported (e.g. \"sqlite:///var/lib/switchboard/switchboard.db\"), got {url:?}"
+                ),
+            ));
+        }
+    }
+}
+
+fn models(config: &Config, out: &mut Vec<Issue>) {
+    for (name, provider) in &config.models.providers {
+        let at = KeyPath::dotted("models.providers").key(name);
+        if name.is_empty() || name.contains('/') {
+            out.push(Issue::new(
+                at.clone(),
+                format!("provider name {name:?} must be non-empty and contain no \"/\""),
+            ));
+        }
+        if let Some(url) = &provider.base_url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                out.push(Issue::new(
+                    at.key("baseUrl"),
+                    format!("must start with http:// or https://, got {url:?}"),
+                ));
+            }
+        }
+        for (i, model) in provider.models.iter().enumerate() {
+            let at = at.key("models").index(i);
+            if model.id.trim().is_empty() {
+                out.push(Issue::new(at.key("id"), "must not be empty"));
+            }
+            if let Some(cost) = &model.cost {
+                for (key, v) in [("input", cost.input), ("output", cost.output)] {
+                    if !(v >= 0.0 && v.is_finite()) {
+                        out.push(Issue::new(
+                            at.key("cost").key(key),
+                            format!("must be a number >= 0, got {v}"),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn range(out: &mut Vec<Issue>, path: &str, v: u64, min: u64, max: u64, unit: &str) {
+    if v < min || v > max {
+        out.push(Issue::new(
+            KeyPath::dotted(path),
+            format!("must be between {min} and {max}{unit}, got {v}"),
+        ));
+    }
+}
+
+fn agents(config: &Config, out: &mut Vec<Issue>) {
+    let d = &config.agents.defaults;
+    range(
+        out,
+        "agents.defaults.maxConcurrent",
+        u64::from(d.max_concurrent),
+        1,
+        1024,
+        "",
+    );
+    range(
+        out,
+        "agents.defaults.subagents.maxConcurrent",
+        u64::from(d.subagents.max_concurrent),
+        1,
+        1024,
+        "",
+    );
+    range(
+        out,
+        "agents.defaults.stepTimeoutSeconds",
+        d.step_timeout_seconds,
+        1,
+        1800,
+        " seconds",
+    );
+    if d.max_steps < 1 {
+        out.push(Issue::new(
+            KeyPath::dotted("agents.defaults.maxSteps"),
+            "must be at least 1",
+        ));
+    }
+
+    let providers: Vec<&str> = config.models.providers.keys().map(String::as_str).collect();
+    let mut model_ref = |path: KeyPath, model: &Option<String>| {
+        if let Some(model) = model {
+            if let Some(message) = check_model_ref(model, &providers) {
+                out.push(Issue::new(path, message));
+            }
+        }
+    };
+    model_ref(KeyPath::dotted("agents.defaults.model"), &d.model);
+    model_ref(
+        KeyPath::dotted("agents.defaults.subagents.model"),
+        &d.subagents.model,
+    );
+    for (i, agent) in config.agents.list.iter().enumerate() {
+        let at = KeyPath::dotted("agents.list").index(i);
+        model_ref(at.key("model"), &agent.model);
+        if let Some(sub) = &agent.subagents {
+            model_ref(at.key("subagents").key("model"), &sub.model);
+        }
+    }
+
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut first_default: Option<usize> = None;
+    for (i, agent) in config.agents.list.iter().enumerate() {
+        let at = KeyPath::dotted("agents.list").index(i);
+        if agent.id.is_empty() {
+            out.push(Issue::new(at.key("id"), "every agent needs a non-empty id"));
+        } else if !valid_agent_id(&agent.id) {
+            out.push(Issue::new(
+                at.key("id"),
+                format!(
+                    "agent id {:?} must be lowercase letters, digits, '_' or '-', starting with a letter or digit",
+                    agent.id
+                ),
+            ));
+        } else if let Some(first) = seen.get(agent.id.as_str()) {
+            out.push(Issue::new(
+                at.key("id"),
+                format!(
+                    "duplicate agent id {:?} (also agents.list[{first}])",
+                    agent.id
+                ),
+            ));
+        } else {
+            seen.insert(&agent.id, i);
+        }
+        if agent.default {
+            match first_default {
+                Some(first) => out.push(Issue::new(
+                    at.key("default"),
+                    format!("only one agent may have default: true (also agents.list[{first}])"),
+                )),
+                None => first_default = Some(i),
+            }
+        }
+    }
+}
+
+/// `[a-z0-9][a-z0-9_-]*`
+fn valid_agent_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+}
+
+/// Problem with a `provider/model` reference, if any. With no providers configured, any
+/// provider name is accepted (the built-in ones are picked from API keys in the env).
+fn check_model_ref(model: &str, providers: &[&str]) -> Option<String> {
+    let Some((provider, id)) = model
+        .split_once('/')
+        .filter(|(p, m)| !p.is_empty() && !m.is_empty())
+    else {
+        return Some(format!(
+            "model {model:?} must be written as \"provider/model\", e.g. \"openai/gpt-4o-mini\""
+        ));
+    };
+    let _ = id; // any id is allowed: providers accept models they do not list
+    if providers.is_empty() || providers.contains(&provider) {
+        return None;
+    }
+    Some(format!(
+        "unknown provider {provider:?} in model {model:?}; known providers (models.providers): {}",
+        providers.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{
+        AgentEntry, AgentSubagents, ModelCost, ModelEntry, ProviderApi, ProviderConfig,
+    };
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    fn check(config: &Config) -> Vec<(String, String)> {
+        validate(config, &no_env)
+            .into_iter()
+            .map(|i| (i.path.to_string(), i.message))
+            .collect()
+    }
+
+    fn agent(id: &str) -> AgentEntry {
+        AgentEntry {
+            id: id.into(),
+            ..AgentEntry::default()
+        }
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        assert_eq!(check(&Config::default()), vec![]);
+    }
+
+    #[test]
+    fn gateway_rules() {
+        let mut c = Config::default();
+        c.gateway.bind = "localhost".into();
+        c.gateway.max_body_bytes = 10;
+        c.gateway.port = 0;
+        assert_eq!(
+            check(&c),
+            vec![
+                (
+                    "gateway.bind".into(),
+                    "must be an IP address such as \"127.0.0.1\" or \"::1\", got \"localhost\""
+                        .into()
+                ),
+                (
+                    "gateway.maxBodyBytes".into(),
+                    "must be at least 1024, got 10".into()
+                ),
+            ]
+        );
+        c = Config::default();
+        c.gateway.bind = "0.0.0.0".into();
+        let refusal = vec![(
+            "gateway.bind".to_string(),
+            "refusing to bind a non-loopback address without gateway.auth.token".to_string(),
+        )];
+        assert_eq!(check(&c), refusal);
+        c.gateway.auth.token = Some(" ".into());
+        assert_eq!(check(&c), refusal, "a blank token is no token");
+        let env = |k: &str| (k == "SWITCHBOARD_TOKEN").then(|| "s3cret".to_string());
+        assert_eq!(validate(&c, &env), vec![], "env fallback counts");
+        c.gateway.auth.token = Some("s3cret".into());
+        assert_eq!(check(&c), vec![]);
+        c.gateway.bind = "::1".into();
+        c.gateway.auth.token = None;
+        assert_eq!(check(&c), vec![]);
+    }
+
+    #[test]
+    fn agent_rules() {
+        let mut c = Config::default();
+        c.agents.defaults.max_concurrent = 0;
+        c.agents.defaults.subagents.max_concurrent = 2000;
+        c.agents.defaults.step_timeout_seconds = 3600;
+        c.agents.defaults.max_steps = 0;
+        c.agents.list = vec![
+            AgentEntry {
+                default: true,
+                ..agent("main")
+            },
+            agent(""),
+            agent("Main"),
+            AgentEntry {
+                default: true,
+                ..agent("main")
+            },
+            agent("ok_2-x"),
+        ];
+        assert_eq!(
+            check(&c),
+            vec![
+                ("agents.defaults.maxConcurrent".into(), "must be between 1 and 1024, got 0".into()),
+                ("agents.defaults.subagents.maxConcurrent".into(), "must be between 1 and 1024, got 2000".into()),
+                ("agents.defaults.stepTimeoutSeconds".into(), "must be between 1 and 1800 seconds, got 3600".into()),
+                ("agents.defaults.maxSteps".into(), "must be at least 1".into()),
+                ("agents.list[1].id".into(), "every agent needs a non-empty id".into()),
+                ("agents.list[2].id".into(), "agent id \"Main\" must be lowercase letters, digits, '_' or '-', starting with a letter or digit".into()),
+                ("agents.list[3].id".into(), "duplicate agent id \"main\" (also agents.list[0])".into()),
+                ("agents.list[3].default".into(), "only one agent may have default: true (also agents.list[0])".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn model_references_and_providers() {
+        let mut c = Config::default();
+        c.agents.defaults.model = Some("anything/goes".into());
+        assert_eq!(
+            check(&c),
+            vec![],
+            "no providers configured: any provider name"
+        );
+        c.models.providers.insert(
+            "openai".into(),
+            ProviderConfig {
+                api: ProviderApi::OpenaiChat,
+                base_url: Some("ftp://x".into()),
+                api_key: None,
+                models: vec![ModelEntry {
+                    id: "gpt".into(),
+                    cost: Some(ModelCost {
+                        input: -1.0,
+                        output: f64::NAN,
+                    }),
+                    context_window: None,
+                }],
+                max_retries: 3,
+            },
+        );
+        c.agents.defaults.model = Some("openai/not-listed-is-fine".into());
+        c.agents.defaults.subagents.model = Some("gpt-4o".into());
+        c.agents.list = vec![AgentEntry {
+            model: Some("anthropic/claude".into()),
+            subagents: Some(AgentSubagents {
+                allow_agents: None,
+                model: Some("/x".into()),
+            }),
+            ..agent("main")
+        }];
+        c.storage.url = Some("postgres://db".into());
+        assert_eq!(
+            check(&c),
+            vec![
+                ("storage.url".into(), "only sqlite: URLs are supported (e.g. \"sqlite:///var/lib/switchboard/switchboard.db\"), got \"postgres://db\"".into()),
+                ("models.providers.openai.baseUrl".into(), "must start with http:// or https://, got \"ftp://x\"".into()),
+                ("models.providers.openai.models[0].cost.input".into(), "must be a number >= 0, got -1".into()),
+                ("models.providers.openai.models[0].cost.output".into(), "must be a number >= 0, got NaN".into()),
+                ("agents.defaults.subagents.model".into(), "model \"gpt-4o\" must be written as \"provider/model\", e.g. \"openai/gpt-4o-mini\"".into()),
+                ("agents.list[0].model".into(), "unknown provider \"anthropic\" in model \"anthropic/claude\"; known providers (models.providers): openai".into()),
+                ("agents.list[0].subagents.model".into(), "model \"/x\" must be written as \"provider/model\", e.g. \"openai/gpt-4o-mini\"".into()),
+            ]
+        );
+    }
+}

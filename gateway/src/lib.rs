@@ -1,0 +1,15 @@
+//! Switchboard: a chat gateway daemon for LLM agents. Channel adapters feed inbound
+//! messages through routing into lanes of agent runs; replies, announces and command
+//! answers leave through a durable outbox. See ARCHITECTURE.md for the map.
+#![forbid(unsafe_code)]
+
+pub mod agent;
+pub mod app;
+pub mod commands;
+pub mod config;
+pub mod outbox;
+pub mod queue;
+pub mod routing;
+pub mod runtime;
+pub mod server;
+pub mod store;

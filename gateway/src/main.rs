@@ -1,0 +1,179 @@
+//! The `switchboard` binary: parse the CLI, load and validate config before binding
+//! anything (exit 64 on an invalid config), run the daemon until SIGINT/SIGTERM.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use switchboard::app;
+use switchboard::config::{self, Paths};
+use tokio_util::sync::CancellationToken;
+
+/// Exit code for an invalid config (EX_USAGE... sysexits' EX_DATAERR is 65; the
+/// contract says 64).
+const EXIT_CONFIG: u8 = 64;
+
+#[derive(Parser)]
+#[command(
+    name = "switchboard",
+    version,
+    about = "A chat gateway daemon for LLM agents"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the daemon in the foreground.
+    Run {
+        /// Config file (default: $SWITCHBOARD_CONFIG, else ~/.switchboard/config.json5).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// Work with the config file.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigAction {
+    /// Check a config file and print every error with its key path and line.
+    Validate {
+        /// The file to check (default: the daemon's config path).
+        path: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let env: config::SharedEnv = Arc::new(config::process_env);
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    rt.block_on(async move {
+        match cli.command {
+            Command::Config {
+                action: ConfigAction::Validate { path },
+            } => {
+                let path = path.unwrap_or_else(|| Paths::resolve(None, env.as_ref()).config);
+                validate(&path, env.as_ref()).await
+            }
+            Command::Run { config } => run(config, env).await,
+        }
+    })
+}
+
+async fn validate(path: &std::path::Path, env: &dyn Fn(&str) -> Option<String>) -> ExitCode {
+    match config::load_file(path, env).await {
+        Ok(Some(_)) => {
+            println!("{}: ok", path.display());
+            ExitCode::SUCCESS
+        }
+        Ok(None) => {
+            eprintln!("{}: no such file", path.display());
+            ExitCode::from(EXIT_CONFIG)
+        }
+        Err(errors) => {
+            print_errors(path, &errors);
+            ExitCode::from(EXIT_CONFIG)
+        }
+    }
+}
+
+fn print_errors(path: &std::path::Path, errors: &[config::ConfigError]) {
+    eprintln!(
+        "{}: {} error{}",
+        path.display(),
+        errors.len(),
+        if errors.len() == 1 { "" } else { "s" }
+    );
+    for e in errors {
+        eprintln!("  {e}");
+    }
+}
+
+async fn run(config_path: Option<PathBuf>, env: config::SharedEnv) -> ExitCode {
+    let paths = Paths::resolve(config_path, env.as_ref());
+    let cfg = match config::load_file(&paths.config, env.as_ref()).await {
+        Ok(Some(cfg)) => cfg,
+        Ok(None) => {
+            tracing::info!(path = %paths.config.display(), "no config file; running on built-in defaults");
+            match config::parse_config("{}", env.as_ref()) {
+                Ok(cfg) => cfg,
+                Err(errors) => {
+                    print_errors(&paths.config, &errors);
+                    return ExitCode::from(EXIT_CONFIG);
+                }
+            }
+        }
+        Err(errors) => {
+            print_errors(&paths.config, &errors);
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let shutdown = CancellationToken::new();
+    let signal_token = shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        signal_token.cancel();
+    });
+    let opts = app::Options {
+        config_path: paths.config,
+        state_dir: paths.state_dir,
+        config: cfg,
+        env,
+    };
+    match app::run(opts, shutdown).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "switchboard failed to start");
+            eprintln!("switchboard: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn init_tracing() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+}

@@ -1,0 +1,184 @@
+//! Outbox delivery: the one place that writes to channels. Takes due rows from the
+//! store's outbox, sends them (in order per chat, chats in parallel), and records the
+//! result: sent, retry later with backoff (honouring a platform's rate-limit delay), or
+//! failed for good.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use switchboard_channels::{ChannelError, OutboundMessage};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::runtime::{lock, Runtime};
+use crate::store::{now_ms, OutboxRow};
+
+/// Rows taken per pass.
+const BATCH: i64 = 256;
+/// Longest wait between retries of one message.
+const MAX_BACKOFF: Duration = Duration::from_secs(300);
+/// Attempts before a message is marked failed.
+const MAX_ATTEMPTS: i64 = 25;
+/// Idle re-check interval, in case a wake-up was missed.
+const IDLE_POLL: Duration = Duration::from_secs(5);
+/// Channel id of HTTP-API callers: their replies live in the transcript; nothing to send.
+pub const API_CHANNEL: &str = "api";
+
+/// Run the delivery loop until `cancel` fires, then make one last bounded pass.
+pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {
+    match rt.store.reset_sending_outbox().await {
+        Ok(0) => {}
+        Ok(n) => tracing::warn!(
+            rows = n,
+            "re-sending messages whose delivery was cut by a crash"
+        ),
+        Err(e) => tracing::error!(error = %e, "cannot reset the outbox"),
+    }
+    let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
+    let mut tasks = JoinSet::new();
+    loop {
+        let wake = rt.outbox_wake.notified();
+        pass(&rt, &in_flight, &mut tasks).await;
+        let wait = match rt.store.next_outbox_due().await {
+            Ok(Some(t)) => {
+                Duration::from_millis((t - now_ms()).clamp(0, IDLE_POLL.as_millis() as i64) as u64)
+            }
+            _ => IDLE_POLL,
+        };
+        tokio::select! {
+            _ = wake => {}
+            _ = tokio::time::sleep(wait.max(Duration::from_millis(5))) => {}
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            _ = cancel.cancelled() => break,
+        }
+    }
+    // Flush what is due now; the rest stays in the outbox for the next start.
+    pass(&rt, &in_flight, &mut tasks).await;
+    let _ = tokio::time::timeout(Duration::from_secs(3), async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    tasks.abort_all();
+}
+
+async fn pass(rt: &Arc<Runtime>, in_flight: &Arc<Mutex<HashSet<String>>>, tasks: &mut JoinSet<()>) {
+    let rows = match rt.store.due_outbox(BATCH).await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot read the outbox");
+            return;
+        }
+    };
+    let mut groups: HashMap<String, Vec<OutboxRow>> = HashMap::new();
+    for row in rows {
+        let chat = format!(
+            "{}\u{0}{}\u{0}{}",
+            row.origin.channel,
+            row.origin.chat_id,
+            row.origin.thread_id.as_deref().unwrap_or("")
+        );
+        groups.entry(chat).or_default().push(row);
+    }
+    for (chat, rows) in groups {
+        if !lock(in_flight).insert(chat.clone()) {
+            continue; // this chat is being sent to; keep its order
+        }
+        let rt = rt.clone();
+        let in_flight = in_flight.clone();
+        tasks.spawn(async move {
+            for row in rows {
+                if !deliver(&rt, &row).await {
+                    break; // keep later messages of this chat behind the failed one
+                }
+            }
+            lock(&in_flight).remove(&chat);
+            rt.outbox_wake.notify_one();
+        });
+    }
+}
+
+/// Send one row; returns whether it was sent.
+async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
+    match rt.store.claim_outbox(row.id).await {
+        Ok(true) => {}
+        Ok(false) => return true, // already handled by an earlier pass
+        Err(e) => {
+            tracing::error!(key = %row.key, error = %e, "cannot claim an outbox row");
+            return false;
+        }
+    }
+    let result = if row.origin.channel == API_CHANNEL {
+        Ok(())
+    } else {
+        match rt.channel(&row.origin.channel) {
+            Some(ch) => {
+                let msg = OutboundMessage {
+                    origin: row.origin.clone(),
+                    text: row.text.clone(),
+                    key: row.key.clone(),
+                };
+                ch.send(&msg).await
+            }
+            None => Err(ChannelError::Temporary(format!(
+                "channel `{}` is not running",
+                row.origin.channel
+            ))),
+        }
+    };
+    match result {
+        Ok(()) => {
+            if let Err(e) = rt.store.mark_outbox_sent(row.id).await {
+                tracing::error!(key = %row.key, error = %e, "sent, but cannot mark the outbox row sent");
+            }
+            rt.emit(serde_json::json!({"type": "outbox.sent", "key": row.key, "channel": row.origin.channel}));
+            true
+        }
+        Err(e) => {
+            let attempts = row.attempts + 1;
+            let retry_at = if e.is_retryable() && attempts < MAX_ATTEMPTS {
+                let delay = match &e {
+                    ChannelError::RateLimited(d) => *d,
+                    _ => backoff(attempts),
+                };
+                Some(now_ms() + delay.as_millis() as i64)
+            } else {
+                None
+            };
+            match retry_at {
+                Some(_) => {
+                    tracing::warn!(key = %row.key, attempts, error = %e, "delivery failed; will retry")
+                }
+                None => {
+                    tracing::error!(key = %row.key, attempts, error = %e, "delivery failed for good")
+                }
+            }
+            if let Err(se) = rt
+                .store
+                .mark_outbox_failed(row.id, &e.to_string(), retry_at)
+                .await
+            {
+                tracing::error!(key = %row.key, error = %se, "cannot record a failed delivery");
+            }
+            false
+        }
+    }
+}
+
+/// 1 s, 2 s, 4 s … capped at [`MAX_BACKOFF`].
+pub fn backoff(attempts: i64) -> Duration {
+    let exp = attempts.clamp(1, 20) as u32 - 1;
+    Duration::from_secs(1u64 << exp.min(16)).min(MAX_BACKOFF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        assert_eq!(backoff(1), Duration::from_secs(1));
+        assert_eq!(backoff(3), Duration::from_secs(4));
+        assert_eq!(backoff(30), MAX_BACKOFF);
+    }
+}

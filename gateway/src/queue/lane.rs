@@ -1,0 +1,313 @@
+//! One lane: a FIFO with a concurrency cap and per-session serialization.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use tokio::sync::Notify;
+use tokio_util::task::TaskTracker;
+
+/// A unit of work: a run of one session.
+pub struct Job {
+    pub run_id: String,
+    pub session_key: String,
+    pub work: Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>,
+}
+
+/// A snapshot of a lane's counters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaneStats {
+    pub name: &'static str,
+    pub cap: usize,
+    pub active: usize,
+    pub depth: usize,
+    pub started_total: u64,
+    pub completed_total: u64,
+    pub wait_seconds_total: f64,
+    pub max_wait: Duration,
+}
+
+struct Queued {
+    job: Job,
+    enqueued_at: Instant,
+}
+
+struct State {
+    cap: usize,
+    active: usize,
+    closed: bool,
+    queue: VecDeque<Queued>,
+    busy_sessions: HashSet<String>,
+    started_total: u64,
+    completed_total: u64,
+    wait_total: Duration,
+    max_wait: Duration,
+}
+
+pub struct Lane {
+    name: &'static str,
+    state: Mutex<State>,
+    tracker: TaskTracker,
+    idle: Notify,
+}
+
+impl Lane {
+    pub fn new(name: &'static str, cap: usize) -> Arc<Lane> {
+        Arc::new(Lane {
+            name,
+            state: Mutex::new(State {
+                cap: cap.max(1),
+                active: 0,
+                closed: false,
+                queue: VecDeque::new(),
+                busy_sessions: HashSet::new(),
+                started_total: 0,
+                completed_total: 0,
+                wait_total: Duration::ZERO,
+                max_wait: Duration::ZERO,
+            }),
+            tracker: TaskTracker::new(),
+            idle: Notify::new(),
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Queue a job. Never blocks; the job starts when a slot is free and no other job of
+    /// its session runs in this lane.
+    pub fn enqueue(self: &Arc<Self>, job: Job) {
+        self.lock().queue.push_back(Queued {
+            job,
+            enqueued_at: Instant::now(),
+        });
+        self.pump();
+    }
+
+    /// Change the cap. A smaller cap lets running jobs finish; a larger one starts more.
+    pub fn resize(self: &Arc<Self>, cap: usize) {
+        self.lock().cap = cap.max(1);
+        self.pump();
+    }
+
+    /// Remove queued (not yet started) jobs of `session_key`; returns their run ids.
+    pub fn remove_queued(&self, session_key: &str) -> Vec<String> {
+        let mut st = self.lock();
+        let mut removed = Vec::new();
+        st.queue.retain(|q| {
+            if q.job.session_key == session_key {
+                removed.push(q.job.run_id.clone());
+                false
+            } else {
+                true
+            }
+        });
+        removed
+    }
+
+    /// Whether a job of `session_key` is queued (not started) in this lane.
+    pub fn has_queued(&self, session_key: &str) -> bool {
+        self.lock()
+            .queue
+            .iter()
+            .any(|q| q.job.session_key == session_key)
+    }
+
+    pub fn stats(&self) -> LaneStats {
+        let st = self.lock();
+        LaneStats {
+            name: self.name,
+            cap: st.cap,
+            active: st.active,
+            depth: st.queue.len(),
+            started_total: st.started_total,
+            completed_total: st.completed_total,
+            wait_seconds_total: st.wait_total.as_secs_f64(),
+            max_wait: st.max_wait,
+        }
+    }
+
+    /// Stop starting queued jobs.
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.tracker.close();
+    }
+
+    /// Wait until no job of this lane runs.
+    pub async fn wait_idle(&self) {
+        loop {
+            let notified = self.idle.notified();
+            if self.lock().active == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Start as many runnable jobs as the cap allows.
+    fn pump(self: &Arc<Self>) {
+        let mut to_start = Vec::new();
+        {
+            let mut st = self.lock();
+            while !st.closed && st.active < st.cap {
+                let Some(pos) = st
+                    .queue
+                    .iter()
+                    .position(|q| !st.busy_sessions.contains(&q.job.session_key))
+                else {
+                    break;
+                };
+                let Some(q) = st.queue.remove(pos) else { break };
+                let waited = q.enqueued_at.elapsed();
+                st.active += 1;
+                st.started_total += 1;
+                st.wait_total += waited;
+                st.max_wait = st.max_wait.max(waited);
+                st.busy_sessions.insert(q.job.session_key.clone());
+                to_start.push(q.job);
+            }
+        }
+        for job in to_start {
+            let guard = SlotGuard {
+                lane: self.clone(),
+                session_key: job.session_key,
+            };
+            let fut = (job.work)();
+            self.tracker.spawn(async move {
+                // The guard frees the slot even if the job panics.
+                let _guard = guard;
+                fut.await;
+            });
+        }
+    }
+
+    fn finish(self: &Arc<Self>, session_key: &str) {
+        {
+            let mut st = self.lock();
+            st.active = st.active.saturating_sub(1);
+            st.completed_total += 1;
+            st.busy_sessions.remove(session_key);
+            if st.active == 0 {
+                self.idle.notify_waiters();
+            }
+        }
+        self.pump();
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // The state is only mutated in short sections that cannot panic midway.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+struct SlotGuard {
+    lane: Arc<Lane>,
+    session_key: String,
+}
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        self.lane.finish(&self.session_key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::sync::mpsc;
+
+    fn job(
+        session: &str,
+        id: usize,
+        log: mpsc::UnboundedSender<(usize, &'static str)>,
+        gate: Arc<Notify>,
+    ) -> Job {
+        Job {
+            run_id: id.to_string(),
+            session_key: session.to_string(),
+            work: Box::new(move || {
+                Box::pin(async move {
+                    let _ = log.send((id, "start"));
+                    gate.notified().await;
+                    let _ = log.send((id, "end"));
+                })
+            }),
+        }
+    }
+
+    #[tokio::test]
+    async fn cap_limits_concurrency_and_sessions_serialize() {
+        let lane = Lane::new("main", 2);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let gate = Arc::new(Notify::new());
+        lane.enqueue(job("a", 1, tx.clone(), gate.clone()));
+        lane.enqueue(job("a", 2, tx.clone(), gate.clone()));
+        lane.enqueue(job("b", 3, tx.clone(), gate.clone()));
+        lane.enqueue(job("c", 4, tx.clone(), gate.clone()));
+        assert_eq!(rx.recv().await, Some((1, "start")));
+        assert_eq!(rx.recv().await, Some((3, "start")));
+        let s = lane.stats();
+        assert_eq!((s.active, s.depth), (2, 2));
+        // Job 2 waits for job 1 (same session) even though job 4 is behind it.
+        gate.notify_one();
+        let ended = rx.recv().await.expect("end");
+        assert_eq!(ended.1, "end");
+        let next = rx.recv().await.expect("start");
+        assert_eq!(next.1, "start");
+        lane.close();
+    }
+
+    #[tokio::test]
+    async fn resize_starts_more_jobs() {
+        let lane = Lane::new("subagent", 1);
+        let running = Arc::new(AtomicUsize::new(0));
+        let gate = tokio_util::sync::CancellationToken::new();
+        for i in 0..4 {
+            let running = running.clone();
+            let gate = gate.clone();
+            lane.enqueue(Job {
+                run_id: i.to_string(),
+                session_key: format!("s{i}"),
+                work: Box::new(move || {
+                    Box::pin(async move {
+                        running.fetch_add(1, Ordering::SeqCst);
+                        gate.cancelled().await;
+                    })
+                }),
+            });
+        }
+        tokio::task::yield_now().await;
+        assert_eq!(lane.stats().active, 1);
+        lane.resize(3);
+        tokio::task::yield_now().await;
+        assert_eq!(running.load(Ordering::SeqCst), 3);
+        assert_eq!(lane.stats().depth, 1);
+        lane.resize(4);
+        gate.cancel();
+        lane.wait_idle().await;
+        assert_eq!(lane.stats().completed_total, 4);
+    }
+
+    #[tokio::test]
+    async fn a_panicking_job_frees_its_slot() {
+        let lane = Lane::new("main", 1);
+        lane.enqueue(Job {
+            run_id: "p".into(),
+            session_key: "s".into(),
+            work: Box::new(|| Box::pin(async { panic!("boom") })),
+        });
+        let done = Arc::new(Notify::new());
+        let d = done.clone();
+        lane.enqueue(Job {
+            run_id: "q".into(),
+            session_key: "s".into(),
+            work: Box::new(move || Box::pin(async move { d.notify_one() })),
+        });
+        tokio::time::timeout(Duration::from_secs(5), done.notified())
+            .await
+            .expect("second job ran");
+    }
+}

@@ -1,0 +1,151 @@
+//! The runtime: the shared parts every request and run needs (store, lanes, live config,
+//! channels, active runs, event bus), built once by `app` and passed explicitly.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use switchboard_channels::Channel;
+use tokio::sync::{broadcast, watch, Notify};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::queue::Lanes;
+use crate::store::Store;
+
+/// Capacity of the live event bus; slow subscribers skip events rather than block runs.
+const EVENT_BUS: usize = 1024;
+
+/// API keys picked up from the environment at start (never re-read mid-run).
+#[derive(Debug, Clone, Default)]
+pub struct EnvKeys {
+    pub openai: Option<String>,
+    pub anthropic: Option<String>,
+}
+
+/// Why a run's cancel token fired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelReason {
+    /// `/stop`, `/subagents stop`, the API.
+    User,
+    /// A newer message arrived in `interrupt` mode.
+    Superseded,
+    /// The gateway is shutting down: the run is re-queued, to resume after restart.
+    Shutdown,
+}
+
+/// A run in progress, by session key.
+#[derive(Clone)]
+pub struct ActiveRun {
+    pub run_id: String,
+    pub cancel: CancellationToken,
+    pub reason: Arc<Mutex<Option<CancelReason>>>,
+}
+
+impl ActiveRun {
+    pub fn cancel(&self, reason: CancelReason) {
+        if let Ok(mut r) = self.reason.lock() {
+            r.get_or_insert(reason);
+        }
+        self.cancel.cancel();
+    }
+
+    pub fn reason(&self) -> Option<CancelReason> {
+        self.reason.lock().ok().and_then(|r| *r)
+    }
+}
+
+/// A live event for the `/ws` event stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event(pub serde_json::Value);
+
+pub struct Runtime {
+    pub store: Store,
+    pub lanes: Lanes,
+    pub config: watch::Receiver<Arc<Config>>,
+    pub http: reqwest::Client,
+    pub env_keys: EnvKeys,
+    pub state_dir: PathBuf,
+    pub channels: Mutex<HashMap<String, Arc<dyn Channel>>>,
+    active: Mutex<HashMap<String, ActiveRun>>,
+    pub outbox_wake: Notify,
+    pub events: broadcast::Sender<Event>,
+    /// Fired once on shutdown; every run's token is a child of it.
+    pub shutdown: CancellationToken,
+}
+
+impl Runtime {
+    pub fn new(
+        store: Store,
+        config: watch::Receiver<Arc<Config>>,
+        env_keys: EnvKeys,
+        state_dir: PathBuf,
+        shutdown: CancellationToken,
+    ) -> Arc<Runtime> {
+        let cfg = config.borrow().clone();
+        let lanes = Lanes::new(
+            cfg.agents.defaults.max_concurrent as usize,
+            cfg.agents.defaults.subagents.max_concurrent as usize,
+            1,
+        );
+        Arc::new(Runtime {
+            store,
+            lanes,
+            config,
+            http: reqwest::Client::new(),
+            env_keys,
+            state_dir,
+            channels: Mutex::new(HashMap::new()),
+            active: Mutex::new(HashMap::new()),
+            outbox_wake: Notify::new(),
+            events: broadcast::channel(EVENT_BUS).0,
+            shutdown,
+        })
+    }
+
+    /// The config in force right now.
+    pub fn config(&self) -> Arc<Config> {
+        self.config.borrow().clone()
+    }
+
+    pub fn channel(&self, id: &str) -> Option<Arc<dyn Channel>> {
+        lock(&self.channels).get(id).cloned()
+    }
+
+    pub fn register_channel(&self, ch: Arc<dyn Channel>) {
+        lock(&self.channels).insert(ch.id().to_string(), ch);
+    }
+
+    pub fn active_run(&self, session_key: &str) -> Option<ActiveRun> {
+        lock(&self.active).get(session_key).cloned()
+    }
+
+    pub fn active_runs(&self) -> Vec<(String, ActiveRun)> {
+        lock(&self.active)
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    pub(crate) fn set_active(&self, session_key: &str, run: ActiveRun) {
+        lock(&self.active).insert(session_key.to_string(), run);
+    }
+
+    pub(crate) fn clear_active(&self, session_key: &str, run_id: &str) {
+        let mut map = lock(&self.active);
+        if map.get(session_key).is_some_and(|r| r.run_id == run_id) {
+            map.remove(session_key);
+        }
+    }
+
+    /// Publish a live event (dropped if nobody listens).
+    pub fn emit(&self, event: serde_json::Value) {
+        let _ = self.events.send(Event(event));
+    }
+}
+
+/// Lock a std mutex, ignoring poisoning (the guarded maps stay consistent: every
+/// critical section is a single insert/remove/lookup).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

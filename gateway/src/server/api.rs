@@ -1,0 +1,210 @@
+//! JSON API handlers: sessions, transcripts, posting a message, runs.
+
+use std::time::Duration;
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use switchboard_channels::{ChatKind, Origin};
+
+use super::error::ApiError;
+use super::AppState;
+use crate::agent::dispatch;
+use crate::outbox::API_CHANNEL;
+use crate::routing;
+
+/// Longest message text accepted through the API, in characters.
+const MAX_TEXT: usize = 32_000;
+/// Default and largest wait for `wait: true`.
+const DEFAULT_WAIT: Duration = Duration::from_secs(120);
+const MAX_WAIT: Duration = Duration::from_secs(600);
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListQuery {
+    #[serde(default)]
+    archived: bool,
+    limit: Option<i64>,
+}
+
+pub async fn list_sessions(
+    State(state): State<AppState>,
+    Query(q): Query<ListQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let rows = state
+        .rt
+        .store
+        .list_sessions(q.archived, q.limit.unwrap_or(100).clamp(1, 1000))
+        .await?;
+    let sessions: Vec<Value> = rows
+        .iter()
+        .map(|s| {
+            json!({
+                "sessionKey": s.key,
+                "sessionId": s.id,
+                "agentId": s.agent_id,
+                "status": s.status,
+                "origin": s.origin,
+                "createdAt": s.created_at,
+                "updatedAt": s.updated_at,
+                "archivedAt": s.archived_at,
+                "running": state.rt.active_run(&s.key).map(|r| r.run_id),
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "sessions": sessions })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranscriptQuery {
+    /// A specific (possibly archived) session id; default: the newest session of the key.
+    session_id: Option<String>,
+}
+
+/// The transcript as JSON Lines, one message per line.
+pub async fn transcript(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    Query(q): Query<TranscriptQuery>,
+) -> Result<impl IntoResponse, ApiError> {
+    let session = match q.session_id {
+        Some(id) => state
+            .rt
+            .store
+            .session_by_id(&id)
+            .await?
+            .filter(|s| s.key == key),
+        None => state.rt.store.latest_session(&key).await?,
+    };
+    let Some(session) = session else {
+        return Err(ApiError::not_found(format!("no session with key `{key}`")));
+    };
+    let rows = state.rt.store.transcript(&session.id).await?;
+    let mut out = String::new();
+    for m in &rows {
+        out.push_str(&serde_json::to_string(m).unwrap_or_default());
+        out.push('\n');
+    }
+    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], out))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PostMessage {
+    text: String,
+    /// Wait for the run that answers this message and return its reply.
+    #[serde(default)]
+    wait: bool,
+    timeout_seconds: Option<u64>,
+}
+
+pub async fn post_message(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    body: Result<Json<PostMessage>, JsonRejection>,
+) -> Result<impl IntoResponse, ApiError> {
+    let Json(body) = body?;
+    if body.text.trim().is_empty() {
+        return Err(ApiError::bad_request("`text` must not be empty"));
+    }
+    if body.text.chars().count() > MAX_TEXT {
+        return Err(ApiError::bad_request(format!(
+            "`text` is longer than {MAX_TEXT} characters"
+        )));
+    }
+    let agent_id = agent_of_key(&key).ok_or_else(|| {
+        ApiError::bad_request(
+            "session key must look like agent:<agentId>:<rest> (e.g. agent:main:main)",
+        )
+    })?;
+    let cfg = state.rt.config();
+    if routing::agent_entry(&cfg, &agent_id).is_none()
+        && agent_id != routing::default_agent_id(&cfg)
+    {
+        return Err(ApiError::bad_request(format!("unknown agent `{agent_id}`")));
+    }
+    let origin = Origin {
+        channel: API_CHANNEL.into(),
+        account: None,
+        chat_id: key.clone(),
+        thread_id: None,
+        kind: ChatKind::Direct,
+    };
+    // Subscribe before submitting so the run's end cannot be missed.
+    let mut events = state.rt.events.subscribe();
+    let sub =
+        dispatch::submit_message(&state.rt, &key, &agent_id, &origin, "api", &body.text).await?;
+    if !body.wait {
+        return Ok((
+            StatusCode::ACCEPTED,
+            Json(json!({"status": "accepted", "inboxId": sub.inbox_id, "runId": sub.run_id})),
+        ));
+    }
+    let limit = body
+        .timeout_seconds
+        .map(Duration::from_secs)
+        .unwrap_or(DEFAULT_WAIT)
+        .min(MAX_WAIT);
+    let wait = async {
+        loop {
+            match events.recv().await {
+                Ok(ev) => {
+                    let e = &ev.0;
+                    let claimed = e["claimed"]
+                        .as_array()
+                        .is_some_and(|c| c.iter().any(|v| v.as_i64() == Some(sub.inbox_id)));
+                    if e["type"] == "run.ended" && claimed {
+                        return Some(e.clone());
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => return None,
+            }
+        }
+    };
+    match tokio::time::timeout(limit, wait).await {
+        Ok(Some(ev)) => Ok((
+            StatusCode::OK,
+            Json(
+                json!({"status": ev["status"], "inboxId": sub.inbox_id, "runId": ev["runId"], "reply": ev["reply"], "error": ev["error"]}),
+            ),
+        )),
+        Ok(None) => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the gateway is shutting down",
+        )),
+        Err(_) => Ok((
+            StatusCode::ACCEPTED,
+            Json(json!({"status": "pending", "inboxId": sub.inbox_id, "runId": sub.run_id})),
+        )),
+    }
+}
+
+pub async fn get_run(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let run = state
+        .rt
+        .store
+        .get_run(&id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no run `{id}`")))?;
+    Ok(Json(serde_json::to_value(run).unwrap_or_default()))
+}
+
+/// `agent:<id>:…` → `<id>`.
+fn agent_of_key(key: &str) -> Option<String> {
+    let mut parts = key.splitn(3, ':');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some("agent"), Some(id), Some(rest)) if !id.is_empty() && !rest.is_empty() => {
+            Some(id.to_string())
+        }
+        _ => None,
+    }
+}

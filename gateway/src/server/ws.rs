@@ -1,0 +1,77 @@
+//! `/ws`: the web chat socket. Frames are the web chat channel's protocol; this file
+//! only pumps them between the socket and the channel hub.
+
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
+use axum::response::Response;
+use serde::Deserialize;
+use switchboard_channels::webchat::{ServerFrame, DEFAULT_CHAT};
+
+use super::error::ApiError;
+use super::AppState;
+
+/// Largest frame a browser may send (bytes); bigger ones close the socket with 1009.
+const MAX_FRAME: usize = 64 * 1024;
+
+#[derive(Deserialize)]
+pub struct WsQuery {
+    chat: Option<String>,
+}
+
+pub async fn upgrade(
+    State(state): State<AppState>,
+    Query(q): Query<WsQuery>,
+    ws: WebSocketUpgrade,
+) -> Result<Response, ApiError> {
+    let chat = q.chat.unwrap_or_else(|| DEFAULT_CHAT.to_string());
+    if chat.is_empty()
+        || chat.len() > 64
+        || !chat
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(ApiError::bad_request(
+            "chat must be 1-64 characters of [A-Za-z0-9_-]",
+        ));
+    }
+    Ok(ws
+        .max_message_size(MAX_FRAME)
+        .max_frame_size(MAX_FRAME)
+        .on_upgrade(move |socket| serve(state, socket, chat)))
+}
+
+async fn serve(state: AppState, mut socket: WebSocket, chat: String) {
+    let (conn, mut frames) = state.webchat.connect(&chat);
+    loop {
+        tokio::select! {
+            incoming = socket.recv() => {
+                let answer = match incoming {
+                    Some(Ok(Message::Text(text))) => state.webchat.handle_frame(conn, text.as_str()).await,
+                    Some(Ok(Message::Binary(_))) => Some(ServerFrame::Error { error: "binary frames are not supported; send JSON text frames".into() }),
+                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => None,
+                    Some(Ok(Message::Close(_))) | None => break,
+                    Some(Err(e)) => {
+                        tracing::debug!(error = %e, "web chat socket error");
+                        break;
+                    }
+                };
+                if let Some(frame) = answer {
+                    if socket.send(Message::Text(frame.to_json().into())).await.is_err() {
+                        break;
+                    }
+                }
+            }
+            out = frames.recv() => {
+                let Some(frame) = out else { break };
+                if socket.send(Message::Text(frame.to_json().into())).await.is_err() {
+                    break;
+                }
+            }
+            _ = state.closing.cancelled() => {
+                let _ = socket.send(Message::Close(None)).await;
+                break;
+            }
+        }
+    }
+    state.webchat.disconnect(conn);
+}

@@ -1,0 +1,114 @@
+//! The inbox: messages waiting for their session's next run (or, in steer mode, for the
+//! running turn's next model call). Claiming moves them into the transcript atomically.
+
+use sqlx::Row;
+use switchboard_channels::Origin;
+
+use super::messages::{insert_message, NewMessage};
+use super::{from_json, now_ms, to_json, Result, Store};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct InboxItem {
+    pub id: i64,
+    pub origin: Origin,
+    pub sender_id: String,
+    pub text: String,
+}
+
+impl Store {
+    /// Queue an inbound message for `session_key`.
+    pub async fn push_inbox(
+        &self,
+        session_key: &str,
+        origin: &Origin,
+        sender_id: &str,
+        text: &str,
+    ) -> Result<i64> {
+        let r = sqlx::query(
+            "INSERT INTO inbox (session_key, origin, sender_id, text, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(session_key)
+        .bind(to_json(origin)?)
+        .bind(sender_id)
+        .bind(text)
+        .bind(now_ms())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(r.try_get("id")?)
+    }
+
+    /// Move waiting messages of `session_key` into the transcript of `session_id` as user
+    /// messages (all of them, or only the oldest), in one transaction. Returns what moved.
+    pub async fn claim_inbox(
+        &self,
+        session_key: &str,
+        session_id: &str,
+        run_id: &str,
+        all: bool,
+    ) -> Result<Vec<InboxItem>> {
+        let mut tx = self.begin_write().await?;
+        let limit: i64 = if all { -1 } else { 1 };
+        let rows = sqlx::query("SELECT * FROM inbox WHERE session_key = ? ORDER BY id LIMIT ?")
+            .bind(session_key)
+            .bind(limit)
+            .fetch_all(&mut *tx)
+            .await?;
+        let mut items = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let origin: String = r.try_get("origin")?;
+            let item = InboxItem {
+                id: r.try_get("id")?,
+                origin: from_json(&origin)?,
+                sender_id: r.try_get("sender_id")?,
+                text: r.try_get("text")?,
+            };
+            insert_message(
+                &mut *tx,
+                session_id,
+                Some(run_id),
+                &NewMessage::user(&item.text),
+            )
+            .await?;
+            sqlx::query("DELETE FROM inbox WHERE id = ?")
+                .bind(item.id)
+                .execute(&mut *tx)
+                .await?;
+            items.push(item);
+        }
+        tx.commit().await?;
+        Ok(items)
+    }
+
+    /// How many messages wait for `session_key`.
+    pub async fn inbox_len(&self, session_key: &str) -> Result<i64> {
+        let r = sqlx::query("SELECT COUNT(*) AS n FROM inbox WHERE session_key = ?")
+            .bind(session_key)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(r.try_get("n")?)
+    }
+
+    /// Drop every waiting message of `session_key` (used by `/stop` and `/new`).
+    pub async fn clear_inbox(&self, session_key: &str) -> Result<u64> {
+        let r = sqlx::query("DELETE FROM inbox WHERE session_key = ?")
+            .bind(session_key)
+            .execute(&self.pool)
+            .await?;
+        Ok(r.rows_affected())
+    }
+}
+
+impl Store {
+    /// Sessions (key, agent id) that have waiting messages.
+    pub async fn sessions_with_inbox(&self) -> Result<Vec<(String, String)>> {
+        let rows = sqlx::query(
+            "SELECT DISTINCT i.session_key AS key, COALESCE(s.agent_id, 'main') AS agent_id
+             FROM inbox i LEFT JOIN sessions s ON s.key = i.session_key AND s.status = 'active'",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| Ok((r.try_get("key")?, r.try_get("agent_id")?)))
+            .collect()
+    }
+}

@@ -1,0 +1,183 @@
+//! Transcript messages: appended one by one as a run produces them.
+
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+
+use super::{from_json, now_ms, to_json, Result, Store};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Role> {
+        match s {
+            "user" => Ok(Role::User),
+            "assistant" => Ok(Role::Assistant),
+            "tool" => Ok(Role::Tool),
+            other => Err(super::StoreError::Corrupt(format!("unknown role {other}"))),
+        }
+    }
+}
+
+/// A tool call the model made, as stored on its assistant message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    pub id: String,
+    pub name: String,
+    /// Raw JSON text of the arguments, exactly as the model sent it.
+    pub arguments: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewMessage {
+    pub role: Role,
+    pub content: String,
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub tool_call_id: Option<String>,
+    pub tool_name: Option<String>,
+}
+
+impl NewMessage {
+    pub fn user(text: impl Into<String>) -> Self {
+        NewMessage {
+            role: Role::User,
+            content: text.into(),
+            tool_calls: vec![],
+            tool_call_id: None,
+            tool_name: None,
+        }
+    }
+    pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCallRecord>) -> Self {
+        NewMessage {
+            role: Role::Assistant,
+            content: text.into(),
+            tool_calls,
+            tool_call_id: None,
+            tool_name: None,
+        }
+    }
+    pub fn tool(call: &ToolCallRecord, result: impl Into<String>) -> Self {
+        NewMessage {
+            role: Role::Tool,
+            content: result.into(),
+            tool_calls: vec![],
+            tool_call_id: Some(call.id.clone()),
+            tool_name: Some(call.name.clone()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageRow {
+    pub seq: i64,
+    pub session_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    pub role: Role,
+    pub content: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    pub created_at: i64,
+}
+
+pub(super) fn row_to_message(r: &sqlx::sqlite::SqliteRow) -> Result<MessageRow> {
+    let role: String = r.try_get("role")?;
+    let calls: Option<String> = r.try_get("tool_calls")?;
+    Ok(MessageRow {
+        seq: r.try_get("seq")?,
+        session_id: r.try_get("session_id")?,
+        run_id: r.try_get("run_id")?,
+        role: Role::parse(&role)?,
+        content: r.try_get("content")?,
+        tool_calls: calls
+            .as_deref()
+            .map(from_json)
+            .transpose()?
+            .unwrap_or_default(),
+        tool_call_id: r.try_get("tool_call_id")?,
+        tool_name: r.try_get("tool_name")?,
+        created_at: r.try_get("created_at")?,
+    })
+}
+
+pub(super) async fn insert_message<'e, E>(
+    ex: E,
+    session_id: &str,
+    run_id: Option<&str>,
+    m: &NewMessage,
+) -> Result<i64>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
+{
+    let calls = if m.tool_calls.is_empty() {
+        None
+    } else {
+        Some(to_json(&m.tool_calls)?)
+    };
+    let r = sqlx::query(
+        "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+    )
+    .bind(session_id)
+    .bind(run_id)
+    .bind(m.role.as_str())
+    .bind(&m.content)
+    .bind(calls)
+    .bind(&m.tool_call_id)
+    .bind(&m.tool_name)
+    .bind(now_ms())
+    .fetch_one(ex)
+    .await?;
+    Ok(r.try_get("seq")?)
+}
+
+impl Store {
+    /// Append one message to a session's transcript; returns its sequence number.
+    pub async fn append_message(
+        &self,
+        session_id: &str,
+        run_id: Option<&str>,
+        m: &NewMessage,
+    ) -> Result<i64> {
+        insert_message(&self.pool, session_id, run_id, m).await
+    }
+
+    /// The whole transcript of a session, oldest first.
+    pub async fn transcript(&self, session_id: &str) -> Result<Vec<MessageRow>> {
+        let rows = sqlx::query("SELECT * FROM messages WHERE session_id = ? ORDER BY seq")
+            .bind(session_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(row_to_message).collect()
+    }
+
+    /// The last `limit` messages of a session, oldest first.
+    pub async fn transcript_tail(&self, session_id: &str, limit: i64) -> Result<Vec<MessageRow>> {
+        let rows = sqlx::query(
+            "SELECT * FROM (SELECT * FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq",
+        )
+        .bind(session_id)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(row_to_message).collect()
+    }
+}

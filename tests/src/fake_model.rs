@@ -1,0 +1,219 @@
+//! A scripted fake model server (OpenAI chat completions and Anthropic Messages) that checks
+//! the client's requests.
+//!
+//! ```ignore
+//! let model = FakeModel::start().await?;
+//! model.push_for("weather", Step::tool_call("get_weather", r#"{"city":"Paris"}"#));
+//! model.push_for("weather", Step::text("It is sunny."));
+//! // … point the gateway at `model.base_url()` and talk to it …
+//! model.wait_for_requests(2, Duration::from_secs(5)).await?;
+//! model.assert_no_violations();
+//! ```
+//!
+//! Which step answers a request: the first `push_for` queue whose trigger is contained in the
+//! last user message's text and still has steps, else the global `push` queue, else the
+//! default reply (`echo: <text>`). Every request is checked against the protocol's invariants
+//! (JSON shape, tool call / tool result pairing, offered tools, Anthropic headers and role
+//! alternation); problems are recorded as violations and the request is still answered.
+
+mod anthropic;
+mod openai;
+mod script;
+mod server;
+mod state;
+mod wire;
+
+#[cfg(test)]
+mod tests;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::net::TcpListener;
+use tokio_util::task::AbortOnDropHandle;
+
+pub use script::{DefaultReply, Step, ToolCall};
+pub use state::RecordedRequest;
+use state::State;
+
+/// How long `shutdown` lets open connections finish before it aborts the server.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
+/// Handle to a running fake model; clones share the server, which stops when the last
+/// handle is dropped or on `shutdown`.
+#[derive(Debug, Clone)]
+pub struct FakeModel {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    state: Arc<State>,
+    addr: SocketAddr,
+    /// The accept loop; aborted when dropped.
+    server: Mutex<Option<AbortOnDropHandle<()>>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Hanging and delayed answers give up; the accept loop is aborted by its handle.
+        self.state.cancel.cancel();
+    }
+}
+
+impl FakeModel {
+    /// Binds `127.0.0.1:0` and serves until shut down.
+    pub async fn start() -> anyhow::Result<FakeModel> {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .context("binding the fake model to 127.0.0.1:0")?;
+        let addr = listener
+            .local_addr()
+            .context("reading the fake model's address")?;
+        let state = Arc::new(State::default());
+        let app = server::router(Arc::clone(&state));
+        let stop = state.cancel.clone().cancelled_owned();
+        let server = tokio::spawn(async move {
+            if let Err(error) = axum::serve(listener, app)
+                .with_graceful_shutdown(stop)
+                .await
+            {
+                tracing::warn!(%error, "fake model server failed");
+            }
+        });
+        Ok(FakeModel {
+            inner: Arc::new(Inner {
+                state,
+                addr,
+                server: Mutex::new(Some(AbortOnDropHandle::new(server))),
+            }),
+        })
+    }
+
+    /// The OpenAI-style base URL, `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("{}/v1", self.origin())
+    }
+
+    /// The server's origin without a path, `http://127.0.0.1:PORT` (Anthropic-style base URL).
+    pub fn origin(&self) -> String {
+        format!("http://{}", self.inner.addr)
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.inner.addr
+    }
+
+    /// Appends a step to the global script.
+    pub fn push(&self, step: Step) {
+        self.inner.state.script().push(step);
+    }
+
+    /// Appends a step to the script used when the last user message's text contains
+    /// `trigger`; it takes precedence over the global script.
+    pub fn push_for(&self, trigger: &str, step: Step) {
+        self.inner.state.script().push_for(trigger, step);
+    }
+
+    /// What to answer when no scripted step is left (initially `DefaultReply::Echo`).
+    pub fn set_default(&self, reply: DefaultReply) {
+        self.inner.state.script().set_default(reply);
+    }
+
+    /// Scripted steps not played yet.
+    pub fn pending_steps(&self) -> usize {
+        self.inner.state.script().pending()
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.inner.state.requests()
+    }
+
+    pub fn request_count(&self) -> usize {
+        self.inner.state.request_count()
+    }
+
+    /// Waits until at least `n` requests were received.
+    pub async fn wait_for_requests(&self, n: usize, timeout: Duration) -> anyhow::Result<()> {
+        let state = &self.inner.state;
+        state
+            .wait_until(timeout, |state| state.request_count() >= n)
+            .await
+            .with_context(|| {
+                format!(
+                    "fake model: waited {timeout:?} for {n} requests, saw {}",
+                    state.request_count()
+                )
+            })
+    }
+
+    /// Requests being answered right now.
+    pub fn in_flight(&self) -> usize {
+        self.inner.state.in_flight()
+    }
+
+    /// The most requests ever answered at the same time.
+    pub fn max_in_flight(&self) -> usize {
+        self.inner.state.max_in_flight()
+    }
+
+    /// Requests whose client went away before the answer was complete.
+    pub fn dropped(&self) -> usize {
+        self.inner.state.dropped()
+    }
+
+    /// Waits until at least `n` requests were dropped by their client.
+    pub async fn wait_for_dropped(&self, n: usize, timeout: Duration) -> anyhow::Result<()> {
+        let state = &self.inner.state;
+        state
+            .wait_until(timeout, |state| state.dropped() >= n)
+            .await
+            .with_context(|| {
+                format!(
+                    "fake model: waited {timeout:?} for {n} dropped requests, saw {}",
+                    state.dropped()
+                )
+            })
+    }
+
+    /// Protocol invariant violations seen so far, each naming its request.
+    pub fn violations(&self) -> Vec<String> {
+        self.inner.state.violations()
+    }
+
+    /// Panics listing the violations, if any.
+    #[track_caller]
+    pub fn assert_no_violations(&self) {
+        let violations = self.violations();
+        assert!(
+            violations.is_empty(),
+            "fake model saw {} protocol violation(s):\n  {}",
+            violations.len(),
+            violations.join("\n  ")
+        );
+    }
+
+    /// Stops the server: hanging and delayed answers end with a 503, open connections get
+    /// `SHUTDOWN_GRACE` to close, then the server is aborted. Later requests are refused.
+    pub async fn shutdown(&self) {
+        self.inner.state.cancel.cancel();
+        let server = self
+            .inner
+            .server
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mut server) = server {
+            if tokio::time::timeout(SHUTDOWN_GRACE, &mut server)
+                .await
+                .is_err()
+            {
+                server.abort();
+            }
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! The HTTP side of the fake model: routes, recording each request, and playing its step.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, State as Shared};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use serde_json::Value;
+
+use super::script::Step;
+use super::state::{InFlight, RecordedRequest, State};
+use super::wire::{self, IssuedCall, Reply};
+use super::{anthropic, openai};
+
+const OPENAI_PATH: &str = "/v1/chat/completions";
+const ANTHROPIC_PATH: &str = "/v1/messages";
+
+/// Largest request body accepted: long agent histories in benchmarks exceed axum's 2 MB default.
+const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+
+/// Which API a request speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    OpenAi,
+    Anthropic,
+}
+
+pub(super) fn router(state: Arc<State>) -> Router {
+    Router::new()
+        .route(OPENAI_PATH, post(openai_route))
+        .route(ANTHROPIC_PATH, post(anthropic_route))
+        .fallback(unknown_route)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+async fn openai_route(
+    Shared(state): Shared<Arc<State>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    answer(state, Dialect::OpenAi, &headers, &body).await
+}
+
+async fn anthropic_route(
+    Shared(state): Shared<Arc<State>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    answer(state, Dialect::Anthropic, &headers, &body).await
+}
+
+async fn unknown_route(Shared(state): Shared<Arc<State>>, method: Method, uri: Uri) -> Response {
+    state.violation(format!("request to unknown route {method} {uri}"));
+    StatusCode::NOT_FOUND.into_response()
+}
+
+/// Records the request with its violations, then plays the step the script picks for it.
+async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &[u8]) -> Response {
+    let mut guard = InFlight::start(&state);
+    let (body, mut problems) = match serde_json::from_slice::<Value>(raw) {
+        Ok(body) => (body, Vec::new()),
+        Err(error) => (
+            Value::String(String::from_utf8_lossy(raw).into_owned()),
+            vec![format!("body is not valid JSON: {error}")],
+        ),
+    };
+    // Without a parsed body only the header checks can say anything more.
+    let parsed = problems.is_empty();
+    let (path, user_text) = match dialect {
+        Dialect::OpenAi => {
+            if parsed {
+                problems.extend(openai::check(&body));
+            }
+            (OPENAI_PATH, openai::last_user_text(&body))
+        }
+        Dialect::Anthropic => {
+            problems.extend(anthropic::check_headers(headers));
+            if parsed {
+                problems.extend(anthropic::check(&body));
+            }
+            (ANTHROPIC_PATH, anthropic::last_user_text(&body))
+        }
+    };
+    let header_text = |name: header::HeaderName| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+    };
+    let request = RecordedRequest {
+        path: path.to_owned(),
+        body,
+        auth: header_text(header::AUTHORIZATION),
+        api_key: header_text(header::HeaderName::from_static("x-api-key")),
+        at: std::time::Instant::now(),
+    };
+    let body = request.body.clone();
+    state.record(request, problems);
+    let step = state.script().next(&user_text);
+    let streamed = dialect == Dialect::OpenAi && body["stream"] == true;
+
+    let (delay, play) = plan(&state, step);
+    let reply = match play {
+        Play::Reply(reply) => reply,
+        Play::Hang => {
+            state.cancel.cancelled().await;
+            guard.finish();
+            return shutting_down();
+        }
+        Play::Status {
+            code,
+            retry_after,
+            body,
+        } => {
+            let complete = wait(&state, delay).await;
+            guard.finish();
+            return if complete {
+                status(code, retry_after, body)
+            } else {
+                shutting_down()
+            };
+        }
+        Play::Garbage(raw) => {
+            let complete = wait(&state, delay).await;
+            guard.finish();
+            return if complete {
+                garbage(raw, streamed)
+            } else {
+                shutting_down()
+            };
+        }
+    };
+
+    let model = wire::model_of(&body);
+    let number = state.response_number();
+    match dialect {
+        Dialect::OpenAi => {
+            let usage = openai::usage(&body, &reply);
+            let id = format!("chatcmpl-{number}");
+            if streamed {
+                let chunks = openai::chunks(&id, &model, &reply, usage);
+                return sse(chunks, delay, guard, &state);
+            }
+            let completion = openai::completion(&id, &model, &reply, usage);
+            finish_json(guard, &state, delay, completion).await
+        }
+        Dialect::Anthropic => {
+            let usage = anthropic::usage(&body, &reply);
+            let message = anthropic::message(&format!("msg_{number}"), &model, &reply, usage);
+            finish_json(guard, &state, delay, message).await
+        }
+    }
+}
+
+/// A step with its delays taken off and its tool calls given ids.
+#[derive(Debug)]
+enum Play {
+    Reply(Reply),
+    Hang,
+    Status {
+        code: u16,
+        retry_after: Option<u64>,
+        body: String,
+    },
+    Garbage(String),
+}
+
+/// The total (nested) delay of a step and what to play after it.
+fn plan(state: &State, mut step: Step) -> (Duration, Play) {
+    let mut delay = Duration::ZERO;
+    loop {
+        let play = match step {
+            Step::Delay(more, inner) => {
+                delay = delay.saturating_add(more);
+                step = *inner;
+                continue;
+            }
+            Step::Text(text) => Play::Reply(Reply::Text(text)),
+            Step::ToolCalls(calls) => Play::Reply(Reply::ToolCalls(
+                calls
+                    .into_iter()
+                    .map(|call| IssuedCall {
+                        id: state.call_id(),
+                        name: call.name,
+                        arguments: call.arguments,
+                    })
+                    .collect(),
+            )),
+            Step::Hang => Play::Hang,
+            Step::Status {
+                code,
+                retry_after,
+                body,
+            } => Play::Status {
+                code,
+                retry_after,
+                body,
+            },
+            Step::Garbage(raw) => Play::Garbage(raw),
+        };
+        return (delay, play);
+    }
+}
+
+/// Sleeps `delay`; false when the server shuts down meanwhile.
+async fn wait(state: &State, delay: Duration) -> bool {
+    if delay.is_zero() {
+        return true;
+    }
+    tokio::select! {
+        () = tokio::time::sleep(delay) => true,
+        () = state.cancel.cancelled() => false,
+    }
+}
+
+async fn finish_json(mut guard: InFlight, state: &State, delay: Duration, body: Value) -> Response {
+    let complete = wait(state, delay).await;
+    guard.finish();
+    if !complete {
+        return shutting_down();
+    }
+    axum::Json(body).into_response()
+}
+
+fn shutting_down() -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        "fake model is shutting down",
+    )
+        .into_response()
+}
+
+fn status(code: u16, retry_after: Option<u64>, body: String) -> Response {
+    let code = StatusCode::from_u16(code).unwrap_or_else(|_| {
+        tracing::warn!(code, "scripted status code is invalid; answering 500");
+        StatusCode::INTERNAL_SERVER_ERROR
+    });
+    let content_type = if serde_json::from_str::<Value>(&body).is_ok() {
+        "application/json"
+    } else {
+        "text/plain; charset=utf-8"
+    };
+    let mut response = (code, [(header::CONTENT_TYPE, content_type)], body).into_response();
+    if let Some(seconds) = retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+/// A 200 whose content type promises what the client asked for, and whose body breaks it.
+fn garbage(raw: String, streamed: bool) -> Response {
+    let content_type = if streamed {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    (StatusCode::OK, [(header::CONTENT_TYPE, content_type)], raw).into_response()
+}
+
+/// A streamed answer: headers at once, the first chunk after `delay`. The in-flight guard
+/// lives in the body, so a client that goes away mid-stream counts as dropped.
+fn sse(chunks: Vec<Bytes>, delay: Duration, guard: InFlight, state: &Arc<State>) -> Response {
+    struct Progress {
+        chunks: VecDeque<Bytes>,
+        delay: Duration,
+        guard: InFlight,
+        state: Arc<State>,
+    }
+    let progress = Progress {
+        chunks: chunks.into(),
+        delay,
+        guard,
+        state: Arc::clone(state),
+    };
+    let stream = futures::stream::unfold(progress, |mut progress| async move {
+        let delay = std::mem::take(&mut progress.delay);
+        if !wait(&progress.state, delay).await {
+            progress.guard.finish();
+            return None;
+        }
+        match progress.chunks.pop_front() {
+            Some(chunk) => Some((Ok::<_, Infallible>(chunk), progress)),
+            None => {
+                progress.guard.finish();
+                None
+            }
+        }
+    });
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}

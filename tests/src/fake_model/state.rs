@@ -1,0 +1,174 @@
+//! Shared state of the fake model: the request log, violations, counters and their wake-ups.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::script::Script;
+
+/// One request the fake model received.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    /// Request path, e.g. `/v1/chat/completions`.
+    pub path: String,
+    /// The body; `Value::String` holding the raw text when it was not valid JSON.
+    pub body: serde_json::Value,
+    /// The `Authorization` header.
+    pub auth: Option<String>,
+    /// The `x-api-key` header (Anthropic).
+    pub api_key: Option<String>,
+    /// When the request arrived.
+    pub at: Instant,
+}
+
+#[derive(Debug, Default)]
+struct Log {
+    requests: Vec<RecordedRequest>,
+    violations: Vec<String>,
+}
+
+/// State shared by the handle and the server's handlers.
+#[derive(Debug, Default)]
+pub(super) struct State {
+    log: Mutex<Log>,
+    script: Mutex<Script>,
+    /// Woken whenever a request is recorded or dropped.
+    changed: Notify,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
+    dropped: AtomicUsize,
+    /// Source of `call_<n>` tool call ids, unique for the server's life.
+    next_call: AtomicU64,
+    /// Source of response ids (`chatcmpl-<n>`, `msg_<n>`).
+    next_response: AtomicU64,
+    /// Fired on shutdown: hanging and delayed answers give up.
+    pub(super) cancel: CancellationToken,
+}
+
+/// Locks ignoring poisoning: a panicking test thread must not hide the log from the others.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl State {
+    pub(super) fn script(&self) -> MutexGuard<'_, Script> {
+        lock(&self.script)
+    }
+
+    /// Records a request with the problems found in it, then wakes the waiters, so whoever
+    /// sees the request also sees its violations.
+    pub(super) fn record(&self, request: RecordedRequest, problems: Vec<String>) {
+        {
+            let mut log = lock(&self.log);
+            let index = log.requests.len();
+            for problem in problems {
+                let violation = format!("request #{index} ({}): {problem}", request.path);
+                tracing::warn!(%violation, "fake model saw a protocol violation");
+                log.violations.push(violation);
+            }
+            log.requests.push(request);
+        }
+        self.changed.notify_waiters();
+    }
+
+    /// A violation not tied to a recorded request (e.g. an unknown path).
+    pub(super) fn violation(&self, violation: String) {
+        tracing::warn!(%violation, "fake model saw a protocol violation");
+        lock(&self.log).violations.push(violation);
+    }
+
+    pub(super) fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.log).requests.clone()
+    }
+
+    pub(super) fn request_count(&self) -> usize {
+        lock(&self.log).requests.len()
+    }
+
+    pub(super) fn violations(&self) -> Vec<String> {
+        lock(&self.log).violations.clone()
+    }
+
+    /// A fresh tool call id, `call_<n>`.
+    pub(super) fn call_id(&self) -> String {
+        format!(
+            "call_{}",
+            self.next_call.fetch_add(1, Ordering::Relaxed) + 1
+        )
+    }
+
+    /// A fresh number for a response id.
+    pub(super) fn response_number(&self) -> u64 {
+        self.next_response.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    pub(super) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
+    pub(super) fn max_in_flight(&self) -> usize {
+        self.max_in_flight.load(Ordering::SeqCst)
+    }
+
+    pub(super) fn dropped(&self) -> usize {
+        self.dropped.load(Ordering::SeqCst)
+    }
+
+    /// Waits, without polling, until `ready` holds; woken by every recorded or dropped request.
+    pub(super) async fn wait_until(
+        &self,
+        timeout: Duration,
+        ready: impl Fn(&State) -> bool,
+    ) -> Result<(), tokio::time::error::Elapsed> {
+        tokio::time::timeout(timeout, async {
+            loop {
+                let notified = self.changed.notified();
+                let mut notified = std::pin::pin!(notified);
+                // Register before checking, so a wake-up between the check and the await is kept.
+                notified.as_mut().enable();
+                if ready(self) {
+                    return;
+                }
+                notified.await;
+            }
+        })
+        .await
+    }
+}
+
+/// Counts a request as in flight while it lives. Dropped before `finish` means the client went
+/// away before the answer was complete (axum drops the handler future or the streaming body).
+#[derive(Debug)]
+pub(super) struct InFlight {
+    state: Arc<State>,
+    finished: bool,
+}
+
+impl InFlight {
+    pub(super) fn start(state: &Arc<State>) -> InFlight {
+        let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        state.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        InFlight {
+            state: Arc::clone(state),
+            finished: false,
+        }
+    }
+
+    /// The answer is complete (or abandoned by the server itself on shutdown).
+    pub(super) fn finish(&mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.state.in_flight.fetch_sub(1, Ordering::SeqCst);
+        if !self.finished {
+            self.state.dropped.fetch_add(1, Ordering::SeqCst);
+            self.state.changed.notify_waiters();
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! Test support.
+pub mod browser;
+pub mod fake_model;
+pub mod harness;

@@ -1,0 +1,12 @@
+//! End-to-end tests: the real `switchboard` binary against fake servers on 127.0.0.1.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+mod api;
+mod bad_input;
+mod browser;
+mod config_reload;
+mod lanes;
+mod lifecycle;
+mod webchat;

@@ -111,9 +111,14 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     let outbox_task = tokio::spawn(outbox::run(rt.clone(), outbox_cancel.clone()));
 
     let recovered = dispatch::recover(&rt).await?;
-    if recovered > 0 {
-        tracing::info!(runs = recovered, "recovered unfinished runs");
+    let announces = crate::subagents::announce::recover(&rt).await?;
+    if recovered + announces > 0 {
+        tracing::info!(runs = recovered, announces, "recovered unfinished work");
     }
+    tasks.spawn(crate::subagents::archive::run(
+        rt.clone(),
+        accept_cancel.clone(),
+    ));
 
     // HTTP server.
     let addr = format!("{}:{}", cfg.gateway.bind, cfg.gateway.port);
@@ -162,6 +167,13 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         }
     }
     runs_cancel.cancel();
+    rt.tasks.close();
+    if tokio::time::timeout(CHECKPOINT_GRACE, rt.tasks.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("background jobs did not stop in time");
+    }
     outbox_cancel.cancel();
     let _ = outbox_task.await;
     tasks.close();

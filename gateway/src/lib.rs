@@ -13,3 +13,4 @@ pub mod routing;
 pub mod runtime;
 pub mod server;
 pub mod store;
+pub mod subagents;

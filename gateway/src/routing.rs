@@ -61,8 +61,23 @@ pub async fn handle_inbound(rt: &Arc<Runtime>, msg: InboundMessage) {
     let agent_id = default_agent_id(&cfg);
     let key = session_key(&agent_id, &msg.origin);
     if let Some(cmd) = commands::parse(&msg.text) {
-        let answer = commands::execute(rt, &key, &agent_id, &msg.origin, cmd).await;
-        reply(rt, &msg.origin, &answer).await;
+        // `/subagents send` waits for the child's answer: run it aside so this chat's
+        // other messages (and every other chat) are not held up.
+        let slow = matches!(
+            cmd,
+            commands::Command::Subagents(commands::subagents::SubCommand::Send { .. })
+        );
+        let rt2 = rt.clone();
+        let origin = msg.origin.clone();
+        let work = async move {
+            let answer = commands::execute(&rt2, &key, &agent_id, &origin, cmd).await;
+            reply(&rt2, &origin, &answer).await;
+        };
+        if slow {
+            rt.tasks.spawn(work);
+        } else {
+            work.await;
+        }
         return;
     }
     if let Err(e) =

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use switchboard_channels::Channel;
 use tokio::sync::{broadcast, watch, Notify};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
 use crate::queue::Lanes;
@@ -15,6 +16,8 @@ use crate::store::Store;
 
 /// Capacity of the live event bus; slow subscribers skip events rather than block runs.
 const EVENT_BUS: usize = 1024;
+/// Announce steps running at once.
+const ANNOUNCE_CONCURRENCY: usize = 16;
 
 /// API keys picked up from the environment at start (never re-read mid-run).
 #[derive(Debug, Clone, Default)]
@@ -69,6 +72,12 @@ pub struct Runtime {
     pub channels: Mutex<HashMap<String, Arc<dyn Channel>>>,
     active: Mutex<HashMap<String, ActiveRun>>,
     pub outbox_wake: Notify,
+    /// Wakes the timer worker when a timer is added.
+    pub timers_wake: Notify,
+    /// Owner of short background jobs (delayed retries, slow commands).
+    pub tasks: TaskTracker,
+    /// Bounds concurrent announce steps (each may call the model).
+    pub announce_permits: tokio::sync::Semaphore,
     pub events: broadcast::Sender<Event>,
     /// Fired once on shutdown; every run's token is a child of it.
     pub shutdown: CancellationToken,
@@ -98,6 +107,9 @@ impl Runtime {
             channels: Mutex::new(HashMap::new()),
             active: Mutex::new(HashMap::new()),
             outbox_wake: Notify::new(),
+            timers_wake: Notify::new(),
+            tasks: TaskTracker::new(),
+            announce_permits: tokio::sync::Semaphore::new(ANNOUNCE_CONCURRENCY),
             events: broadcast::channel(EVENT_BUS).0,
             shutdown,
         })

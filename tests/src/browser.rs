@@ -38,6 +38,8 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 const POLL_INTERVAL: Duration = Duration::from_millis(100);
 /// How many chromedriver output lines are kept for error messages.
 const DRIVER_LOG_LINES: usize = 200;
+/// How long killing chromium may take before its profile dir is removed anyway.
+const KILL_WAIT: Duration = Duration::from_secs(5);
 /// Attempts at starting chromedriver; a retry covers losing the free port to another process.
 const LAUNCH_ATTEMPTS: usize = 3;
 
@@ -58,13 +60,11 @@ pub mod keys {
 pub struct Browser {
     session: Session,
     driver: Child,
-    /// chromedriver's process group, which chromium joins; killed on drop.
-    group: ProcessGroup,
     driver_log: Arc<Mutex<Vec<String>>>,
     /// Readers of chromedriver's stdout/stderr; aborted on drop.
     _readers: JoinSet<()>,
     /// The fresh chromium profile; removed on drop.
-    _profile: TempDir,
+    profile: TempDir,
 }
 
 impl Browser {
@@ -91,18 +91,19 @@ impl Browser {
             .tempdir()
             .context("creating the chromium profile dir")?;
         let port = free_port()?;
-        // chromedriver leads a process group of its own, which chromium and its helpers
-        // inherit: chromium outlives a killed chromedriver, so cleanup signals the group.
+        // chromedriver stays in our process group, so Ctrl-C on the test run reaches it and
+        // chromium too; on drop, `kill_driver` takes care of both.
         let mut driver = Command::new(CHROMEDRIVER)
             .arg(format!("--port={port}"))
+            // Chromium keeps a crash database under ~/.config/chromium whatever the flags say;
+            // a HOME inside the throwaway profile keeps the developer's home untouched.
+            .env("HOME", profile.path().join("home"))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true)
             .spawn()
             .with_context(|| format!("starting {CHROMEDRIVER}"))?;
-        let mut group = ProcessGroup(driver.id());
 
         let driver_log = Arc::new(Mutex::new(Vec::new()));
         let mut readers = JoinSet::new();
@@ -125,7 +126,7 @@ impl Browser {
         let deadline = Instant::now() + DRIVER_READY_TIMEOUT;
         loop {
             if let Some(status) = driver.try_wait()? {
-                group.kill();
+                kill_driver(&mut driver, profile.path());
                 bail!(
                     "chromedriver exited before it was ready ({status}); its output:\n{}",
                     log_text(&driver_log)
@@ -140,7 +141,7 @@ impl Browser {
                 break;
             }
             if Instant::now() >= deadline {
-                group.kill();
+                kill_driver(&mut driver, profile.path());
                 bail!(
                     "chromedriver was not ready within {DRIVER_READY_TIMEOUT:?}; its output:\n{}",
                     log_text(&driver_log)
@@ -164,9 +165,6 @@ impl Browser {
                             "--disable-component-update",
                             "--disable-sync",
                             "--disable-dev-shm-usage",
-                            // Keeps crashpad from writing to ~/.config/chromium.
-                            "--disable-crash-reporter",
-                            "--disable-breakpad",
                             "--window-size=1280,900",
                             format!("--user-data-dir={}", profile.path().display()),
                         ],
@@ -181,7 +179,7 @@ impl Browser {
         {
             Ok(Some(id)) => id.to_owned(),
             Ok(None) | Err(_) => {
-                group.kill();
+                kill_driver(&mut driver, profile.path());
                 let answer = match created {
                     Ok(v) => format!("an answer without a sessionId: {v}"),
                     Err(err) => format!("{err:#}"),
@@ -199,10 +197,9 @@ impl Browser {
                 url: format!("{base}/session/{id}"),
             },
             driver,
-            group,
             driver_log,
             _readers: readers,
-            _profile: profile,
+            profile,
         })
     }
 
@@ -354,8 +351,8 @@ impl Browser {
     pub async fn quit(mut self) -> anyhow::Result<()> {
         let ended = self.session.cmd(Method::DELETE, "", None).await;
         // Ending the session does not always end chromium, and the profile is thrown away
-        // anyway, so whatever is left of the group is killed right away.
-        self.group.kill();
+        // anyway, so whatever is left is killed right away.
+        kill_driver(&mut self.driver, self.profile.path());
         let _ = tokio::time::timeout(COMMAND_TIMEOUT, self.driver.wait()).await;
         ended.map(drop).context("ending the webdriver session")
     }
@@ -363,31 +360,70 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        // Not quit (a test failed or returned early): chromedriver dies by `kill_on_drop`,
-        // but chromium would be orphaned, so the whole group is killed here.
-        self.group.kill();
+        // Not quit (a test failed or returned early): chromium would outlive chromedriver.
+        kill_driver(&mut self.driver, self.profile.path());
     }
 }
 
-/// The process group led by chromedriver (its id is chromedriver's pid).
-struct ProcessGroup(Option<u32>);
-
-impl ProcessGroup {
-    /// SIGKILL to every process of the group, once. Safe from reuse of the id because it runs
-    /// before chromedriver, the group leader, is reaped.
-    ///
-    /// `libc`/`nix` are not dependencies, so this runs the `kill` utility (quick enough for
-    /// `Drop`).
-    fn kill(&mut self) {
-        let Some(pgid) = self.0.take() else { return };
+/// SIGKILLs chromium (every process started with our `--user-data-dir`) and chromedriver,
+/// then waits (blocking, bounded) until chromium is gone so its profile dir can be removed
+/// without a dying helper writing into it again. SIGKILL to chromedriver alone would orphan
+/// chromium, which lives on.
+///
+/// `libc`/`nix` are not dependencies, so this reads `/proc` and runs the `kill` utility; it is
+/// quick enough for `Drop` (chromium is gone within a few hundred milliseconds).
+fn kill_driver(driver: &mut Child, profile: &Path) {
+    let chromium = pids_using_profile(profile);
+    if !chromium.is_empty() {
         let _ = std::process::Command::new("kill")
             .arg("-KILL")
-            .arg("--")
-            .arg(format!("-{pgid}"))
+            .args(chromium.iter().map(u32::to_string))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
     }
+    let _ = driver.start_kill();
+    let deadline = std::time::Instant::now() + KILL_WAIT;
+    while std::time::Instant::now() < deadline
+        && !(chromium.iter().all(|&pid| is_dead(pid)) && pids_using_profile(profile).is_empty())
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether `pid` is gone or a zombie all of whose threads have exited. (A zombie thread-group
+/// leader can still have threads finishing their last writes.)
+fn is_dead(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next());
+    if state != Some("Z") {
+        return false;
+    }
+    std::fs::read_dir(format!("/proc/{pid}/task")).map_or(true, |tasks| tasks.count() <= 1)
+}
+
+/// Processes whose command line names `profile` as their `--user-data-dir`: chromium's main
+/// process and all its helpers (zombies have an empty command line and do not count).
+fn pids_using_profile(profile: &Path) -> Vec<u32> {
+    let needle = format!("--user-data-dir={}", profile.display());
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            cmdline
+                .split(|&b| b == 0)
+                .any(|arg| arg == needle.as_bytes())
+                .then_some(pid)
+        })
+        .collect()
 }
 
 /// A port on 127.0.0.1 that was free a moment ago.

@@ -10,23 +10,25 @@
 //! let mut ws = WsClient::connect(&gw.ws_url("main")).await?;
 //! ```
 
+mod builder;
 mod log;
+mod process;
 mod ws;
 
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context as _};
-use tempfile::TempDir;
-use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
-use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
+pub use self::builder::GatewayBuilder;
+use self::builder::StateDir;
+use self::log::Log;
 pub use self::log::LogMark;
-use self::log::{strip_ansi, Log};
+pub use self::process::EarlyExit;
 pub use self::ws::WsClient;
 
 /// What the daemon prints on stdout, followed by its base URL, once it is ready.
@@ -45,7 +47,7 @@ const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Host variables the daemon would read; removed from the child's environment so nothing from
 /// the developer's machine leaks into a test (set them with [`GatewayBuilder::env`] if needed).
-const SCRUBBED_ENV: &[&str] = &[
+pub const SCRUBBED_ENV: &[&str] = &[
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
     "SWITCHBOARD_CONFIG",
@@ -56,140 +58,12 @@ const SCRUBBED_ENV: &[&str] = &[
     "XDG_CONFIG_HOME",
 ];
 
-enum StateDir {
-    Temp(TempDir),
-    Given(PathBuf),
-}
-
-impl StateDir {
-    fn path(&self) -> &Path {
-        match self {
-            StateDir::Temp(dir) => dir.path(),
-            StateDir::Given(path) => path,
-        }
-    }
-}
-
-/// Builds and starts a [`Gateway`].
-pub struct GatewayBuilder {
-    bin: PathBuf,
-    config: String,
-    env: Vec<(String, String)>,
-    state_dir: Option<PathBuf>,
-    ready_timeout: Duration,
-}
-
-impl GatewayBuilder {
-    /// A gateway running `bin` (use `env!("CARGO_BIN_EXE_switchboard")`) with
-    /// [`DEFAULT_CONFIG`] in a fresh temporary state dir.
-    pub fn new(bin: impl Into<PathBuf>) -> Self {
-        GatewayBuilder {
-            bin: bin.into(),
-            config: DEFAULT_CONFIG.to_owned(),
-            env: Vec::new(),
-            state_dir: None,
-            ready_timeout: DEFAULT_READY_TIMEOUT,
-        }
-    }
-
-    /// The JSON5 config text, written to `<state_dir>/config.json5` before start.
-    pub fn config(mut self, json5: impl Into<String>) -> Self {
-        self.config = json5.into();
-        self
-    }
-
-    /// Sets an environment variable for the daemon (overrides the harness defaults, e.g.
-    /// `RUST_LOG`).
-    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.push((key.into(), value.into()));
-        self
-    }
-
-    /// Uses an existing state dir instead of a fresh temporary one (it is not removed).
-    pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.state_dir = Some(dir.into());
-        self
-    }
-
-    /// How long to wait for the ready line (default 30 s).
-    pub fn ready_timeout(mut self, timeout: Duration) -> Self {
-        self.ready_timeout = timeout;
-        self
-    }
-
-    /// Writes the config, starts the daemon and waits for its ready line.
-    ///
-    /// If the daemon exits first, the error is an [`EarlyExit`] (reachable with
-    /// `err.downcast_ref::<EarlyExit>()`) carrying the exit status and everything it printed.
-    pub async fn start(self) -> anyhow::Result<Gateway> {
-        let state = match self.state_dir {
-            Some(dir) => {
-                tokio::fs::create_dir_all(&dir)
-                    .await
-                    .with_context(|| format!("creating state dir {}", dir.display()))?;
-                StateDir::Given(dir)
-            }
-            None => StateDir::Temp(
-                tempfile::Builder::new()
-                    .prefix("switchboard-e2e-")
-                    .tempdir()
-                    .context("creating a temporary state dir")?,
-            ),
-        };
-        let config_path = state.path().join("config.json5");
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(HTTP_TIMEOUT)
-            .build()
-            .context("building the HTTP client")?;
-        let mut gateway = Gateway {
-            bin: self.bin,
-            env: self.env,
-            ready_timeout: self.ready_timeout,
-            config_path,
-            state,
-            child: None,
-            base_url: String::new(),
-            log: Arc::new(Log::default()),
-            readers: JoinSet::new(),
-            http,
-        };
-        gateway.write_config(&self.config).await?;
-        gateway.spawn().await?;
-        Ok(gateway)
-    }
-}
-
-/// The daemon exited before printing its ready line.
-#[derive(Debug)]
-pub struct EarlyExit {
-    /// `None` if it had to be killed because it neither got ready nor exited in time.
-    pub status: Option<ExitStatus>,
-    pub stdout: Vec<String>,
-    pub stderr: Vec<String>,
-}
-
-impl std::fmt::Display for EarlyExit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.status {
-            Some(status) => write!(f, "the gateway exited before it was ready ({status})")?,
-            None => write!(f, "the gateway did not print its ready line in time")?,
-        }
-        write!(f, "\n--- stdout ---")?;
-        for line in &self.stdout {
-            write!(f, "\n{line}")?;
-        }
-        write!(f, "\n--- stderr ---")?;
-        for line in &self.stderr {
-            write!(f, "\n{line}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for EarlyExit {}
-
 /// A running `switchboard run` process (killed on drop).
+///
+/// It runs as `<bin> run --config <state_dir>/config.json5` in the state dir as its working
+/// directory, with `SWITCHBOARD_STATE_DIR=<state_dir>`, `HOME=<state_dir>/home`,
+/// `RUST_LOG=info,switchboard=debug`, `NO_COLOR=1`, and without the host's [`SCRUBBED_ENV`]
+/// (anything set with [`GatewayBuilder::env`] wins over all of these).
 pub struct Gateway {
     bin: PathBuf,
     env: Vec<(String, String)>,
@@ -226,6 +100,11 @@ impl Gateway {
 
     pub fn config_path(&self) -> &Path {
         &self.config_path
+    }
+
+    /// `<state_dir>/home`, the daemon's `$HOME`.
+    pub fn home_dir(&self) -> PathBuf {
+        self.state.path().join("home")
     }
 
     /// The process id of the running daemon, if one is running.
@@ -356,100 +235,6 @@ impl Gateway {
         self.http.clone()
     }
 
-    /// Starts the process and waits for the ready line.
-    async fn spawn(&mut self) -> anyhow::Result<()> {
-        let state_dir = self.state.path().to_owned();
-        let home = state_dir.join("home");
-        tokio::fs::create_dir_all(&home).await?;
-
-        let mut cmd = Command::new(&self.bin);
-        cmd.arg("run")
-            .arg("--config")
-            .arg(&self.config_path)
-            .current_dir(&state_dir);
-        for key in SCRUBBED_ENV {
-            cmd.env_remove(key);
-        }
-        cmd.env("SWITCHBOARD_STATE_DIR", &state_dir)
-            // Agent definitions and other per-user files are looked up under $HOME.
-            .env("HOME", &home)
-            .env("RUST_LOG", "info,switchboard=debug")
-            .env("NO_COLOR", "1");
-        for (key, value) in &self.env {
-            cmd.env(key, value);
-        }
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let mut child =
-            spawn_retrying(&mut cmd).with_context(|| format!("starting {}", self.bin.display()))?;
-
-        let (ready_tx, ready_rx) = oneshot::channel();
-        let stdout_lines = Arc::new(Log::default());
-        if let Some(out) = child.stdout.take() {
-            let stdout_lines = stdout_lines.clone();
-            self.readers.spawn(async move {
-                let mut ready_tx = Some(ready_tx);
-                let mut lines = BufReader::new(out).lines();
-                // Keep reading after the ready line so the pipe never fills up.
-                while let Ok(Some(line)) = lines.next_line().await {
-                    let line = strip_ansi(&line);
-                    if let Some(url) = line.trim().strip_prefix(READY_PREFIX) {
-                        if let Some(tx) = ready_tx.take() {
-                            let _ = tx.send(url.trim().to_owned());
-                        }
-                    }
-                    stdout_lines.push(line);
-                }
-            });
-        }
-        if let Some(err) = child.stderr.take() {
-            let log = self.log.clone();
-            self.readers.spawn(async move {
-                let mut lines = BufReader::new(err).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    log.push(strip_ansi(&line));
-                }
-            });
-        }
-
-        let stderr_mark = self.log.mark();
-        let ready = tokio::time::timeout(self.ready_timeout, ready_rx).await;
-        let url = match ready {
-            Ok(Ok(url)) => url,
-            outcome => {
-                // Either stdout closed without the ready line (the process is exiting) or the
-                // deadline passed (kill it).
-                let status = if outcome.is_ok() {
-                    tokio::time::timeout(DRAIN_TIMEOUT, child.wait())
-                        .await
-                        .ok()
-                        .transpose()?
-                } else {
-                    None
-                };
-                if status.is_none() {
-                    let _ = child.start_kill();
-                    let _ = child.wait().await;
-                }
-                self.drain_readers().await;
-                return Err(EarlyExit {
-                    status,
-                    stdout: stdout_lines.lines(),
-                    stderr: self.log.lines_since(stderr_mark),
-                }
-                .into());
-            }
-        };
-        if !url.starts_with("http://") && !url.starts_with("https://") {
-            bail!("the ready line names no http URL: {READY_PREFIX}{url}");
-        }
-        self.base_url = url.trim_end_matches('/').to_owned();
-        self.child = Some(child);
-        Ok(())
-    }
-
     /// Lets the output readers of an exited process reach EOF, so the log is complete.
     async fn drain_readers(&mut self) {
         let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
@@ -458,22 +243,6 @@ impl Gateway {
         .await;
         if drained.is_err() {
             self.readers.abort_all();
-        }
-    }
-}
-
-/// Spawns `cmd`, retrying briefly on ETXTBSY: a test that just wrote an executable (a stand-in
-/// script) can race with another thread's fork that briefly holds the file open for writing.
-fn spawn_retrying(cmd: &mut Command) -> std::io::Result<Child> {
-    const ETXTBSY: i32 = 26;
-    let mut attempts = 0;
-    loop {
-        match cmd.spawn() {
-            Err(err) if err.raw_os_error() == Some(ETXTBSY) && attempts < 20 => {
-                attempts += 1;
-                std::thread::sleep(Duration::from_millis(25));
-            }
-            other => return other,
         }
     }
 }

@@ -9,4 +9,5 @@ mod browser;
 mod config_reload;
 mod lanes;
 mod lifecycle;
+mod subagents;
 mod webchat;

@@ -168,7 +168,7 @@ async fn help_status_new_and_unknown_commands_answer() {
     ws.send_text("/frobnicate now").await.unwrap();
     assert_eq!(
         ws.next_message(WAIT).await.unwrap(),
-        "Unknown command /frobnicate. Try /help, /status, /new or /stop."
+        "Unknown command /frobnicate. Try /help, /status, /new, /stop or /subagents."
     );
     ws.send_text("remember me").await.unwrap();
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "echo: remember me");

@@ -101,6 +101,8 @@ pub async fn enqueue_new_run(
             lane,
             claim_all,
             origin,
+            model: None,
+            timeout_ms: None,
         })
         .await?;
     schedule(rt, &run_id, session_key);
@@ -125,7 +127,29 @@ pub fn schedule(rt: &Arc<Runtime>, run_id: &str, session_key: &str) {
 pub async fn recover(rt: &Arc<Runtime>) -> Result<usize> {
     let runs = rt.store.unfinished_runs().await?;
     let mut n = 0;
+    let interrupt =
+        rt.config().agents.defaults.subagents.on_restart == crate::config::OnRestart::Interrupt;
     for run in &runs {
+        if interrupt
+            && run.lane == queue::SUBAGENT
+            && run.status == crate::store::RunStatus::Running
+        {
+            tracing::info!(run_id = %run.id, "sub-agent run was mid-flight; ending it as interrupted (subagents.onRestart)");
+            let end = crate::store::RunEnd {
+                status: crate::store::RunStatus::Interrupted,
+                error: Some("interrupted by a gateway restart".into()),
+                model: None,
+                steps: run.steps,
+                input_tokens: run.input_tokens,
+                output_tokens: run.output_tokens,
+                cost_usd: run.cost_usd,
+                reply: None,
+                deliver: None,
+                archive_after_ms: crate::subagents::control::archive_after_ms(rt),
+            };
+            rt.store.finish_run(&run.id, &end).await?;
+            continue;
+        }
         tracing::info!(run_id = %run.id, session = %run.session_key, status = ?run.status, "recovering run");
         schedule(rt, &run.id, &run.session_key);
         n += 1;

@@ -28,6 +28,21 @@ const MAX_TOKENS: u32 = 4096;
 pub async fn execute(rt: Arc<Runtime>, run_id: String) {
     match execute_inner(&rt, &run_id).await {
         Ok(Some(run)) => {
+            if run.lane == crate::queue::SUBAGENT {
+                match rt.store.subagent(&run.id).await {
+                    Ok(Some(row)) if row.announce_state == "pending" => {
+                        crate::subagents::announce::schedule(
+                            &rt,
+                            &row.run_id,
+                            &row.child_session_key,
+                        )
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::error!(run_id, error = %e, "cannot read the sub-agent registry")
+                    }
+                }
+            }
             if let Err(e) = dispatch::after_run(&rt, &run.session_key, &run.agent_id).await {
                 tracing::error!(run_id, error = %e, "cannot schedule waiting messages");
             }
@@ -45,6 +60,7 @@ pub async fn execute(rt: Arc<Runtime>, run_id: String) {
                 cost_usd: None,
                 reply: None,
                 deliver: Some(format!("⚠️ Internal error, the run was stopped: {e}")),
+                archive_after_ms: None,
             };
             let _ = rt.store.finish_run(&run_id, &end).await;
             rt.outbox_wake.notify_one();
@@ -108,11 +124,13 @@ async fn execute_inner(rt: &Arc<Runtime>, run_id: &str) -> Result<Option<RunRow>
     };
 
     let agent = routing::agent_entry(&cfg, &run.agent_id);
-    let model_ref = models::default_reference(
-        &cfg,
-        agent.as_ref().and_then(|a| a.model.as_deref()),
-        &rt.env_keys,
-    );
+    let model_ref = run.model.clone().or_else(|| {
+        models::default_reference(
+            &cfg,
+            agent.as_ref().and_then(|a| a.model.as_deref()),
+            &rt.env_keys,
+        )
+    });
     let model = models::resolve(&cfg, model_ref.as_deref(), &rt.http, &rt.env_keys);
     rt.store
         .start_run(
@@ -171,7 +189,11 @@ async fn execute_inner(rt: &Arc<Runtime>, run_id: &str) -> Result<Option<RunRow>
     )
     .await;
     let tools = ToolRegistry::builtin().for_run(&cfg.tools, is_subagent);
-    let run_timeout = cfg.agents.defaults.timeout;
+    let run_timeout = match run.timeout_ms {
+        Some(ms) => Some(Duration::from_millis(ms.max(0) as u64)),
+        None if is_subagent => None,
+        None => cfg.agents.defaults.timeout,
+    };
     let cancel = active.cancel.clone();
     let ctx = LoopCtx {
         rt,
@@ -183,6 +205,7 @@ async fn execute_inner(rt: &Arc<Runtime>, run_id: &str) -> Result<Option<RunRow>
         tools,
         is_subagent,
         cancel: cancel.clone(),
+        origin: reply_origin.clone(),
     };
 
     let outcome = {
@@ -331,6 +354,7 @@ async fn finish(
         ),
         reply: None,
         deliver,
+        archive_after_ms: None,
     };
     end_run(rt, run, end, progress).await
 }
@@ -357,6 +381,7 @@ async fn finish_with_reply(
         ),
         reply: Some(reply),
         deliver,
+        archive_after_ms: None,
     };
     end_run(rt, run, end, progress).await
 }
@@ -364,9 +389,12 @@ async fn finish_with_reply(
 async fn end_run(
     rt: &Runtime,
     run: &RunRow,
-    end: RunEnd,
+    mut end: RunEnd,
     progress: &Progress,
 ) -> Result<(), StoreError> {
+    if run.lane == crate::queue::SUBAGENT {
+        end.archive_after_ms = crate::subagents::control::archive_after_ms(rt);
+    }
     rt.store.finish_run(&run.id, &end).await?;
     if end.deliver.is_some() {
         rt.outbox_wake.notify_one();
@@ -394,6 +422,7 @@ struct LoopCtx<'a> {
     tools: std::collections::BTreeMap<String, Arc<dyn Tool>>,
     is_subagent: bool,
     cancel: CancellationToken,
+    origin: Option<switchboard_channels::Origin>,
 }
 
 async fn run_loop(
@@ -522,6 +551,12 @@ async fn append(
 
 /// Execute one tool call; bad names and bad arguments are told to the model.
 async fn call_tool(ctx: &LoopCtx<'_>, call: &ToolCallRecord) -> Result<String, ToolError> {
+    if ctx.is_subagent && super::tools::SUBAGENT_FORBIDDEN.contains(&call.name.as_str()) {
+        return Err(ToolError::Model(format!(
+            "forbidden: sub-agents cannot use `{}`",
+            call.name
+        )));
+    }
     let Some(tool) = ctx.tools.get(&call.name) else {
         let available: Vec<&str> = ctx.tools.keys().map(String::as_str).collect();
         return Err(ToolError::Model(format!(
@@ -551,6 +586,7 @@ async fn call_tool(ctx: &LoopCtx<'_>, call: &ToolCallRecord) -> Result<String, T
         )));
     }
     let tctx = ToolContext {
+        origin: ctx.origin.as_ref(),
         rt: ctx.rt,
         session_key: &ctx.run.session_key,
         agent_id: &ctx.run.agent_id,

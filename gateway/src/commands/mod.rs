@@ -1,7 +1,8 @@
 //! Slash commands: parsed before routing and answered at once, even while the session's
 //! run is busy. An unknown command or a bad argument gets a one-line usage reply.
 
-mod session;
+pub(crate) mod session;
+pub mod subagents;
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ pub enum Command {
     Status,
     New,
     Stop,
+    Subagents(subagents::SubCommand),
     /// A command we do not know, or one with bad arguments: the usage line to answer.
     Usage(String),
 }
@@ -24,7 +26,8 @@ pub const HELP: &str = "Commands:\n\
 /help — this list\n\
 /status — model, queue depth and active runs of this chat\n\
 /new — start a fresh session (the old transcript is kept, archived)\n\
-/stop — stop the current run of this chat";
+/stop — stop the current run of this chat and its sub-agents\n\
+/subagents list | stop <#|id|all> | log <#|id> [limit] [tools] | info <#|id> | send <#|id> <message>";
 
 /// Parse `text` as a slash command. Returns `None` for ordinary messages. Accepts the
 /// Telegram form `/cmd@botname`.
@@ -50,8 +53,15 @@ pub fn parse(text: &str) -> Option<Command> {
         "status" => no_args(Command::Status, "status"),
         "new" | "reset" => no_args(Command::New, "new"),
         "stop" => no_args(Command::Stop, "stop"),
+        "subagents" | "subagent" => {
+            let raw_rest = rest.trim_start()[head.len()..].trim_start();
+            match subagents::parse(&args, raw_rest) {
+                Ok(sub) => Command::Subagents(sub),
+                Err(usage) => Command::Usage(usage),
+            }
+        }
         other => Command::Usage(format!(
-            "Unknown command /{other}. Try /help, /status, /new or /stop."
+            "Unknown command /{other}. Try /help, /status, /new, /stop or /subagents."
         )),
     })
 }
@@ -71,6 +81,7 @@ pub async fn execute(
         Command::Status => session::status(rt, session_key, agent_id).await,
         Command::New => session::new_session(rt, session_key).await,
         Command::Stop => session::stop(rt, session_key).await,
+        Command::Subagents(sub) => subagents::execute(rt, session_key, sub).await,
     };
     result.unwrap_or_else(|e| format!("⚠️ {e}"))
 }

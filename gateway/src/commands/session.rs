@@ -71,15 +71,33 @@ pub async fn stop(rt: &Arc<Runtime>, session_key: &str) -> Result<String, StoreE
         rt.store.cancel_queued_run(id).await?;
     }
     let dropped_msgs = rt.store.clear_inbox(session_key).await?;
-    Ok(match (stopped, dropped_msgs) {
-        (0, 0) => "Nothing to stop.".to_string(),
-        (n, 0) => format!("Stopped {n} run."),
-        (n, m) => format!(
-            "Stopped {n} run{} and dropped {m} waiting message{}.",
-            if n == 1 { "" } else { "s" },
-            if m == 1 { "" } else { "s" }
-        ),
-    })
+    let children = crate::subagents::control::stop_children_of(
+        rt,
+        session_key,
+        "stopped by /stop in the requester chat",
+    )
+    .await?;
+    if stopped == 0 && dropped_msgs == 0 && children == 0 {
+        return Ok("Nothing to stop.".to_string());
+    }
+    let mut parts = vec![format!(
+        "{stopped} run{}",
+        if stopped == 1 { "" } else { "s" }
+    )];
+    if children > 0 {
+        parts.push(format!(
+            "{children} sub-agent{}",
+            if children == 1 { "" } else { "s" }
+        ));
+    }
+    let mut out = format!("Stopped {}.", parts.join(" and "));
+    if dropped_msgs > 0 {
+        out.push_str(&format!(
+            " Dropped {dropped_msgs} waiting message{}.",
+            if dropped_msgs == 1 { "" } else { "s" }
+        ));
+    }
+    Ok(out)
 }
 
 /// First 8 characters of an id.

@@ -208,3 +208,51 @@ fn agent_of_key(key: &str) -> Option<String> {
         _ => None,
     }
 }
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubagentsQuery {
+    /// Only children of this requester session key.
+    requester: Option<String>,
+    limit: Option<i64>,
+}
+
+pub async fn list_subagents(
+    State(state): State<AppState>,
+    Query(q): Query<SubagentsQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let limit = q.limit.unwrap_or(100).clamp(1, 10_000);
+    let rows = match q.requester {
+        Some(r) => state.rt.store.subagents_of(&r, limit).await?,
+        None => state.rt.store.all_subagents(limit).await?,
+    };
+    Ok(Json(json!({ "subagents": rows })))
+}
+
+pub async fn get_subagent(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let row = state
+        .rt
+        .store
+        .subagent(&id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no sub-agent run `{id}`")))?;
+    Ok(Json(serde_json::to_value(row).unwrap_or_default()))
+}
+
+pub async fn stop_subagent(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let row = state
+        .rt
+        .store
+        .subagent(&id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no sub-agent run `{id}`")))?;
+    let stopped =
+        crate::subagents::control::stop_child(&state.rt, &row, "stopped through the API").await?;
+    Ok(Json(json!({"runId": id, "stopped": stopped})))
+}

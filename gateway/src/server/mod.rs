@@ -42,6 +42,9 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/api/sessions/{key}/transcript", get(api::transcript))
         .route("/api/sessions/{key}/messages", post(api::post_message))
         .route("/api/runs/{id}", get(api::get_run))
+        .route("/api/subagents", get(api::list_subagents))
+        .route("/api/subagents/{id}", get(api::get_subagent))
+        .route("/api/subagents/{id}/stop", post(api::stop_subagent))
         .route("/ws", get(ws::upgrade))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),

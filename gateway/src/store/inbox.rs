@@ -15,6 +15,29 @@ pub struct InboxItem {
     pub text: String,
 }
 
+pub(super) async fn insert_inbox<'e, E>(
+    ex: E,
+    session_key: &str,
+    origin: &Origin,
+    sender_id: &str,
+    text: &str,
+) -> Result<i64>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
+{
+    let r = sqlx::query(
+        "INSERT INTO inbox (session_key, origin, sender_id, text, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(session_key)
+    .bind(to_json(origin)?)
+    .bind(sender_id)
+    .bind(text)
+    .bind(now_ms())
+    .fetch_one(ex)
+    .await?;
+    Ok(r.try_get("id")?)
+}
+
 impl Store {
     /// Queue an inbound message for `session_key`.
     pub async fn push_inbox(
@@ -24,17 +47,7 @@ impl Store {
         sender_id: &str,
         text: &str,
     ) -> Result<i64> {
-        let r = sqlx::query(
-            "INSERT INTO inbox (session_key, origin, sender_id, text, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
-        )
-        .bind(session_key)
-        .bind(to_json(origin)?)
-        .bind(sender_id)
-        .bind(text)
-        .bind(now_ms())
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(r.try_get("id")?)
+        insert_inbox(&self.pool, session_key, origin, sender_id, text).await
     }
 
     /// Move waiting messages of `session_key` into the transcript of `session_id` as user

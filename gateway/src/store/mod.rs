@@ -9,6 +9,7 @@ mod messages;
 mod outbox;
 mod runs;
 mod sessions;
+mod subagents;
 
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -22,6 +23,7 @@ pub use messages::{MessageRow, NewMessage, Role, ToolCallRecord};
 pub use outbox::OutboxRow;
 pub use runs::{NewRun, RunEnd, RunRow, RunStatus};
 pub use sessions::SessionRow;
+pub use subagents::{NewSubagent, SubagentRow};
 
 /// Embedded migrations, applied at start.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");

@@ -72,6 +72,7 @@ pub struct RunRow {
     pub created_at: i64,
     pub started_at: Option<i64>,
     pub ended_at: Option<i64>,
+    pub timeout_ms: Option<i64>,
 }
 
 fn row_to_run(r: &sqlx::sqlite::SqliteRow) -> Result<RunRow> {
@@ -97,6 +98,7 @@ fn row_to_run(r: &sqlx::sqlite::SqliteRow) -> Result<RunRow> {
         created_at: r.try_get("created_at")?,
         started_at: r.try_get("started_at")?,
         ended_at: r.try_get("ended_at")?,
+        timeout_ms: r.try_get("timeout_ms")?,
     })
 }
 
@@ -109,6 +111,33 @@ pub struct NewRun<'a> {
     pub lane: &'a str,
     pub claim_all: bool,
     pub origin: Option<&'a Origin>,
+    /// A model fixed at creation (`provider/model`), else the agent's default at start.
+    pub model: Option<&'a str>,
+    /// A run timeout of its own, else the configured default.
+    pub timeout_ms: Option<i64>,
+}
+
+pub(super) async fn insert_run<'e, E>(ex: E, run: &NewRun<'_>) -> Result<()>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
+{
+    sqlx::query(
+        "INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin, model, timeout_ms, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
+    )
+    .bind(run.id)
+    .bind(run.session_key)
+    .bind(run.session_id)
+    .bind(run.agent_id)
+    .bind(run.lane)
+    .bind(if run.claim_all { "all" } else { "one" })
+    .bind(run.origin.map(to_json).transpose()?)
+    .bind(run.model)
+    .bind(run.timeout_ms)
+    .bind(now_ms())
+    .execute(ex)
+    .await?;
+    Ok(())
 }
 
 /// How a run ended, and what (if anything) to send to its origin.
@@ -124,25 +153,13 @@ pub struct RunEnd {
     pub reply: Option<String>,
     /// Text to deliver to the run's origin through the outbox (key `run:<id>:reply`).
     pub deliver: Option<String>,
+    /// For a sub-agent's spawn run: archive its session this long after it ends (None = never).
+    pub archive_after_ms: Option<i64>,
 }
 
 impl Store {
     pub async fn create_run(&self, run: &NewRun<'_>) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)",
-        )
-        .bind(run.id)
-        .bind(run.session_key)
-        .bind(run.session_id)
-        .bind(run.agent_id)
-        .bind(run.lane)
-        .bind(if run.claim_all { "all" } else { "one" })
-        .bind(run.origin.map(to_json).transpose()?)
-        .bind(now_ms())
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        insert_run(&self.pool, run).await
     }
 
     pub async fn get_run(&self, id: &str) -> Result<Option<RunRow>> {
@@ -155,7 +172,7 @@ impl Store {
 
     /// Mark a queued run running. The session id is refreshed (a `/new` may have replaced it).
     pub async fn start_run(&self, id: &str, session_id: &str, model: Option<&str>) -> Result<()> {
-        sqlx::query("UPDATE runs SET status = 'running', started_at = ?, session_id = ?, model = ? WHERE id = ?")
+        sqlx::query("UPDATE runs SET status = 'running', started_at = ?, session_id = ?, model = COALESCE(model, ?) WHERE id = ?")
             .bind(now_ms())
             .bind(session_id)
             .bind(model)
@@ -219,6 +236,7 @@ impl Store {
             )
             .await?;
         }
+        super::subagents::record_child_end(&mut tx, id, end).await?;
         tx.commit().await?;
         Ok(())
     }

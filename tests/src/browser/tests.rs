@@ -72,35 +72,29 @@ async fn browser_types_clicks_and_reads_back() {
     server.abort();
 }
 
-/// Pids of processes whose command line mentions `needle`.
-fn pids_mentioning(needle: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline).contains(needle) {
-            pids.push(pid);
-        }
-    }
-    pids
-}
-
+/// Dropping a `Browser` without `quit` (a failed test) kills chromium and removes its
+/// profile; chromium would otherwise outlive chromedriver.
 #[tokio::test]
 async fn dropping_a_browser_leaves_no_chromium_behind() {
     let browser = Browser::launch().await.unwrap();
-    let profile = browser._profile.path().display().to_string();
+    let profile = browser.profile.path().to_owned();
     assert!(
-        !pids_mentioning(&profile).is_empty(),
+        !pids_using_profile(&profile).is_empty(),
         "chromium should be running"
     );
     drop(browser);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !pids_mentioning(&profile).is_empty() {
-        assert!(Instant::now() < deadline, "chromium outlived the Browser");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    assert_eq!(pids_using_profile(&profile), Vec::<u32>::new());
+    assert!(!profile.exists(), "the profile dir should be gone");
+}
+
+/// `quit` ends chromium as well.
+#[tokio::test]
+async fn quit_leaves_no_chromium_behind() {
+    let browser = Browser::launch().await.unwrap();
+    let profile = browser.profile.path().to_owned();
+    browser.quit().await.unwrap();
+    assert_eq!(pids_using_profile(&profile), Vec::<u32>::new());
+    assert!(!profile.exists(), "the profile dir should be gone");
 }
 
 /// Where screenshots go: `$SWITCHBOARD_SCREENSHOT_DIR` when set (to look at them), else a

@@ -212,9 +212,18 @@ async fn given_state_dir_is_used_and_config_writes_are_atomic() {
     let dir = state.path().join("nested");
     let gw = GatewayBuilder::new(&bin)
         .state_dir(&dir)
+        .file(
+            ".switchboard/agents/reviewer.md",
+            "---\nname: reviewer\n---\n",
+        )
         .start()
         .await
         .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".switchboard/agents/reviewer.md")).unwrap(),
+        "---\nname: reviewer\n---\n"
+    );
+    assert_eq!(gw.home_dir(), dir.join("home"));
     assert_eq!(gw.state_dir(), dir);
 
     gw.write_config("{ gateway: { port: 1234 } }")
@@ -229,7 +238,7 @@ async fn given_state_dir_is_used_and_config_writes_are_atomic() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["config.json5", "home", "starts"]);
+    assert_eq!(names, [".switchboard", "config.json5", "home", "starts"]);
 }
 
 #[test]

@@ -30,6 +30,8 @@ pub struct ToolContext<'a> {
     pub run_id: &'a str,
     pub is_subagent: bool,
     pub cancel: CancellationToken,
+    /// Where this run's answers go (the requester origin of a spawn).
+    pub origin: Option<&'a switchboard_channels::Origin>,
 }
 
 /// A tool failure. `Model` errors go back to the model as the tool result so it can
@@ -71,6 +73,9 @@ impl ToolRegistry {
         r.add(Arc::new(sessions::SessionsList));
         r.add(Arc::new(sessions::SessionsHistory));
         r.add(Arc::new(sessions::SessionsSend));
+        for t in crate::subagents::spawn::tools() {
+            r.add(t);
+        }
         r
     }
 
@@ -138,7 +143,13 @@ mod tests {
         let cfg = ToolsConfig::default();
         assert_eq!(
             names(&reg.for_run(&cfg, false)),
-            vec!["sessions_history", "sessions_list", "sessions_send"]
+            vec![
+                "agents_list",
+                "sessions_history",
+                "sessions_list",
+                "sessions_send",
+                "sessions_spawn"
+            ]
         );
         assert!(reg.for_run(&cfg, true).is_empty());
         let cfg = ToolsConfig {

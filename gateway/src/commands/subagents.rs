@@ -1,0 +1,428 @@
+//! `/subagents list|stop|log|info|send` for the children spawned from this chat's session.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::agent::dispatch;
+use crate::runtime::Runtime;
+use crate::store::{now_ms, Role, StoreError, SubagentRow};
+use crate::subagents::control::{self, resolve};
+use crate::subagents::render;
+
+use super::session::short;
+
+/// How long `/subagents send` waits for the child's answer.
+const SEND_WAIT: Duration = Duration::from_secs(30);
+/// Default and largest `/subagents log` length.
+const LOG_DEFAULT: usize = 20;
+const LOG_MAX: usize = 200;
+/// Characters of a task shown in the list when there is no label.
+const TASK_CUT: usize = 40;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SubCommand {
+    List,
+    Stop(String),
+    Log {
+        target: String,
+        limit: usize,
+        tools: bool,
+    },
+    Info(String),
+    Send {
+        target: String,
+        message: String,
+    },
+}
+
+pub const USAGE: &str = "Usage: /subagents list | stop <#|id|all> | log <#|id> [limit] [tools] | info <#|id> | send <#|id> <message>";
+
+/// Parse the words after `/subagents`; `Err` is the one-line usage answer.
+pub fn parse(args: &[&str], raw_rest: &str) -> Result<SubCommand, String> {
+    let Some(action) = args.first() else {
+        return Err(USAGE.into());
+    };
+    let target = || {
+        args.get(1)
+            .map(|t| t.to_string())
+            .ok_or_else(|| format!("Usage: /subagents {action} <#|id>"))
+    };
+    match action.to_ascii_lowercase().as_str() {
+        "list" | "ls" if args.len() == 1 => Ok(SubCommand::List),
+        "list" | "ls" => Err("Usage: /subagents list (takes no arguments)".into()),
+        "stop" | "kill" => {
+            Ok(SubCommand::Stop(target().map_err(|_| {
+                "Usage: /subagents stop <#|id|all>".to_string()
+            })?))
+        }
+        "info" => Ok(SubCommand::Info(target()?)),
+        "log" => {
+            let target =
+                target().map_err(|_| "Usage: /subagents log <#|id> [limit] [tools]".to_string())?;
+            let mut limit = LOG_DEFAULT;
+            let mut tools = false;
+            for a in &args[2..] {
+                if a.eq_ignore_ascii_case("tools") {
+                    tools = true;
+                } else if let Ok(n) = a.parse::<usize>() {
+                    if n == 0 || n > LOG_MAX {
+                        return Err(format!(
+                            "Usage: /subagents log <#|id> [limit 1-{LOG_MAX}] [tools]"
+                        ));
+                    }
+                    limit = n;
+                } else {
+                    return Err("Usage: /subagents log <#|id> [limit] [tools]".into());
+                }
+            }
+            Ok(SubCommand::Log {
+                target,
+                limit,
+                tools,
+            })
+        }
+        "send" => {
+            let target =
+                target().map_err(|_| "Usage: /subagents send <#|id> <message>".to_string())?;
+            // The message is the raw text after the target (keeps its spacing).
+            let after_action = raw_rest.trim_start()[action.len()..].trim_start();
+            let message = after_action[target.len()..].trim();
+            if message.is_empty() {
+                return Err("Usage: /subagents send <#|id> <message>".into());
+            }
+            Ok(SubCommand::Send {
+                target,
+                message: message.to_string(),
+            })
+        }
+        other => Err(format!("Unknown /subagents action `{other}`. {USAGE}")),
+    }
+}
+
+pub async fn execute(
+    rt: &Arc<Runtime>,
+    session_key: &str,
+    cmd: SubCommand,
+) -> Result<String, StoreError> {
+    let rows = rt.store.subagents_of(session_key, 1000).await?;
+    match cmd {
+        SubCommand::List => Ok(list(&rows)),
+        SubCommand::Stop(t) if t.eq_ignore_ascii_case("all") => {
+            let n = control::stop_children_of(rt, session_key, "stopped by /subagents stop all")
+                .await?;
+            Ok(format!("Stopped {n} sub-agent{}.", plural(n)))
+        }
+        SubCommand::Stop(t) => {
+            let row = match resolve(&rows, &t) {
+                Ok(r) => r,
+                Err(e) => return Ok(e.to_string()),
+            };
+            if control::stop_child(rt, row, "stopped by /subagents stop").await? {
+                Ok(format!(
+                    "Stopping sub-agent {} ({}).",
+                    short(&row.run_id),
+                    title(row)
+                ))
+            } else {
+                Ok(format!(
+                    "Sub-agent {} is not running ({}).",
+                    short(&row.run_id),
+                    state(row)
+                ))
+            }
+        }
+        SubCommand::Info(t) => Ok(match resolve(&rows, &t) {
+            Ok(row) => info(row),
+            Err(e) => e.to_string(),
+        }),
+        SubCommand::Log {
+            target,
+            limit,
+            tools,
+        } => {
+            let row = match resolve(&rows, &target) {
+                Ok(r) => r,
+                Err(e) => return Ok(e.to_string()),
+            };
+            let msgs = rt.store.transcript(&row.session_id).await?;
+            let msgs: Vec<_> = msgs
+                .iter()
+                .filter(|m| {
+                    if tools {
+                        m.role == Role::Tool || !m.tool_calls.is_empty()
+                    } else {
+                        m.role != Role::Tool
+                    }
+                })
+                .collect();
+            let start = msgs.len().saturating_sub(limit);
+            let mut out = format!(
+                "Log of sub-agent {} ({}), last {} message(s):",
+                short(&row.run_id),
+                title(row),
+                msgs.len() - start
+            );
+            for m in &msgs[start..] {
+                let mut line = match m.role {
+                    Role::Tool => format!(
+                        "[tool {}] {}",
+                        m.tool_name.as_deref().unwrap_or("?"),
+                        m.content
+                    ),
+                    _ => format!("[{}] {}", m.role.as_str(), m.content),
+                };
+                for c in &m.tool_calls {
+                    line.push_str(&format!(" → {}({})", c.name, c.arguments));
+                }
+                out.push('\n');
+                out.push_str(&cut(&line, 500));
+            }
+            Ok(out)
+        }
+        SubCommand::Send { target, message } => {
+            let row = match resolve(&rows, &target) {
+                Ok(r) => r.clone(),
+                Err(e) => return Ok(e.to_string()),
+            };
+            send(rt, &row, &message).await
+        }
+    }
+}
+
+async fn send(rt: &Arc<Runtime>, row: &SubagentRow, message: &str) -> Result<String, StoreError> {
+    if row.archived_at.is_some() {
+        return Ok(format!(
+            "Sub-agent {} is archived; its session no longer takes messages.",
+            short(&row.run_id)
+        ));
+    }
+    let mut events = rt.events.subscribe();
+    let session = rt
+        .store
+        .ensure_session(&row.child_session_key, &row.agent_id, None)
+        .await?;
+    let origin = switchboard_channels::Origin {
+        channel: "internal".into(),
+        account: None,
+        chat_id: row.requester_session_key.clone(),
+        thread_id: None,
+        kind: switchboard_channels::ChatKind::Direct,
+    };
+    let inbox_id = rt
+        .store
+        .push_inbox(
+            &row.child_session_key,
+            &origin,
+            &row.requester_session_key,
+            message,
+        )
+        .await?;
+    if !rt
+        .lanes
+        .get(crate::queue::SUBAGENT)
+        .has_queued(&row.child_session_key)
+    {
+        dispatch::enqueue_new_run(
+            rt,
+            &row.child_session_key,
+            &row.agent_id,
+            &session.id,
+            true,
+            None,
+        )
+        .await?;
+    }
+    let wait = async {
+        loop {
+            match events.recv().await {
+                Ok(ev) => {
+                    let e = &ev.0;
+                    let claimed = e["claimed"]
+                        .as_array()
+                        .is_some_and(|c| c.iter().any(|v| v.as_i64() == Some(inbox_id)));
+                    if e["type"] == "run.ended" && claimed {
+                        return Some(e.clone());
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => return None,
+            }
+        }
+    };
+    Ok(match tokio::time::timeout(SEND_WAIT, wait).await {
+        Ok(Some(ev)) => match ev["reply"].as_str() {
+            Some(reply) => format!("Sub-agent {} replied:\n{reply}", short(&row.run_id)),
+            None => format!(
+                "Sub-agent {} ended without a reply ({}).",
+                short(&row.run_id),
+                ev["status"].as_str().unwrap_or("?")
+            ),
+        },
+        _ => format!(
+            "Sub-agent {} is still running; see /subagents log {} later.",
+            short(&row.run_id),
+            short(&row.run_id)
+        ),
+    })
+}
+
+fn list(rows: &[SubagentRow]) -> String {
+    if rows.is_empty() {
+        return "No sub-agents have been spawned from this chat.".into();
+    }
+    let active = rows.iter().filter(|r| r.outcome.is_none()).count();
+    let mut out = format!("Sub-agents: {active} active, {} done", rows.len() - active);
+    for (i, r) in rows.iter().enumerate() {
+        out.push_str(&format!(
+            "\n{}. {} · {} · {} · {} · {}",
+            i + 1,
+            state(r),
+            title(r),
+            render::runtime(runtime(r)),
+            short(&r.run_id),
+            r.child_session_key
+        ));
+    }
+    out
+}
+
+fn info(r: &SubagentRow) -> String {
+    let now = now_ms();
+    let time = |t: Option<i64>| {
+        t.map(|t| {
+            format!(
+                "{} ({} ago)",
+                iso(t),
+                render::runtime(Duration::from_millis((now - t).max(0) as u64))
+            )
+        })
+        .unwrap_or_else(|| "—".into())
+    };
+    let archive = match (r.archived_at, r.archive_at) {
+        (Some(t), _) => format!("archived {}", time(Some(t))),
+        (None, Some(t)) if t > now => format!(
+            "at {} (in {})",
+            iso(t),
+            render::runtime(Duration::from_millis((t - now) as u64))
+        ),
+        (None, Some(t)) => format!("due {}", iso(t)),
+        (None, None) => "never (or not yet scheduled)".into(),
+    };
+    format!(
+        "Sub-agent {}\nStatus: {}\nLabel: {}\nTask: {}\nAgent: {}\nModel: {}\nThinking: {}\nChild session: {} ({})\nRequester: {}\nCleanup: {}\nRun timeout: {}\nCreated: {}\nStarted: {}\nEnded: {}\nRuntime: {}\nTokens: in {} / out {}{}\nError: {}\nAnnounce: {} ({} attempts)\nArchive: {}\nTranscript: /api/sessions/{}/transcript?sessionId={}",
+        r.run_id,
+        state(r),
+        r.label.as_deref().unwrap_or("—"),
+        cut(&r.task, 300),
+        r.agent_id,
+        r.model.as_deref().unwrap_or("default"),
+        r.thinking.as_deref().unwrap_or("—"),
+        r.child_session_key,
+        r.session_id,
+        r.requester_session_key,
+        r.cleanup,
+        if r.run_timeout_seconds > 0 { format!("{}s", r.run_timeout_seconds) } else { "none".into() },
+        time(Some(r.created_at)),
+        time(r.started_at),
+        time(r.ended_at),
+        render::runtime(runtime(r)),
+        r.input_tokens,
+        r.output_tokens,
+        r.cost_usd.map(|c| format!(" · est ${c:.4}")).unwrap_or_default(),
+        r.error.as_deref().or(r.stop_note.as_deref()).unwrap_or("—"),
+        r.announce_state,
+        r.announce_attempts,
+        archive,
+        r.child_session_key,
+        r.session_id,
+    )
+}
+
+fn state(r: &SubagentRow) -> String {
+    match &r.outcome {
+        Some(o) => o.clone(),
+        None => r.status.clone(),
+    }
+}
+
+fn title(r: &SubagentRow) -> String {
+    r.label.clone().unwrap_or_else(|| cut(&r.task, TASK_CUT))
+}
+
+fn runtime(r: &SubagentRow) -> Duration {
+    let start = r.started_at.unwrap_or(r.created_at);
+    let end = r.ended_at.unwrap_or_else(|| {
+        if r.started_at.is_some() {
+            now_ms()
+        } else {
+            start
+        }
+    });
+    Duration::from_millis((end - start).max(0) as u64)
+}
+
+fn cut(s: &str, n: usize) -> String {
+    let one_line = s.replace('\n', " ");
+    if one_line.chars().count() > n {
+        format!("{}…", one_line.chars().take(n).collect::<String>())
+    } else {
+        one_line
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// Unix ms → `2026-11-22T21:04:05Z`.
+fn iso(ms: i64) -> String {
+    let t = std::time::UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64);
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_actions_and_gives_usage_lines() {
+        assert_eq!(parse(&["list"], "list"), Ok(SubCommand::List));
+        assert_eq!(
+            parse(&["stop", "all"], "stop all"),
+            Ok(SubCommand::Stop("all".into()))
+        );
+        assert_eq!(
+            parse(&["log", "2", "5", "tools"], "log 2 5 tools"),
+            Ok(SubCommand::Log {
+                target: "2".into(),
+                limit: 5,
+                tools: true
+            })
+        );
+        assert_eq!(
+            parse(&["send", "#1", "hello", "there"], "send #1 hello  there"),
+            Ok(SubCommand::Send {
+                target: "#1".into(),
+                message: "hello  there".into()
+            })
+        );
+        assert_eq!(parse(&[], ""), Err(USAGE.to_string()));
+        assert_eq!(
+            parse(&["info"], "info"),
+            Err("Usage: /subagents info <#|id>".to_string())
+        );
+        assert_eq!(
+            parse(&["send", "1"], "send 1"),
+            Err("Usage: /subagents send <#|id> <message>".to_string())
+        );
+        assert!(parse(&["log", "1", "x"], "log 1 x").is_err());
+        assert!(parse(&["frob"], "frob")
+            .unwrap_err()
+            .starts_with("Unknown /subagents action `frob`"));
+    }
+}

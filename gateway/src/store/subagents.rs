@@ -1,0 +1,388 @@
+//! The sub-agent registry: one row per spawned child, updated at every transition in the
+//! same transaction as the change it records; plus the durable archive timers.
+
+use serde::Serialize;
+use sqlx::Row;
+use switchboard_channels::Origin;
+
+use super::inbox::insert_inbox;
+use super::outbox::{insert_outbox, NewOutbox};
+use super::runs::{insert_run, NewRun, RunEnd, RunStatus};
+use super::{from_json, now_ms, to_json, Result, Store};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubagentRow {
+    pub run_id: String,
+    pub child_session_key: String,
+    pub requester_session_key: String,
+    pub requester_run_id: Option<String>,
+    pub requester_origin: Option<Origin>,
+    pub task: String,
+    pub label: Option<String>,
+    pub agent_id: String,
+    pub model: Option<String>,
+    pub thinking: Option<String>,
+    pub cleanup: String,
+    pub run_timeout_seconds: i64,
+    pub created_at: i64,
+    pub ended_at: Option<i64>,
+    pub outcome: Option<String>,
+    pub error: Option<String>,
+    pub stop_note: Option<String>,
+    pub announce_state: String,
+    pub announce_attempts: i64,
+    pub archive_at: Option<i64>,
+    pub archived_at: Option<i64>,
+    /// From the child's run row.
+    pub status: String,
+    pub started_at: Option<i64>,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cost_usd: Option<f64>,
+    pub session_id: String,
+}
+
+const SELECT: &str =
+    "SELECT s.*, r.status AS status, r.started_at AS started_at, r.input_tokens AS input_tokens,
+    r.output_tokens AS output_tokens, r.cost_usd AS cost_usd, r.session_id AS session_id
+    FROM subagent_runs s JOIN runs r ON r.id = s.run_id";
+
+fn row_to_subagent(r: &sqlx::sqlite::SqliteRow) -> Result<SubagentRow> {
+    let origin: Option<String> = r.try_get("requester_origin")?;
+    Ok(SubagentRow {
+        run_id: r.try_get("run_id")?,
+        child_session_key: r.try_get("child_session_key")?,
+        requester_session_key: r.try_get("requester_session_key")?,
+        requester_run_id: r.try_get("requester_run_id")?,
+        requester_origin: origin.as_deref().map(from_json).transpose()?,
+        task: r.try_get("task")?,
+        label: r.try_get("label")?,
+        agent_id: r.try_get("agent_id")?,
+        model: r.try_get("model")?,
+        thinking: r.try_get("thinking")?,
+        cleanup: r.try_get("cleanup")?,
+        run_timeout_seconds: r.try_get("run_timeout_seconds")?,
+        created_at: r.try_get("created_at")?,
+        ended_at: r.try_get("ended_at")?,
+        outcome: r.try_get("outcome")?,
+        error: r.try_get("error")?,
+        stop_note: r.try_get("stop_note")?,
+        announce_state: r.try_get("announce_state")?,
+        announce_attempts: r.try_get("announce_attempts")?,
+        archive_at: r.try_get("archive_at")?,
+        archived_at: r.try_get("archived_at")?,
+        status: r.try_get("status")?,
+        started_at: r.try_get("started_at")?,
+        input_tokens: r.try_get("input_tokens")?,
+        output_tokens: r.try_get("output_tokens")?,
+        cost_usd: r.try_get("cost_usd")?,
+        session_id: r.try_get("session_id")?,
+    })
+}
+
+/// Everything a spawn writes, in one transaction.
+pub struct NewSubagent<'a> {
+    pub run_id: &'a str,
+    pub child_session_key: &'a str,
+    pub child_session_id: &'a str,
+    pub requester_session_key: &'a str,
+    pub requester_run_id: Option<&'a str>,
+    pub requester_origin: Option<&'a Origin>,
+    pub task: &'a str,
+    pub label: Option<&'a str>,
+    pub agent_id: &'a str,
+    pub model: Option<&'a str>,
+    pub thinking: Option<&'a str>,
+    pub cleanup: &'a str,
+    pub run_timeout_seconds: i64,
+}
+
+fn outcome_of(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Succeeded => "success",
+        RunStatus::Failed => "error",
+        RunStatus::Timeout => "timeout",
+        RunStatus::Interrupted => "interrupted",
+        RunStatus::Cancelled | RunStatus::Queued | RunStatus::Running => "cancelled",
+    }
+}
+
+/// Inside `finish_run`'s transaction: if `run_id` is a sub-agent's spawn run, record its
+/// outcome, mark its announce pending and arm its archive timer.
+pub(super) async fn record_child_end(
+    tx: &mut sqlx::SqliteConnection,
+    run_id: &str,
+    end: &RunEnd,
+) -> Result<()> {
+    let now = now_ms();
+    let archive_at = end.archive_after_ms.map(|ms| now + ms);
+    let r = sqlx::query(
+        "UPDATE subagent_runs SET outcome = ?, error = COALESCE(?, error), ended_at = ?, announce_state = 'pending', archive_at = ?
+         WHERE run_id = ? AND outcome IS NULL RETURNING child_session_key",
+    )
+    .bind(outcome_of(end.status))
+    .bind(&end.error)
+    .bind(now)
+    .bind(archive_at)
+    .bind(run_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    if let (Some(r), Some(at)) = (r, archive_at) {
+        let key: String = r.try_get("child_session_key")?;
+        insert_timer(&mut *tx, "archive", &key, at).await?;
+    }
+    Ok(())
+}
+
+async fn insert_timer<'e, E>(ex: E, kind: &str, target: &str, due_at: i64) -> Result<()>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
+{
+    sqlx::query("INSERT INTO timers (kind, target, due_at) VALUES (?, ?, ?) ON CONFLICT(kind, target) DO UPDATE SET due_at = excluded.due_at")
+        .bind(kind)
+        .bind(target)
+        .bind(due_at)
+        .execute(ex)
+        .await?;
+    Ok(())
+}
+
+impl Store {
+    /// Register a spawn: child session, registry row, run row and the task as the child's
+    /// first message, all committed together before the run is queued.
+    pub async fn create_subagent(
+        &self,
+        s: &NewSubagent<'_>,
+        timeout_ms: Option<i64>,
+    ) -> Result<()> {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        sqlx::query(
+            "INSERT INTO sessions (id, key, agent_id, origin, status, created_at, updated_at) VALUES (?, ?, ?, NULL, 'active', ?, ?)",
+        )
+        .bind(s.child_session_id)
+        .bind(s.child_session_key)
+        .bind(s.agent_id)
+        .bind(now)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO subagent_runs (run_id, child_session_key, requester_session_key, requester_run_id, requester_origin,
+                 task, label, agent_id, model, thinking, cleanup, run_timeout_seconds, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(s.run_id)
+        .bind(s.child_session_key)
+        .bind(s.requester_session_key)
+        .bind(s.requester_run_id)
+        .bind(s.requester_origin.map(to_json).transpose()?)
+        .bind(s.task)
+        .bind(s.label)
+        .bind(s.agent_id)
+        .bind(s.model)
+        .bind(s.thinking)
+        .bind(s.cleanup)
+        .bind(s.run_timeout_seconds)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        insert_run(
+            &mut *tx,
+            &NewRun {
+                id: s.run_id,
+                session_key: s.child_session_key,
+                session_id: s.child_session_id,
+                agent_id: s.agent_id,
+                lane: "subagent",
+                claim_all: true,
+                origin: None,
+                model: s.model,
+                timeout_ms,
+            },
+        )
+        .await?;
+        let origin = Origin {
+            channel: "internal".into(),
+            account: None,
+            chat_id: s.requester_session_key.to_string(),
+            thread_id: None,
+            kind: switchboard_channels::ChatKind::Direct,
+        };
+        insert_inbox(
+            &mut *tx,
+            s.child_session_key,
+            &origin,
+            s.requester_session_key,
+            s.task,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn subagent(&self, run_id: &str) -> Result<Option<SubagentRow>> {
+        let r = sqlx::query(&format!("{SELECT} WHERE s.run_id = ?"))
+            .bind(run_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        r.as_ref().map(row_to_subagent).transpose()
+    }
+
+    /// The sub-agent whose child session is `key`, if any.
+    pub async fn subagent_by_child(&self, key: &str) -> Result<Option<SubagentRow>> {
+        let r = sqlx::query(&format!("{SELECT} WHERE s.child_session_key = ?"))
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+        r.as_ref().map(row_to_subagent).transpose()
+    }
+
+    /// Children spawned from `requester`, newest first.
+    pub async fn subagents_of(&self, requester: &str, limit: i64) -> Result<Vec<SubagentRow>> {
+        let rows = sqlx::query(&format!("{SELECT} WHERE s.requester_session_key = ? ORDER BY s.created_at DESC, s.rowid DESC LIMIT ?"))
+            .bind(requester)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(row_to_subagent).collect()
+    }
+
+    /// All sub-agents, newest first.
+    pub async fn all_subagents(&self, limit: i64) -> Result<Vec<SubagentRow>> {
+        let rows = sqlx::query(&format!(
+            "{SELECT} ORDER BY s.created_at DESC, s.rowid DESC LIMIT ?"
+        ))
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(row_to_subagent).collect()
+    }
+
+    /// Sub-agents whose run ended and whose announce is not yet queued.
+    pub async fn pending_announces(&self) -> Result<Vec<SubagentRow>> {
+        let rows = sqlx::query(&format!(
+            "{SELECT} WHERE s.announce_state = 'pending' ORDER BY s.ended_at"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(row_to_subagent).collect()
+    }
+
+    /// Who stopped a child, for its announce's Notes (set before the cancel fires).
+    pub async fn set_stop_note(&self, run_id: &str, note: &str) -> Result<()> {
+        sqlx::query("UPDATE subagent_runs SET stop_note = ? WHERE run_id = ? AND outcome IS NULL")
+            .bind(note)
+            .bind(run_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn bump_announce_attempts(&self, run_id: &str) -> Result<i64> {
+        let r = sqlx::query("UPDATE subagent_runs SET announce_attempts = announce_attempts + 1 WHERE run_id = ? RETURNING announce_attempts")
+            .bind(run_id)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(r.try_get("announce_attempts")?)
+    }
+
+    /// Finish the announce: queue `text` in the outbox (key `announce:<runId>`) or record a
+    /// skip, and for `cleanup: delete` arm an immediate archive, in one transaction. Only a
+    /// `pending` announce moves, so a second call does nothing.
+    pub async fn complete_announce(
+        &self,
+        run_id: &str,
+        text: Option<&str>,
+        archive_now: bool,
+    ) -> Result<bool> {
+        let mut tx = self.begin_write().await?;
+        let state = if text.is_some() { "queued" } else { "skipped" };
+        let r = sqlx::query(
+            "UPDATE subagent_runs SET announce_state = ? WHERE run_id = ? AND announce_state = 'pending'
+             RETURNING requester_origin, child_session_key",
+        )
+        .bind(state)
+        .bind(run_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(r) = r else {
+            return Ok(false);
+        };
+        let origin: Option<String> = r.try_get("requester_origin")?;
+        let child: String = r.try_get("child_session_key")?;
+        if let (Some(text), Some(origin)) = (text, origin) {
+            let origin: Origin = from_json(&origin)?;
+            insert_outbox(
+                &mut *tx,
+                &NewOutbox {
+                    key: &format!("announce:{run_id}"),
+                    origin: &origin,
+                    text,
+                },
+            )
+            .await?;
+        }
+        if archive_now {
+            let now = now_ms();
+            sqlx::query("UPDATE subagent_runs SET archive_at = ? WHERE run_id = ?")
+                .bind(now)
+                .bind(run_id)
+                .execute(&mut *tx)
+                .await?;
+            insert_timer(&mut *tx, "archive", &child, now).await?;
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Mark an announce failed for good (kept for `/subagents info`).
+    pub async fn fail_announce(&self, run_id: &str) -> Result<()> {
+        sqlx::query("UPDATE subagent_runs SET announce_state = 'failed' WHERE run_id = ? AND announce_state = 'pending'")
+            .bind(run_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The earliest timer: (id, kind, target, due_at).
+    pub async fn next_timer(&self) -> Result<Option<(i64, String, String, i64)>> {
+        let r = sqlx::query("SELECT id, kind, target, due_at FROM timers ORDER BY due_at LIMIT 1")
+            .fetch_optional(&self.pool)
+            .await?;
+        r.map(|r| {
+            Ok((
+                r.try_get("id")?,
+                r.try_get("kind")?,
+                r.try_get("target")?,
+                r.try_get("due_at")?,
+            ))
+        })
+        .transpose()
+    }
+
+    /// Fire an archive timer: archive the session, stamp the registry and drop the timer,
+    /// in one transaction.
+    pub async fn fire_archive_timer(&self, timer_id: i64, session_key: &str) -> Result<()> {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        sqlx::query("UPDATE sessions SET status = 'archived', archived_at = ?, updated_at = ? WHERE key = ? AND status = 'active'")
+            .bind(now)
+            .bind(now)
+            .bind(session_key)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("UPDATE subagent_runs SET archived_at = ? WHERE child_session_key = ? AND archived_at IS NULL")
+            .bind(now)
+            .bind(session_key)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM timers WHERE id = ?")
+            .bind(timer_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}

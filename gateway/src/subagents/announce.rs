@@ -1,0 +1,209 @@
+//! The announce step: when a child's run has ended, ask the child (in its own session) for
+//! a short result, then post the normalized announce to the requester's chat through the
+//! outbox, once. Runs as a job on the `subagent` lane so it is bounded and owned; a
+//! pending announce survives restarts (it is re-scheduled at start).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::agent::models;
+use crate::agent::provider::{complete_with_retry, ModelRequest, RetryPolicy};
+use crate::routing;
+use crate::runtime::Runtime;
+use crate::store::{NewMessage, Role, StoreError, SubagentRow};
+
+use super::render::{self, Announce};
+
+/// What the child is asked after its run.
+pub const ANNOUNCE_PROMPT: &str = "Your task has ended. Reply with a short result for the requester \
+(what you found or did, in a few sentences). If there is nothing worth reporting, reply exactly ANNOUNCE_SKIP.";
+pub const SKIP: &str = "ANNOUNCE_SKIP";
+/// Attempts at the announce step before the announce is marked failed.
+const MAX_ATTEMPTS: i64 = 5;
+const MAX_TOKENS: u32 = 1024;
+
+/// Queue the announce of `run_id`. Announce steps do not take `subagent` lane slots (a
+/// lane full of long-running children must not hold finished ones' announces back); they
+/// are bounded by their own permits instead, and owned by the runtime's task tracker.
+pub fn schedule(rt: &Arc<Runtime>, run_id: &str, _child_key: &str) {
+    let rt2 = rt.clone();
+    let id = run_id.to_string();
+    rt.tasks.spawn(async move {
+        let Ok(_permit) = rt2.announce_permits.acquire().await else {
+            return;
+        };
+        run(rt2.clone(), id).await;
+    });
+}
+
+/// At start: schedule every announce that was pending when the process stopped.
+pub async fn recover(rt: &Arc<Runtime>) -> Result<usize, StoreError> {
+    let pending = rt.store.pending_announces().await?;
+    for row in &pending {
+        tracing::info!(run_id = %row.run_id, "recovering a pending announce");
+        schedule(rt, &row.run_id, &row.child_session_key);
+    }
+    Ok(pending.len())
+}
+
+async fn run(rt: Arc<Runtime>, run_id: String) {
+    if let Err(e) = announce(&rt, &run_id).await {
+        tracing::error!(run_id, error = %e, "announce failed");
+        match rt.store.bump_announce_attempts(&run_id).await {
+            Ok(n) if n >= MAX_ATTEMPTS => {
+                let _ = rt.store.fail_announce(&run_id).await;
+            }
+            Ok(n) => {
+                // Try again later, without holding a lane slot while waiting.
+                let rt2 = rt.clone();
+                let key = rt
+                    .store
+                    .subagent(&run_id)
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(|r| r.child_session_key);
+                if let Some(key) = key {
+                    rt.tasks.spawn(async move {
+                        tokio::time::sleep(crate::outbox::backoff(n)).await;
+                        schedule(&rt2, &run_id, &key);
+                    });
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "cannot record the failed announce"),
+        }
+    }
+}
+
+async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), StoreError> {
+    let Some(row) = rt.store.subagent(run_id).await? else {
+        return Ok(());
+    };
+    if row.announce_state != "pending" {
+        return Ok(());
+    }
+    let outcome = row.outcome.clone().unwrap_or_else(|| "cancelled".into());
+    let result = if outcome == "success" {
+        announce_step(rt, &row).await?
+    } else {
+        last_reply(rt, &row).await?
+    };
+    if result.as_deref().map(str::trim) == Some(SKIP) {
+        rt.store
+            .complete_announce(run_id, None, row.cleanup == "delete")
+            .await?;
+        rt.timers_wake.notify_one();
+        tracing::info!(run_id, "announce skipped (ANNOUNCE_SKIP)");
+        return Ok(());
+    }
+    let text = render::render(&announce_of(&row, &outcome, result));
+    if rt
+        .store
+        .complete_announce(run_id, Some(&text), row.cleanup == "delete")
+        .await?
+    {
+        rt.outbox_wake.notify_one();
+        rt.timers_wake.notify_one();
+        rt.emit(serde_json::json!({"type": "subagent.announced", "runId": run_id, "childSessionKey": row.child_session_key}));
+    }
+    Ok(())
+}
+
+fn announce_of(row: &SubagentRow, outcome: &str, result: Option<String>) -> Announce {
+    let notes = match outcome {
+        "cancelled" => Some(
+            row.stop_note
+                .clone()
+                .unwrap_or_else(|| "the run was stopped".into()),
+        ),
+        "interrupted" => Some(
+            "the run was interrupted by a gateway restart (subagents.onRestart = interrupt)".into(),
+        ),
+        _ => row.error.clone(),
+    };
+    let start = row.started_at.unwrap_or(row.created_at);
+    let end = row.ended_at.unwrap_or(start);
+    Announce {
+        status: render::status_of(outcome),
+        result,
+        notes,
+        runtime: Duration::from_millis((end - start).max(0) as u64),
+        input_tokens: row.input_tokens.max(0) as u64,
+        output_tokens: row.output_tokens.max(0) as u64,
+        cost_usd: row.cost_usd,
+        session_key: row.child_session_key.clone(),
+        session_id: row.session_id.clone(),
+        transcript: format!(
+            "/api/sessions/{}/transcript?sessionId={}",
+            row.child_session_key, row.session_id
+        ),
+    }
+}
+
+/// The child's last assistant text, if any (used when the run did not succeed, and as the
+/// fallback when the announce step's model call fails).
+async fn last_reply(rt: &Runtime, row: &SubagentRow) -> Result<Option<String>, StoreError> {
+    let rows = rt.store.transcript_tail(&row.session_id, 20).await?;
+    Ok(rows
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant && !m.content.trim().is_empty())
+        .map(|m| m.content.clone()))
+}
+
+/// Ask the child for its result, in its own session (both messages are stored).
+async fn announce_step(rt: &Arc<Runtime>, row: &SubagentRow) -> Result<Option<String>, StoreError> {
+    let cfg = rt.config();
+    let agent = routing::agent_entry(&cfg, &row.agent_id);
+    let reference = row.model.clone().or_else(|| {
+        models::default_reference(
+            &cfg,
+            agent.as_ref().and_then(|a| a.model.as_deref()),
+            &rt.env_keys,
+        )
+    });
+    let model = match models::resolve(&cfg, reference.as_deref(), &rt.http, &rt.env_keys) {
+        Ok(m) => m,
+        Err(_) => return last_reply(rt, row).await,
+    };
+    rt.store
+        .append_message(&row.session_id, None, &NewMessage::user(ANNOUNCE_PROMPT))
+        .await?;
+    let rows = rt.store.transcript(&row.session_id).await?;
+    let req = ModelRequest {
+        model: model.model_id.clone(),
+        system: "You are a sub-agent reporting back to the agent that started you.".into(),
+        messages: crate::agent::run::chat_view(&rows),
+        tools: vec![],
+        max_tokens: MAX_TOKENS,
+    };
+    let step_timeout = Duration::from_secs(cfg.agents.defaults.step_timeout_seconds.clamp(1, 1800));
+    let call = complete_with_retry(
+        model.provider.as_ref(),
+        &req,
+        RetryPolicy::new(model.max_retries, step_timeout),
+        |_, e, _| {
+            tracing::warn!(run_id = %row.run_id, error = %e, "announce step: model call failed; retrying");
+        },
+    );
+    let resp = tokio::select! {
+        r = call => r,
+        _ = rt.shutdown.cancelled() => return Err(StoreError::Corrupt("shutting down during the announce step".into())),
+    };
+    match resp {
+        Ok(resp) => {
+            rt.store
+                .append_message(
+                    &row.session_id,
+                    None,
+                    &NewMessage::assistant(resp.text.clone(), vec![]),
+                )
+                .await?;
+            Ok(Some(resp.text))
+        }
+        Err(e) => {
+            tracing::warn!(run_id = %row.run_id, error = %e, "announce step failed; announcing the child's last reply");
+            last_reply(rt, row).await
+        }
+    }
+}

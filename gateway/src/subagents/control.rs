@@ -1,0 +1,97 @@
+//! Stopping children and finding them by `#index` or run-id prefix.
+
+use std::sync::Arc;
+
+use crate::queue;
+use crate::runtime::{CancelReason, Runtime};
+use crate::store::{RunEnd, RunStatus, StoreError, SubagentRow};
+
+/// Stop one child: cancel its running run, or end its queued run at once. Returns whether
+/// anything was stopped. `note` ends up in the announce's Notes.
+pub async fn stop_child(
+    rt: &Arc<Runtime>,
+    row: &SubagentRow,
+    note: &str,
+) -> Result<bool, StoreError> {
+    if row.outcome.is_some() {
+        return Ok(false);
+    }
+    rt.store.set_stop_note(&row.run_id, note).await?;
+    if let Some(active) = rt.active_run(&row.child_session_key) {
+        active.cancel(CancelReason::User);
+        return Ok(true);
+    }
+    let removed = rt
+        .lanes
+        .get(queue::SUBAGENT)
+        .remove_queued(&row.child_session_key);
+    if removed.iter().any(|id| id == &row.run_id) {
+        let end = RunEnd {
+            status: RunStatus::Cancelled,
+            error: Some(note.to_string()),
+            model: None,
+            steps: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: None,
+            reply: None,
+            deliver: None,
+            archive_after_ms: archive_after_ms(rt),
+        };
+        rt.store.finish_run(&row.run_id, &end).await?;
+        super::announce::schedule(rt, &row.run_id, &row.child_session_key);
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// Stop every active child spawned from `requester`; returns how many were stopped.
+pub async fn stop_children_of(
+    rt: &Arc<Runtime>,
+    requester: &str,
+    note: &str,
+) -> Result<usize, StoreError> {
+    let mut n = 0;
+    for row in rt.store.subagents_of(requester, 10_000).await? {
+        if stop_child(rt, &row, note).await? {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// `archiveAfterMinutes` in force, as milliseconds (None = never).
+pub fn archive_after_ms(rt: &Runtime) -> Option<i64> {
+    let minutes = rt.config().agents.defaults.subagents.archive_after_minutes;
+    (minutes > 0).then(|| minutes.saturating_mul(60_000) as i64)
+}
+
+/// How a `/subagents` target failed to resolve: the one-line answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    #[error("No sub-agent #{0}: this chat has {1}.")]
+    OutOfRange(usize, usize),
+    #[error("No sub-agent matches `{0}`.")]
+    NoMatch(String),
+    #[error("`{0}` is ambiguous: it matches {1} runs; use more characters of the run id.")]
+    Ambiguous(String, usize),
+}
+
+/// Resolve `#3` / `3` (1-based, newest first, as `/subagents list` numbers them) or a
+/// run-id prefix among `rows` (newest first).
+pub fn resolve<'a>(rows: &'a [SubagentRow], target: &str) -> Result<&'a SubagentRow, TargetError> {
+    let t = target.trim();
+    let digits = t.strip_prefix('#').unwrap_or(t);
+    if !digits.is_empty() && digits.len() <= 4 && digits.chars().all(|c| c.is_ascii_digit()) {
+        let n: usize = digits.parse().unwrap_or(0);
+        return rows
+            .get(n.wrapping_sub(1))
+            .ok_or(TargetError::OutOfRange(n, rows.len()));
+    }
+    let matches: Vec<&SubagentRow> = rows.iter().filter(|r| r.run_id.starts_with(t)).collect();
+    match matches.as_slice() {
+        [one] => Ok(one),
+        [] => Err(TargetError::NoMatch(t.to_string())),
+        many => Err(TargetError::Ambiguous(t.to_string(), many.len())),
+    }
+}

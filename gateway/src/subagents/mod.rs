@@ -1,0 +1,9 @@
+//! Sub-agents (SPEC §7): `sessions_spawn` and `agents_list`, the announce step and its
+//! rendering, durable archive timers, and stopping children. The registry itself lives
+//! in the store (`subagent_runs`), updated in the same transaction as each transition.
+
+pub mod announce;
+pub mod archive;
+pub mod control;
+pub mod render;
+pub mod spawn;

@@ -1,0 +1,203 @@
+//! `sessions_spawn` (non-blocking: returns `accepted` at once) and `agents_list`.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use crate::agent::dispatch;
+use crate::agent::models;
+use crate::agent::provider::ToolSpec;
+use crate::agent::tools::{str_arg, Tool, ToolContext, ToolError};
+use crate::config::Config;
+use crate::routing;
+use crate::store::NewSubagent;
+
+/// Longest task accepted, in characters.
+const MAX_TASK: usize = 32_000;
+
+/// The agent ids `agent_id` may spawn under: its `subagents.allowAgents`, default only
+/// itself; `["*"]` means every configured agent.
+pub fn allowed_agents(cfg: &Config, agent_id: &str) -> Vec<String> {
+    let entry = routing::agent_entry(cfg, agent_id);
+    let allow = entry
+        .and_then(|a| a.subagents)
+        .and_then(|s| s.allow_agents)
+        .unwrap_or_else(|| vec![agent_id.to_string()]);
+    if allow.iter().any(|a| a == "*") {
+        let mut all: Vec<String> = cfg.agents.list.iter().map(|a| a.id.clone()).collect();
+        if all.is_empty() {
+            all.push(routing::default_agent_id(cfg));
+        }
+        return all;
+    }
+    allow
+}
+
+pub struct SessionsSpawn;
+
+#[async_trait]
+impl Tool for SessionsSpawn {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "sessions_spawn".into(),
+            description: "Start a sub-agent: a background run in its own session. Returns at once; when it ends, \
+                a Status/Result/Notes/Stats announce is posted to this chat."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "task": {"type": "string", "description": "What the sub-agent should do"},
+                    "label": {"type": "string"},
+                    "agentId": {"type": "string"},
+                    "model": {"type": "string", "description": "provider/model"},
+                    "thinking": {"type": "string"},
+                    "runTimeoutSeconds": {"type": "integer", "minimum": 0},
+                    "cleanup": {"type": "string", "enum": ["keep", "delete"]}
+                },
+                "required": ["task"]
+            }),
+        }
+    }
+
+    async fn call(&self, ctx: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
+        if ctx.is_subagent {
+            return Err(ToolError::Model(
+                "forbidden: sub-agents cannot spawn sub-agents".into(),
+            ));
+        }
+        let task = str_arg(&args, "task")?;
+        if task.chars().count() > MAX_TASK {
+            return Err(ToolError::Model(format!(
+                "`task` is longer than {MAX_TASK} characters"
+            )));
+        }
+        let opt_str = |name: &str| -> Result<Option<String>, ToolError> {
+            match args.get(name) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.trim().to_string())),
+                Some(Value::String(_)) => Ok(None),
+                Some(_) => Err(ToolError::Model(format!("`{name}` must be a string"))),
+            }
+        };
+        let label = opt_str("label")?;
+        let thinking = opt_str("thinking")?;
+        let cfg = ctx.rt.config();
+        let agent_id = opt_str("agentId")?.unwrap_or_else(|| ctx.agent_id.to_string());
+        let allowed = allowed_agents(&cfg, ctx.agent_id);
+        if !allowed.contains(&agent_id) {
+            return Err(ToolError::Model(format!(
+                "agentId `{agent_id}` is not allowed for this agent; allowed: {}",
+                allowed.join(", ")
+            )));
+        }
+        let cleanup = match opt_str("cleanup")?.as_deref() {
+            None | Some("keep") => "keep",
+            Some("delete") => "delete",
+            Some(other) => {
+                return Err(ToolError::Model(format!(
+                    "`cleanup` must be \"keep\" or \"delete\", not \"{other}\""
+                )))
+            }
+        };
+        let timeout_secs = match args.get("runTimeoutSeconds") {
+            None | Some(Value::Null) => cfg.agents.defaults.subagents.run_timeout_seconds,
+            Some(v) => v.as_u64().ok_or_else(|| {
+                ToolError::Model("`runTimeoutSeconds` must be a non-negative integer".into())
+            })?,
+        };
+
+        // Model: explicit > per-agent subagents.model > defaults.subagents.model > caller's.
+        let target = routing::agent_entry(&cfg, &agent_id);
+        let requester = routing::agent_entry(&cfg, ctx.agent_id);
+        let fallback = target
+            .as_ref()
+            .and_then(|a| a.subagents.as_ref())
+            .and_then(|s| s.model.clone())
+            .or_else(|| cfg.agents.defaults.subagents.model.clone())
+            .or_else(|| {
+                models::default_reference(
+                    &cfg,
+                    requester.as_ref().and_then(|a| a.model.as_deref()),
+                    &ctx.rt.env_keys,
+                )
+            });
+        let mut warning = None;
+        let model = match opt_str("model")? {
+            Some(m) => match models::resolve(&cfg, Some(&m), &ctx.rt.http, &ctx.rt.env_keys) {
+                Ok(_) => Some(m),
+                Err(e) => {
+                    warning = Some(format!(
+                        "model `{m}` was skipped ({e}); the sub-agent uses {}",
+                        fallback.as_deref().unwrap_or("the default model")
+                    ));
+                    fallback
+                }
+            },
+            None => fallback,
+        };
+
+        let run_id = uuid::Uuid::new_v4().to_string();
+        let child_key = format!("agent:{agent_id}:subagent:{}", uuid::Uuid::new_v4());
+        let child_session_id = uuid::Uuid::new_v4().to_string();
+        ctx.rt
+            .store
+            .create_subagent(
+                &NewSubagent {
+                    run_id: &run_id,
+                    child_session_key: &child_key,
+                    child_session_id: &child_session_id,
+                    requester_session_key: ctx.session_key,
+                    requester_run_id: Some(ctx.run_id),
+                    requester_origin: ctx.origin,
+                    task,
+                    label: label.as_deref(),
+                    agent_id: &agent_id,
+                    model: model.as_deref(),
+                    thinking: thinking.as_deref(),
+                    cleanup,
+                    run_timeout_seconds: timeout_secs as i64,
+                },
+                (timeout_secs > 0).then(|| timeout_secs.saturating_mul(1000) as i64),
+            )
+            .await?;
+        dispatch::schedule(ctx.rt, &run_id, &child_key);
+        ctx.rt.emit(json!({"type": "subagent.spawned", "runId": run_id, "childSessionKey": child_key, "requester": ctx.session_key}));
+        let mut out = json!({"status": "accepted", "runId": run_id, "childSessionKey": child_key});
+        if let Some(w) = warning {
+            out["warning"] = json!(w);
+        }
+        Ok(out.to_string())
+    }
+}
+
+pub struct AgentsList;
+
+#[async_trait]
+impl Tool for AgentsList {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "agents_list".into(),
+            description: "List the agent ids you may pass as `agentId` to sessions_spawn.".into(),
+            parameters: json!({"type": "object", "properties": {}}),
+        }
+    }
+
+    async fn call(&self, ctx: &ToolContext<'_>, _args: Value) -> Result<String, ToolError> {
+        let cfg = ctx.rt.config();
+        let allowed = allowed_agents(&cfg, ctx.agent_id);
+        let agents: Vec<Value> = allowed
+            .iter()
+            .map(|id| {
+                let e = routing::agent_entry(&cfg, id);
+                json!({"id": id, "name": e.as_ref().and_then(|a| a.name.clone()), "self": id == ctx.agent_id})
+            })
+            .collect();
+        Ok(json!({"agents": agents}).to_string())
+    }
+}
+
+/// Registered by the tool registry.
+pub fn tools() -> Vec<Arc<dyn Tool>> {
+    vec![Arc::new(SessionsSpawn), Arc::new(AgentsList)]
+}

@@ -1,0 +1,350 @@
+//! Sub-agents end to end: spawn → child run → announce in the requester's chat, the
+//! `/subagents` commands, `/stop` cascading, the lane cap, and restarts.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use switchboard_testkit::fake_model::{FakeModel, Step, ToolCall};
+use switchboard_testkit::harness::WsClient;
+
+use crate::common::{chat, start, WAIT};
+
+fn spawn_call(task: &str, extra: Value) -> ToolCall {
+    let mut args = json!({"task": task});
+    crate::common::merge(&mut args, &extra);
+    ToolCall::new("sessions_spawn", args.to_string())
+}
+
+/// Collect announces (messages starting with "Status:") until `n` arrived.
+async fn announces(ws: &mut WsClient, n: usize, timeout: Duration) -> Vec<String> {
+    let mut out = Vec::new();
+    let deadline = tokio::time::Instant::now() + timeout;
+    while out.len() < n {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let msg = ws
+            .next_message(left)
+            .await
+            .unwrap_or_else(|e| panic!("after {} announces: {e:#}", out.len()));
+        if msg.starts_with("Status:") {
+            out.push(msg);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_spawn_announces_in_the_requesters_chat_and_is_listed() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "research",
+        Step::ToolCalls(vec![spawn_call(
+            "count the moons of Jupiter",
+            json!({"label": "moons"}),
+        )]),
+    );
+    fake.push_for("research", Step::Text("I started a sub-agent.".into()));
+    fake.push_for(
+        "count the moons",
+        Step::Text("Jupiter has 95 known moons.".into()),
+    );
+    fake.push_for("Your task has ended", Step::Text("95 moons.".into()));
+    let gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("research please").await.unwrap();
+    assert_eq!(
+        ws.next_message(WAIT).await.unwrap(),
+        "I started a sub-agent."
+    );
+    let announce = announces(&mut ws, 1, WAIT).await.remove(0);
+    let lines: Vec<&str> = announce.lines().collect();
+    assert_eq!(lines[0], "Status: success");
+    assert_eq!(lines[1], "Result: 95 moons.");
+    assert_eq!(lines[2], "Notes: none");
+    assert!(
+        lines[3].starts_with("Stats: runtime ")
+            && lines[3].contains(" • tokens ")
+            && lines[3].contains(" • est $"),
+        "{announce}"
+    );
+    assert!(
+        lines[3].contains("sessionKey agent:main:subagent:")
+            && lines[3].contains("transcript /api/sessions/agent:main:subagent:"),
+        "{announce}"
+    );
+
+    // The child got no session tools, and only AGENTS.md/TOOLS.md-level prompt.
+    let child_req = fake
+        .requests()
+        .into_iter()
+        .find(|r| {
+            r.body.to_string().contains("count the moons of Jupiter")
+                && !r.body.to_string().contains("research please")
+        })
+        .unwrap();
+    let tools: Vec<String> = child_req.body["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        tools
+            .iter()
+            .all(|t| !t.starts_with("sessions_") && t != "agents_list"),
+        "{tools:?}"
+    );
+    fake.assert_no_violations();
+
+    ws.send_text("/subagents list").await.unwrap();
+    let list = ws.next_message(WAIT).await.unwrap();
+    assert!(
+        list.starts_with("Sub-agents: 0 active, 1 done\n1. success · moons · "),
+        "{list}"
+    );
+    ws.send_text("/subagents info 1").await.unwrap();
+    let info = ws.next_message(WAIT).await.unwrap();
+    assert!(
+        info.contains("Status: success")
+            && info.contains("Announce: queued")
+            && info.contains("Archive: at "),
+        "{info}"
+    );
+    ws.send_text("/subagents info 7").await.unwrap();
+    assert_eq!(
+        ws.next_message(WAIT).await.unwrap(),
+        "No sub-agent #7: this chat has 1."
+    );
+    ws.send_text("/subagents log 1").await.unwrap();
+    let log = ws.next_message(WAIT).await.unwrap();
+    assert!(
+        log.contains("[user] count the moons of Jupiter")
+            && log.contains("[assistant] Jupiter has 95 known moons."),
+        "{log}"
+    );
+
+    let api: Value = gw
+        .http()
+        .get(format!("{}/api/subagents", gw.base_url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let row = &api["subagents"][0];
+    assert_eq!(row["outcome"], "success");
+    assert_eq!(row["announceState"], "queued");
+    let one: Value = gw
+        .http()
+        .get(format!(
+            "{}/api/subagents/{}",
+            gw.base_url(),
+            row["runId"].as_str().unwrap()
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(one["label"], "moons");
+}
+
+#[tokio::test]
+async fn stop_stops_the_run_and_its_children_which_announce_as_unknown() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "fan out",
+        Step::ToolCalls(vec![
+            spawn_call("slow child one", json!({})),
+            spawn_call("slow child two", json!({})),
+        ]),
+    );
+    fake.push_for("fan out", Step::Text("spawned two".into()));
+    fake.push_for("slow child", Step::Hang);
+    fake.push_for("slow child", Step::Hang);
+    let gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("fan out").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "spawned two");
+    fake.wait_for_requests(4, WAIT).await.unwrap();
+    ws.send_text("/stop").await.unwrap();
+    // The command's answer and the two announces may arrive in any order.
+    let mut got = Vec::new();
+    let mut answer = None;
+    while got.len() < 2 || answer.is_none() {
+        let m = ws.next_message(WAIT).await.unwrap();
+        if m.starts_with("Status:") {
+            got.push(m);
+        } else {
+            answer = Some(m);
+        }
+    }
+    assert_eq!(answer.as_deref(), Some("Stopped 0 runs and 2 sub-agents."));
+    for a in &got {
+        assert!(a.starts_with("Status: unknown\nResult: (not available)\nNotes: stopped by /stop in the requester chat\nStats: "), "{a}");
+    }
+    fake.wait_for_dropped(2, WAIT).await.unwrap();
+}
+
+#[tokio::test]
+async fn spawn_policy_errors_reach_the_model() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "spawn elsewhere",
+        Step::ToolCalls(vec![
+            spawn_call("x", json!({"agentId": "ops"})),
+            spawn_call("y", json!({"model": "nope/none"})),
+        ]),
+    );
+    fake.push_for("spawn elsewhere", Step::Text("ok".into()));
+    let gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("spawn elsewhere").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "ok");
+    let second = &fake.requests()[1].body;
+    let results: Vec<String> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        results[0],
+        "error: agentId `ops` is not allowed for this agent; allowed: main"
+    );
+    let accepted: Value = serde_json::from_str(&results[1]).unwrap();
+    assert_eq!(accepted["status"], "accepted");
+    assert!(
+        accepted["warning"]
+            .as_str()
+            .unwrap()
+            .contains("model `nope/none` was skipped"),
+        "{accepted}"
+    );
+}
+
+#[tokio::test]
+async fn fifty_children_with_cap_eight_are_all_announced_once() {
+    let fake = FakeModel::start().await.unwrap();
+    let calls: Vec<ToolCall> = (0..50)
+        .map(|i| spawn_call(&format!("batch child {i}"), json!({})))
+        .collect();
+    fake.push_for("spawn fifty", Step::ToolCalls(calls));
+    fake.push_for("spawn fifty", Step::Text("spawned 50".into()));
+    for _ in 0..50 {
+        fake.push_for(
+            "batch child",
+            Step::Delay(
+                Duration::from_millis(150),
+                Box::new(Step::Text("child done".into())),
+            ),
+        );
+    }
+    let gw = start(
+        &fake,
+        json!({"agents": {"defaults": {"subagents": {"maxConcurrent": 8}}}}),
+    )
+    .await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("spawn fifty").await.unwrap();
+    let got = announces(&mut ws, 50, Duration::from_secs(120)).await;
+    let keys: HashSet<String> = got
+        .iter()
+        .map(|a| {
+            a.split("sessionKey ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(keys.len(), 50, "50 distinct children announced");
+    // 8 children at most, plus the parent's own final model call that may overlap them.
+    assert!(
+        fake.max_in_flight() <= 9,
+        "max in flight {}",
+        fake.max_in_flight()
+    );
+    // Nothing more arrives: each was announced once.
+    assert!(ws.next_message(Duration::from_millis(800)).await.is_err());
+    fake.assert_no_violations();
+}
+
+#[tokio::test]
+async fn sigkill_with_queued_children_loses_and_duplicates_nothing() {
+    let fake = FakeModel::start().await.unwrap();
+    let calls: Vec<ToolCall> = (0..6)
+        .map(|i| spawn_call(&format!("durable child {i}"), json!({})))
+        .collect();
+    fake.push_for("spawn six", Step::ToolCalls(calls));
+    fake.push_for("spawn six", Step::Text("spawned 6".into()));
+    fake.push_for(
+        "durable child",
+        Step::Delay(
+            Duration::from_millis(200),
+            Box::new(Step::Text("first child done".into())),
+        ),
+    );
+    fake.push_for("durable child", Step::Hang);
+    let mut gw = start(
+        &fake,
+        json!({"agents": {"defaults": {"subagents": {"maxConcurrent": 1}}}}),
+    )
+    .await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("spawn six").await.unwrap();
+    let first = announces(&mut ws, 1, WAIT).await;
+    // The second child is blocked in a model call; four are queued.
+    fake.wait_for_requests(fake.request_count().max(5), WAIT)
+        .await
+        .unwrap();
+    // Kill only after the outbox has recorded the first announce as sent: a kill between
+    // a channel accepting a message and that commit is the one at-least-once window.
+    for _ in 0..200 {
+        let m = gw
+            .http()
+            .get(format!("{}/metrics", gw.base_url()))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        if m.contains("switchboard_outbox_messages{state=\"sent\"} 2") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    gw.kill().await.unwrap();
+    gw.restart().await.unwrap();
+    let mut ws = chat(&gw, "main").await;
+    let rest = announces(&mut ws, 5, Duration::from_secs(60)).await;
+    let mut keys = HashSet::new();
+    for a in first.iter().chain(rest.iter()) {
+        assert!(a.starts_with("Status: success"), "{a}");
+        assert!(
+            keys.insert(
+                a.split("sessionKey ")
+                    .nth(1)
+                    .unwrap()
+                    .split(' ')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            ),
+            "announced twice: {a}"
+        );
+    }
+    assert_eq!(keys.len(), 6);
+    assert!(
+        ws.next_message(Duration::from_millis(800)).await.is_err(),
+        "no duplicate announce"
+    );
+}

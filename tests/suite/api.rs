@@ -110,7 +110,7 @@ async fn metrics_show_lane_depth_active_and_wait() {
     .send()
     .await
     .unwrap();
-    // Delivery is asynchronous to the reply: wait until the outbox has sent it.
+    // Delivery and the lane's bookkeeping finish just after the reply: wait for both.
     let mut text = String::new();
     for _ in 0..100 {
         text = http
@@ -121,7 +121,9 @@ async fn metrics_show_lane_depth_active_and_wait() {
             .text()
             .await
             .unwrap();
-        if text.contains("switchboard_outbox_messages{state=\"sent\"} 1") {
+        if text.contains("switchboard_outbox_messages{state=\"sent\"} 1")
+            && text.contains("switchboard_lane_completed_total{lane=\"main\"} 1")
+        {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;

@@ -161,6 +161,18 @@ impl FakeModel {
         self.inner.state.max_in_flight()
     }
 
+    /// Start counting concurrency of requests whose last user text contains `marker`
+    /// (e.g. only the children of a test, not the parent turn that spawned them).
+    pub fn track_concurrency(&self, marker: &str) {
+        self.inner.state.track(marker);
+    }
+
+    /// The most requests containing `marker` answered at the same time (see
+    /// [`FakeModel::track_concurrency`]).
+    pub fn max_in_flight_of(&self, marker: &str) -> usize {
+        self.inner.state.tracked_max(marker)
+    }
+
     /// Requests whose client went away before the answer was complete.
     pub fn dropped(&self) -> usize {
         self.inner.state.dropped()

@@ -9,5 +9,6 @@ mod browser;
 mod config_reload;
 mod lanes;
 mod lifecycle;
+mod subagent_lifecycle;
 mod subagents;
 mod webchat;

@@ -42,6 +42,17 @@ pub async fn upgrade(
 
 async fn serve(state: AppState, mut socket: WebSocket, chat: String) {
     let (conn, mut frames) = state.webchat.connect(&chat);
+    // Messages that waited for this chat (nobody had it open) go out now, not after backoff.
+    match state
+        .rt
+        .store
+        .retry_chat_now(switchboard_channels::webchat::CHANNEL_ID, &chat)
+        .await
+    {
+        Ok(0) => {}
+        Ok(_) => state.rt.outbox_wake.notify_one(),
+        Err(e) => tracing::warn!(error = %e, "cannot reschedule waiting web chat messages"),
+    }
     loop {
         tokio::select! {
             incoming = socket.recv() => {

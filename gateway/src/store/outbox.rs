@@ -157,3 +157,21 @@ impl Store {
             .transpose()
     }
 }
+
+impl Store {
+    /// Make pending messages for one chat due now (its recipient just came back, e.g. a
+    /// browser reconnected). Returns how many rows were moved forward.
+    pub async fn retry_chat_now(&self, channel: &str, chat_id: &str) -> Result<u64> {
+        let r = sqlx::query(
+            "UPDATE outbox SET next_attempt_at = ?
+             WHERE state = 'pending' AND channel = ? AND json_extract(origin, '$.chatId') = ? AND next_attempt_at > ?",
+        )
+        .bind(now_ms())
+        .bind(channel)
+        .bind(chat_id)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        Ok(r.rows_affected())
+    }
+}

@@ -51,3 +51,118 @@ pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::runtime::EnvKeys;
+    use crate::store::{NewSubagent, RunEnd, RunStatus, Store};
+
+    async fn child(store: &Store, n: u32) -> (String, String) {
+        let run_id = format!("run-{n}");
+        let key = format!("agent:main:subagent:{n}");
+        store
+            .create_subagent(
+                &NewSubagent {
+                    run_id: &run_id,
+                    child_session_key: &key,
+                    child_session_id: &format!("sess-{n}"),
+                    requester_session_key: "agent:main:main",
+                    requester_run_id: None,
+                    requester_origin: None,
+                    task: "t",
+                    label: None,
+                    agent_id: "main",
+                    model: None,
+                    thinking: None,
+                    cleanup: "keep",
+                    run_timeout_seconds: 0,
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        (run_id, key)
+    }
+
+    fn ended(archive_after_ms: i64) -> RunEnd {
+        RunEnd {
+            status: RunStatus::Succeeded,
+            error: None,
+            model: None,
+            steps: 1,
+            input_tokens: 1,
+            output_tokens: 1,
+            cost_usd: None,
+            reply: None,
+            deliver: None,
+            archive_after_ms: Some(archive_after_ms),
+        }
+    }
+
+    /// Timers armed before the worker starts (as after a restart): the overdue one fires at
+    /// once, the future one when it is due, and the transcript row stays (archived).
+    #[tokio::test]
+    async fn overdue_timers_fire_at_once_and_future_ones_when_due() {
+        let store = Store::open_in_memory().await.unwrap();
+        let (overdue_run, overdue_key) = child(&store, 1).await;
+        let (later_run, later_key) = child(&store, 2).await;
+        store
+            .finish_run(&overdue_run, &ended(-60_000))
+            .await
+            .unwrap();
+        store.finish_run(&later_run, &ended(400)).await.unwrap();
+
+        let dir = tempfile::tempdir().unwrap();
+        let (_tx, rx) = tokio::sync::watch::channel(std::sync::Arc::new(Config::default()));
+        let rt = Runtime::new(
+            store.clone(),
+            rx,
+            EnvKeys::default(),
+            dir.path().to_path_buf(),
+            CancellationToken::new(),
+        );
+        let cancel = CancellationToken::new();
+        let worker = tokio::spawn(run(rt.clone(), cancel.clone()));
+
+        let archived = |key: String| {
+            let store = store.clone();
+            async move { store.active_session(&key).await.unwrap().is_none() }
+        };
+        tokio::time::timeout(Duration::from_secs(2), async {
+            while !archived(overdue_key.clone()).await {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("the overdue timer fired at once");
+        assert!(
+            !archived(later_key.clone()).await,
+            "the later timer waits for its time"
+        );
+        tokio::time::timeout(Duration::from_secs(3), async {
+            while !archived(later_key.clone()).await {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("the later timer fired when due");
+
+        let row = store.subagent(&overdue_run).await.unwrap().unwrap();
+        assert!(row.archived_at.is_some());
+        assert_eq!(
+            store
+                .latest_session(&overdue_key)
+                .await
+                .unwrap()
+                .unwrap()
+                .status,
+            "archived"
+        );
+        assert_eq!(store.next_timer().await.unwrap(), None);
+        cancel.cancel();
+        worker.await.unwrap();
+    }
+}

@@ -95,3 +95,74 @@ pub fn resolve<'a>(rows: &'a [SubagentRow], target: &str) -> Result<&'a Subagent
         many => Err(TargetError::Ambiguous(t.to_string(), many.len())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str) -> SubagentRow {
+        SubagentRow {
+            run_id: id.into(),
+            child_session_key: format!("agent:main:subagent:{id}"),
+            requester_session_key: "agent:main:main".into(),
+            requester_run_id: None,
+            requester_origin: None,
+            task: "t".into(),
+            label: None,
+            agent_id: "main".into(),
+            model: None,
+            thinking: None,
+            cleanup: "keep".into(),
+            run_timeout_seconds: 0,
+            created_at: 0,
+            ended_at: None,
+            outcome: None,
+            error: None,
+            stop_note: None,
+            announce_state: "none".into(),
+            announce_attempts: 0,
+            archive_at: None,
+            archived_at: None,
+            status: "running".into(),
+            started_at: None,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: None,
+            session_id: "s".into(),
+        }
+    }
+
+    #[test]
+    fn targets_resolve_by_index_and_unique_prefix() {
+        let rows = vec![row("abc123"), row("abd456"), row("ff0000")];
+        assert_eq!(
+            resolve(&rows, "#2").map(|r| r.run_id.as_str()),
+            Ok("abd456")
+        );
+        assert_eq!(resolve(&rows, "3").map(|r| r.run_id.as_str()), Ok("ff0000"));
+        assert_eq!(
+            resolve(&rows, "abc").map(|r| r.run_id.as_str()),
+            Ok("abc123")
+        );
+        assert_eq!(
+            resolve(&rows, "ab").err(),
+            Some(TargetError::Ambiguous("ab".into(), 2))
+        );
+        assert_eq!(
+            resolve(&rows, "#9").err(),
+            Some(TargetError::OutOfRange(9, 3))
+        );
+        assert_eq!(
+            resolve(&rows, "#0").err(),
+            Some(TargetError::OutOfRange(0, 3))
+        );
+        assert_eq!(
+            resolve(&rows, "zz").err(),
+            Some(TargetError::NoMatch("zz".into()))
+        );
+        assert_eq!(
+            TargetError::Ambiguous("ab".into(), 2).to_string(),
+            "`ab` is ambiguous: it matches 2 runs; use more characters of the run id."
+        );
+    }
+}

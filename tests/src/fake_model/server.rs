@@ -88,6 +88,7 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
             (ANTHROPIC_PATH, anthropic::last_user_text(&body))
         }
     };
+    guard.tag(&user_text);
     let header_text = |name: header::HeaderName| {
         headers
             .get(name)

@@ -39,6 +39,9 @@ pub(super) struct State {
     changed: Notify,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
+    /// Concurrency per marker: (marker, in flight now, most at once), for requests whose
+    /// last user text contains the marker.
+    tracked: Mutex<Vec<(String, usize, usize)>>,
     dropped: AtomicUsize,
     /// Source of `call_<n>` tool call ids, unique for the server's life.
     next_call: AtomicU64,
@@ -54,6 +57,17 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl State {
+    pub(super) fn track(&self, marker: &str) {
+        lock(&self.tracked).push((marker.to_owned(), 0, 0));
+    }
+
+    pub(super) fn tracked_max(&self, marker: &str) -> usize {
+        lock(&self.tracked)
+            .iter()
+            .find(|(m, _, _)| m == marker)
+            .map_or(0, |t| t.2)
+    }
+
     pub(super) fn script(&self) -> MutexGuard<'_, Script> {
         lock(&self.script)
     }
@@ -145,6 +159,8 @@ impl State {
 pub(super) struct InFlight {
     state: Arc<State>,
     finished: bool,
+    /// Indexes into `State::tracked` this request counts toward.
+    tagged: Vec<usize>,
 }
 
 impl InFlight {
@@ -154,6 +170,19 @@ impl InFlight {
         InFlight {
             state: Arc::clone(state),
             finished: false,
+            tagged: Vec::new(),
+        }
+    }
+
+    /// Count this request toward every tracked marker its last user text contains.
+    pub(super) fn tag(&mut self, user_text: &str) {
+        let mut tracked = lock(&self.state.tracked);
+        for (i, (marker, now, max)) in tracked.iter_mut().enumerate() {
+            if user_text.contains(marker.as_str()) {
+                *now += 1;
+                *max = (*max).max(*now);
+                self.tagged.push(i);
+            }
         }
     }
 
@@ -166,6 +195,14 @@ impl InFlight {
 impl Drop for InFlight {
     fn drop(&mut self) {
         self.state.in_flight.fetch_sub(1, Ordering::SeqCst);
+        if !self.tagged.is_empty() {
+            let mut tracked = lock(&self.state.tracked);
+            for &i in &self.tagged {
+                if let Some(t) = tracked.get_mut(i) {
+                    t.1 = t.1.saturating_sub(1);
+                }
+            }
+        }
         if !self.finished {
             self.state.dropped.fetch_add(1, Ordering::SeqCst);
             self.state.changed.notify_waiters();

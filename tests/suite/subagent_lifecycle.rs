@@ -1,0 +1,256 @@
+//! Sub-agent lifecycle end to end: delivery across a SIGKILL while the chat is closed,
+//! `cleanup: "delete"` archiving, `ANNOUNCE_SKIP`, `/subagents send`, no nesting, and
+//! stopping by id prefix.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use switchboard_testkit::fake_model::{FakeModel, Step};
+use switchboard_testkit::harness::Gateway;
+
+use crate::common::{chat, start, WAIT};
+use crate::subagents::{announces, spawn_call};
+
+async fn child_row(gw: &Gateway, n: usize) -> Value {
+    let api: Value = gw
+        .http()
+        .get(format!("{}/api/subagents", gw.base_url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    api["subagents"][n].clone()
+}
+
+/// Poll the registry until `done` holds for the newest child (bounded).
+async fn wait_row(gw: &Gateway, done: impl Fn(&Value) -> bool) -> Value {
+    let mut row = child_row(gw, 0).await;
+    for _ in 0..200 {
+        if done(&row) {
+            return row;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        row = child_row(gw, 0).await;
+    }
+    panic!("sub-agent row never reached the expected state: {row}");
+}
+
+#[tokio::test]
+async fn an_announce_for_a_closed_chat_survives_a_sigkill_and_arrives_once() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "spawn one",
+        Step::ToolCalls(vec![spawn_call("patient child", json!({}))]),
+    );
+    fake.push_for("spawn one", Step::Text("spawned".into()));
+    fake.push_for(
+        "patient child",
+        Step::Delay(
+            Duration::from_millis(300),
+            Box::new(Step::Text("done".into())),
+        ),
+    );
+    let mut gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("spawn one").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "spawned");
+    ws.close().await.unwrap();
+    // Nobody has the chat open: the channel refuses the announce and the outbox keeps it.
+    gw.wait_for_log("delivery failed; will retry", WAIT)
+        .await
+        .unwrap();
+    gw.kill().await.unwrap();
+    gw.restart().await.unwrap();
+    let mut ws = chat(&gw, "main").await;
+    let got = announces(&mut ws, 1, WAIT).await;
+    assert!(
+        got[0].starts_with("Status: success\nResult: echo: Your task has ended."),
+        "{}",
+        got[0]
+    );
+    assert!(
+        ws.next_message(Duration::from_millis(1500)).await.is_err(),
+        "announced once"
+    );
+}
+
+#[tokio::test]
+async fn cleanup_delete_archives_right_after_the_announce_and_keeps_the_transcript() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "tidy",
+        Step::ToolCalls(vec![spawn_call("tidy child", json!({"cleanup": "delete"}))]),
+    );
+    fake.push_for("tidy", Step::Text("spawned".into()));
+    let gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("tidy up").await.unwrap();
+    announces(&mut ws, 1, WAIT).await;
+    let row = wait_row(&gw, |r| r["archivedAt"].is_i64()).await;
+    let key = row["childSessionKey"].as_str().unwrap();
+    let sessions: Value = gw
+        .http()
+        .get(format!("{}/api/sessions?archived=true", gw.base_url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let child = sessions["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["sessionKey"] == key)
+        .unwrap()
+        .clone();
+    assert_eq!(child["status"], "archived");
+    let transcript = gw
+        .http()
+        .get(format!("{}/api/sessions/{key}/transcript", gw.base_url()))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(transcript.contains("tidy child"), "{transcript}");
+    // A message to an archived child is refused with a clear line.
+    ws.send_text("/subagents send 1 more please").await.unwrap();
+    let answer = ws.next_message(WAIT).await.unwrap();
+    assert!(
+        answer.ends_with("is archived; its session no longer takes messages."),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn announce_skip_posts_nothing() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "quiet",
+        Step::ToolCalls(vec![spawn_call("quiet child", json!({}))]),
+    );
+    fake.push_for("quiet", Step::Text("spawned".into()));
+    fake.push_for("Your task has ended", Step::Text("ANNOUNCE_SKIP".into()));
+    let gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("quiet please").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "spawned");
+    let row = wait_row(&gw, |r| {
+        r["announceState"] != "pending" && r["announceState"] != "none"
+    })
+    .await;
+    assert_eq!(row["announceState"], "skipped");
+    assert!(
+        ws.next_message(Duration::from_millis(800)).await.is_err(),
+        "nothing posted"
+    );
+}
+
+#[tokio::test]
+async fn send_talks_to_a_child_and_children_cannot_spawn() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "delegate",
+        Step::ToolCalls(vec![spawn_call("nested task", json!({"label": "nest"}))]),
+    );
+    fake.push_for("delegate", Step::Text("spawned".into()));
+    fake.push_for(
+        "nested task",
+        Step::ToolCalls(vec![spawn_call("grandchild", json!({}))]),
+    );
+    fake.push_for("nested task", Step::Text("could not nest".into()));
+    let gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("delegate this").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "spawned");
+    announces(&mut ws, 1, WAIT).await;
+    let child_second = fake
+        .requests()
+        .into_iter()
+        .find(|r| {
+            let b = r.body.to_string();
+            b.contains("nested task")
+                && b.contains("\"role\":\"tool\"")
+                && !b.contains("delegate this")
+        })
+        .unwrap();
+    let tool = child_second.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        tool["content"],
+        "error: forbidden: sub-agents cannot use `sessions_spawn`"
+    );
+
+    ws.send_text("/subagents send #1 and one more thing")
+        .await
+        .unwrap();
+    let answer = ws.next_message(WAIT).await.unwrap();
+    assert!(
+        answer.ends_with("replied:\necho: and one more thing"),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn stop_by_id_prefix_and_bad_targets() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "start worker",
+        Step::ToolCalls(vec![spawn_call("endless worker", json!({}))]),
+    );
+    fake.push_for("start worker", Step::Text("spawned".into()));
+    fake.push_for("endless worker", Step::Hang);
+    let gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("start worker").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "spawned");
+    fake.wait_for_requests(3, WAIT).await.unwrap();
+    ws.send_text("/subagents stop").await.unwrap();
+    assert_eq!(
+        ws.next_message(WAIT).await.unwrap(),
+        "Usage: /subagents stop <#|id|all>"
+    );
+    ws.send_text("/subagents stop zzzz").await.unwrap();
+    assert_eq!(
+        ws.next_message(WAIT).await.unwrap(),
+        "No sub-agent matches `zzzz`."
+    );
+    let id = child_row(&gw, 0).await["runId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    ws.send_text(&format!("/subagents stop {}", &id[..6]))
+        .await
+        .unwrap();
+    let mut answer = None;
+    let mut got = Vec::new();
+    while answer.is_none() || got.is_empty() {
+        let m = ws.next_message(WAIT).await.unwrap();
+        if m.starts_with("Status:") {
+            got.push(m);
+        } else {
+            answer = Some(m);
+        }
+    }
+    assert_eq!(
+        answer.unwrap(),
+        format!("Stopping sub-agent {} (endless worker).", &id[..8])
+    );
+    assert!(
+        got[0].starts_with(
+            "Status: unknown\nResult: (not available)\nNotes: stopped by /subagents stop\n"
+        ),
+        "{}",
+        got[0]
+    );
+    fake.wait_for_dropped(1, WAIT).await.unwrap();
+}

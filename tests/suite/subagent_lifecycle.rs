@@ -254,3 +254,85 @@ async fn stop_by_id_prefix_and_bad_targets() {
     );
     fake.wait_for_dropped(1, WAIT).await.unwrap();
 }
+
+#[tokio::test]
+async fn model_precedence_and_stop_through_the_api() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "two kinds",
+        Step::ToolCalls(vec![
+            spawn_call("default-model child", json!({})),
+            spawn_call("explicit-model child", json!({"model": "fake/explicit"})),
+        ]),
+    );
+    fake.push_for("two kinds", Step::Text("spawned".into()));
+    fake.push_for("default-model child", Step::Hang);
+    let gw = start(
+        &fake,
+        json!({"agents": {"defaults": {"subagents": {"model": "fake/sub-default"}}}}),
+    )
+    .await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("two kinds please").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "spawned");
+    let got = announces(&mut ws, 1, WAIT).await;
+    assert!(got[0].starts_with("Status: success"), "{}", got[0]);
+    let model_of = |needle: &str| {
+        fake.requests()
+            .into_iter()
+            .find(|r| {
+                r.body["messages"].as_array().unwrap().iter().any(|m| {
+                    m["role"] == "user" && m["content"].as_str().is_some_and(|c| c.contains(needle))
+                }) && !r.body.to_string().contains("two kinds please")
+            })
+            .map(|r| r.body["model"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(model_of("explicit-model child"), "explicit");
+    assert_eq!(model_of("default-model child"), "sub-default");
+    // The parent itself runs on the agent default.
+    assert_eq!(fake.requests()[0].body["model"], "scripted");
+
+    let api: Value = gw
+        .http()
+        .get(format!("{}/api/subagents", gw.base_url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let hanging = api["subagents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["task"] == "default-model child")
+        .unwrap()
+        .clone();
+    let id = hanging["runId"].as_str().unwrap();
+    let r: Value = gw
+        .http()
+        .post(format!("{}/api/subagents/{id}/stop", gw.base_url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r, json!({"runId": id, "stopped": true}));
+    let got = announces(&mut ws, 1, WAIT).await;
+    assert!(
+        got[0].starts_with(
+            "Status: unknown\nResult: (not available)\nNotes: stopped through the API\n"
+        ),
+        "{}",
+        got[0]
+    );
+    let r = gw
+        .http()
+        .post(format!("{}/api/subagents/nope/stop", gw.base_url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+}

@@ -1,14 +1,35 @@
 //! The [`Channel`] trait: what the gateway needs from every chat adapter.
 
 use async_trait::async_trait;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::{InboundMessage, OutboundMessage};
 
 /// Where adapters push inbound messages. Bounded: an adapter that outruns the gateway
 /// waits (backpressure) instead of growing memory without limit.
-pub type InboundSink = mpsc::Sender<InboundMessage>;
+pub type InboundSink = mpsc::Sender<Inbound>;
+
+/// An inbound message with an optional acknowledgement: the gateway fires `ack` once the
+/// message is committed (or deliberately dropped), so an adapter can confirm it to the
+/// platform only then (e.g. Telegram's update offset) and a crash never loses it.
+#[derive(Debug)]
+pub struct Inbound {
+    pub msg: InboundMessage,
+    pub ack: Option<oneshot::Sender<()>>,
+}
+
+impl Inbound {
+    pub fn new(msg: InboundMessage) -> Self {
+        Inbound { msg, ack: None }
+    }
+
+    /// A message and the receiver that fires when the gateway has taken it.
+    pub fn with_ack(msg: InboundMessage) -> (Self, oneshot::Receiver<()>) {
+        let (tx, rx) = oneshot::channel();
+        (Inbound { msg, ack: Some(tx) }, rx)
+    }
+}
 
 /// An error from a channel operation. `retryable` decides whether the outbox tries again.
 #[derive(Debug, thiserror::Error)]

@@ -8,7 +8,8 @@
 mod channel;
 mod message;
 pub mod split;
+pub mod telegram;
 pub mod webchat;
 
-pub use channel::{Channel, ChannelError, InboundSink};
+pub use channel::{Channel, ChannelError, Inbound, InboundSink};
 pub use message::{ChatKind, InboundMessage, Origin, OutboundMessage};

@@ -54,6 +54,10 @@ pub struct InboundMessage {
     /// The channel's own message id, when it has one (used for dedup and replies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
+    /// Whether the message is addressed to the bot: always true in a direct chat; in a
+    /// group, true when the bot is @mentioned, replied to, or sent a `/command@bot`.
+    #[serde(default)]
+    pub addressed: bool,
 }
 
 /// A message the gateway sends to a chat. `stats_line`, when present, is the announce's

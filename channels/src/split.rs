@@ -52,9 +52,13 @@ fn split_body(text: &str, limit: usize) -> Vec<String> {
             .map(|(i, _)| i)
             .unwrap_or(rest.len());
         let window = &rest[..hard];
+        // A break this early would leave a tiny chunk: prefer a later, weaker break.
+        let min = window.len() / 2;
         let cut = window
             .rfind("\n\n")
-            .filter(|&i| i > 0)
+            .filter(|&i| i >= min)
+            .or_else(|| window.rfind('\n').filter(|&i| i >= min))
+            .or_else(|| window.rfind(' ').filter(|&i| i >= min))
             .or_else(|| window.rfind('\n').filter(|&i| i > 0))
             .or_else(|| window.rfind(' ').filter(|&i| i > 0))
             .unwrap_or(hard);
@@ -97,6 +101,17 @@ mod tests {
         let chunks = split_text(&text, 60);
         assert_eq!(chunks.last(), Some(&stats));
         assert!(chunks.iter().all(|c| c.chars().count() <= 60), "{chunks:?}");
+    }
+
+    #[test]
+    fn an_early_line_break_does_not_make_a_tiny_chunk() {
+        let text = format!("Status: success\nResult: {}", "word ".repeat(40));
+        let chunks = split_text(&text, 100);
+        assert!(
+            chunks[0].starts_with("Status: success\nResult: word"),
+            "{chunks:?}"
+        );
+        assert!(chunks[0].chars().count() > 50, "{chunks:?}");
     }
 
     #[test]

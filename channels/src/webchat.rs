@@ -165,8 +165,9 @@ impl WebChat {
             sender_name: None,
             text,
             message_id: None,
+            addressed: true,
         };
-        if sink.send(msg).await.is_err() {
+        if sink.send(crate::Inbound::new(msg)).await.is_err() {
             return Some(ServerFrame::Error {
                 error: "the gateway is shutting down".to_string(),
             });
@@ -306,7 +307,7 @@ mod tests {
                 .await,
             None
         );
-        let msg = inbound.recv().await.expect("inbound message");
+        let msg = inbound.recv().await.expect("inbound message").msg;
         assert_eq!(msg.text, "hi");
         assert_eq!(msg.origin, Origin::webchat("main", ChatKind::Direct));
         hub.send(&OutboundMessage {

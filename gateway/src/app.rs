@@ -8,12 +8,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use switchboard_channels::webchat::WebChat;
-use switchboard_channels::{Channel, InboundMessage};
+use switchboard_channels::{Channel, Inbound};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::adapters::Adapters;
 use crate::agent::dispatch;
 use crate::config::{spawn_watcher, Config, SharedEnv};
 use crate::runtime::{EnvKeys, Runtime};
@@ -85,10 +86,9 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         }
         Err(e) => tracing::warn!(error = %e, "config hot reload is unavailable"),
     }
-    tasks.spawn(apply_live_config(rt.clone(), cfg_rx, accept_cancel.clone()));
 
     // Channels.
-    let (inbound_tx, inbound_rx) = mpsc::channel::<InboundMessage>(INBOUND_QUEUE);
+    let (inbound_tx, inbound_rx) = mpsc::channel::<Inbound>(INBOUND_QUEUE);
     let webchat = Arc::new(WebChat::new());
     if cfg.channels.webchat.enabled {
         rt.register_channel(webchat.clone());
@@ -99,8 +99,22 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
             }
         });
     }
+    let adapters = Arc::new(Adapters::new(
+        rt.clone(),
+        inbound_tx.clone(),
+        opts.env.clone(),
+        tasks.clone(),
+        accept_cancel.clone(),
+    ));
+    adapters.apply(&cfg);
     drop(inbound_tx);
-    tasks.spawn(route_inbound(rt.clone(), inbound_rx));
+    tasks.spawn(route_inbound(rt.clone(), inbound_rx, accept_cancel.clone()));
+    tasks.spawn(apply_live_config(
+        rt.clone(),
+        adapters.clone(),
+        cfg_rx.clone(),
+        accept_cancel.clone(),
+    ));
     tasks.spawn(forward_events(
         rt.clone(),
         webchat.clone(),
@@ -131,9 +145,18 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     let state = AppState {
         rt: rt.clone(),
         webchat: webchat.clone(),
-        token: cfg.gateway.auth.token.as_deref().map(Arc::from),
+        // The same fallback the validator accepted for a non-loopback bind.
+        token: cfg
+            .gateway
+            .auth
+            .token
+            .clone()
+            .or_else(|| (opts.env)("SWITCHBOARD_TOKEN"))
+            .filter(|t| !t.trim().is_empty())
+            .map(Arc::from),
         started,
         closing: accept_cancel.clone(),
+        adapters: adapters.clone(),
     };
     let app = server::router(state, cfg.gateway.max_body_bytes);
     let server_cancel = accept_cancel.clone();
@@ -188,16 +211,27 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     Ok(())
 }
 
-/// Route inbound messages one at a time (keeps each chat's order).
-async fn route_inbound(rt: Arc<Runtime>, mut rx: mpsc::Receiver<InboundMessage>) {
-    while let Some(msg) = rx.recv().await {
-        routing::handle_inbound(&rt, msg).await;
+/// Route inbound messages one at a time (keeps each chat's order). The adapter's ack
+/// fires once routing has committed (or deliberately dropped) the message.
+async fn route_inbound(
+    rt: Arc<Runtime>,
+    mut rx: mpsc::Receiver<Inbound>,
+    cancel: CancellationToken,
+) {
+    // Unrouted messages are not acked, so platforms that redeliver will send them again.
+    while let Some(inbound) = tokio::select! { m = rx.recv() => m, _ = cancel.cancelled() => None }
+    {
+        routing::handle_inbound(&rt, inbound.msg).await;
+        if let Some(ack) = inbound.ack {
+            let _ = ack.send(());
+        }
     }
 }
 
-/// Apply the live parts of a reloaded config: lane sizes.
+/// Apply the live parts of a reloaded config: lane sizes and channel adapters.
 async fn apply_live_config(
     rt: Arc<Runtime>,
+    adapters: Arc<Adapters>,
     mut rx: watch::Receiver<Arc<Config>>,
     cancel: CancellationToken,
 ) {
@@ -213,6 +247,7 @@ async fn apply_live_config(
         rt.lanes
             .get(crate::queue::SUBAGENT)
             .resize(cfg.agents.defaults.subagents.max_concurrent as usize);
+        adapters.apply(&cfg);
         tracing::info!(
             main = cfg.agents.defaults.max_concurrent,
             subagent = cfg.agents.defaults.subagents.max_concurrent,

@@ -3,6 +3,7 @@
 //! answers leave through a durable outbox. See ARCHITECTURE.md for the map.
 #![forbid(unsafe_code)]
 
+pub mod adapters;
 pub mod agent;
 pub mod app;
 pub mod commands;

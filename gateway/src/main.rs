@@ -38,6 +38,22 @@ enum Command {
         #[command(subcommand)]
         action: ConfigAction,
     },
+    /// Approve or list people who asked to talk to the bot (dmPolicy "pairing").
+    Pairing {
+        #[command(subcommand)]
+        action: PairingAction,
+        /// Config file (for the state dir and storage.url).
+        #[arg(long, global = true)]
+        config: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum PairingAction {
+    /// Let the sender who was given CODE talk to the bot.
+    Approve { channel: String, code: String },
+    /// Show pending and approved senders.
+    List,
 }
 
 #[derive(Subcommand)]
@@ -72,8 +88,92 @@ fn main() -> ExitCode {
                 validate(&path, env.as_ref()).await
             }
             Command::Run { config } => run(config, env).await,
+            Command::Pairing { action, config } => pairing(action, config, env).await,
         }
     })
+}
+
+/// Pairing works on the database directly (SQLite in WAL mode is safe to share with the
+/// running daemon), so it needs no token and works while the daemon is down.
+async fn pairing(
+    action: PairingAction,
+    config_path: Option<PathBuf>,
+    env: config::SharedEnv,
+) -> ExitCode {
+    let paths = Paths::resolve(config_path, env.as_ref());
+    let cfg = match config::load_file(&paths.config, env.as_ref()).await {
+        Ok(Some(cfg)) => cfg,
+        Ok(None) => match config::parse_config("{}", env.as_ref()) {
+            Ok(cfg) => cfg,
+            Err(errors) => {
+                print_errors(&paths.config, &errors);
+                return ExitCode::from(EXIT_CONFIG);
+            }
+        },
+        Err(errors) => {
+            print_errors(&paths.config, &errors);
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    if let Err(e) = tokio::fs::create_dir_all(&paths.state_dir).await {
+        eprintln!("cannot create {}: {e}", paths.state_dir.display());
+        return ExitCode::FAILURE;
+    }
+    let store = match switchboard::store::Store::open(&cfg.database_url(&paths.state_dir)).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("cannot open the database: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = match action {
+        PairingAction::Approve { channel, code } => {
+            match store.approve_pairing(&channel, &code).await {
+                Ok(Some(p)) => {
+                    println!(
+                        "approved {} {} ({})",
+                        p.channel,
+                        p.sender_id,
+                        p.sender_name.as_deref().unwrap_or("no name")
+                    );
+                    ExitCode::SUCCESS
+                }
+                Ok(None) => {
+                    eprintln!("no pending pairing with code {code} on {channel}");
+                    ExitCode::FAILURE
+                }
+                Err(e) => {
+                    eprintln!("cannot approve: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        PairingAction::List => match store.list_pairings().await {
+            Ok(rows) if rows.is_empty() => {
+                println!("no pairings");
+                ExitCode::SUCCESS
+            }
+            Ok(rows) => {
+                for p in rows {
+                    println!(
+                        "{}\t{}\t{}\t{}\t{}",
+                        p.channel,
+                        p.status,
+                        p.code,
+                        p.sender_id,
+                        p.sender_name.unwrap_or_default()
+                    );
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("cannot list: {e}");
+                ExitCode::FAILURE
+            }
+        },
+    };
+    store.close().await;
+    code
 }
 
 async fn validate(path: &std::path::Path, env: &dyn Fn(&str) -> Option<String>) -> ExitCode {

@@ -128,6 +128,10 @@ impl Runtime {
         lock(&self.channels).insert(ch.id().to_string(), ch);
     }
 
+    pub fn unregister_channel(&self, id: &str) {
+        lock(&self.channels).remove(id);
+    }
+
     pub fn active_run(&self, session_key: &str) -> Option<ActiveRun> {
         lock(&self.active).get(session_key).cloned()
     }

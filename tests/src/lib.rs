@@ -2,3 +2,4 @@
 pub mod browser;
 pub mod fake_model;
 pub mod harness;
+pub mod fake_telegram;

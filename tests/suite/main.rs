@@ -11,4 +11,5 @@ mod lanes;
 mod lifecycle;
 mod subagent_lifecycle;
 mod subagents;
+mod telegram;
 mod webchat;

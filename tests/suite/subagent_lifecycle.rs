@@ -277,6 +277,8 @@ async fn model_precedence_and_stop_through_the_api() {
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "spawned");
     let got = announces(&mut ws, 1, WAIT).await;
     assert!(got[0].starts_with("Status: success"), "{}", got[0]);
+    // Parent ×2, explicit child + its announce step, and the hanging child's first call.
+    fake.wait_for_requests(5, WAIT).await.unwrap();
     let model_of = |needle: &str| {
         fake.requests()
             .into_iter()

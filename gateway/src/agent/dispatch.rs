@@ -30,7 +30,8 @@ pub fn lane_for(session_key: &str) -> &'static str {
 }
 
 /// Accept a message for `session_key`: store it (committed first), then make sure a run
-/// will take it, following `messages.queue.mode`.
+/// will take it, following `messages.queue.mode`. With a platform `message_id`, a
+/// message taken before is ignored (`Ok(None)`): dedupe and queueing commit together.
 pub async fn submit_message(
     rt: &Arc<Runtime>,
     session_key: &str,
@@ -39,14 +40,63 @@ pub async fn submit_message(
     sender_id: &str,
     text: &str,
 ) -> Result<Submitted> {
+    let sub = submit(rt, session_key, agent_id, origin, sender_id, text, None).await?;
+    // Without a message id there is no dedupe, so a message is always taken.
+    sub.ok_or_else(|| {
+        crate::store::StoreError::Corrupt("message without an id reported as a duplicate".into())
+    })
+}
+
+/// [`submit_message`] for a message with a platform id: `Ok(None)` if it was taken before.
+pub async fn submit_message_once(
+    rt: &Arc<Runtime>,
+    session_key: &str,
+    agent_id: &str,
+    origin: &Origin,
+    sender_id: &str,
+    text: &str,
+    message_id: &str,
+) -> Result<Option<Submitted>> {
+    submit(
+        rt,
+        session_key,
+        agent_id,
+        origin,
+        sender_id,
+        text,
+        Some(message_id),
+    )
+    .await
+}
+
+async fn submit(
+    rt: &Arc<Runtime>,
+    session_key: &str,
+    agent_id: &str,
+    origin: &Origin,
+    sender_id: &str,
+    text: &str,
+    message_id: Option<&str>,
+) -> Result<Option<Submitted>> {
     let session = rt
         .store
         .ensure_session(session_key, agent_id, Some(origin))
         .await?;
-    let inbox_id = rt
-        .store
-        .push_inbox(session_key, origin, sender_id, text)
-        .await?;
+    let inbox_id = match message_id {
+        Some(id) => match rt
+            .store
+            .push_inbox_once(session_key, origin, sender_id, text, id)
+            .await?
+        {
+            Some(inbox_id) => inbox_id,
+            None => return Ok(None),
+        },
+        None => {
+            rt.store
+                .push_inbox(session_key, origin, sender_id, text)
+                .await?
+        }
+    };
     let mode = rt.config().messages.queue.mode;
     let lane = rt.lanes.get(lane_for(session_key));
     let active = rt.active_run(session_key);
@@ -78,7 +128,7 @@ pub async fn submit_message(
     } else {
         None
     };
-    Ok(Submitted { inbox_id, run_id })
+    Ok(Some(Submitted { inbox_id, run_id }))
 }
 
 /// Create a run row (committed) and queue it on its lane.

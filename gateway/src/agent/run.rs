@@ -142,10 +142,17 @@ async fn execute_inner(rt: &Arc<Runtime>, run_id: &str) -> Result<Option<RunRow>
     rt.emit(json!({"type": "run.started", "runId": run_id, "sessionKey": run.session_key}));
 
     let mut progress = Progress::default();
-    let claimed = rt
-        .store
-        .claim_inbox(&run.session_key, &session.id, run_id, run.claim_all)
-        .await?;
+    // A run that was already running when the process stopped claimed its messages then;
+    // resuming it must not take more (they belong to the runs queued behind it).
+    let resuming = run.status == RunStatus::Running;
+    let claimed = if resuming {
+        tracing::info!(run_id, "resuming run from its stored transcript");
+        Vec::new()
+    } else {
+        rt.store
+            .claim_inbox(&run.session_key, &session.id, run_id, run.claim_all)
+            .await?
+    };
     progress.claimed.extend(claimed.iter().map(|c| c.id));
     // Replies go where the newest message of this turn came from.
     let reply_origin = claimed

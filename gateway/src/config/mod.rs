@@ -6,6 +6,7 @@
 //! [`spawn_watcher`] re-reads the file on change and sends what [`plan_reload`] says
 //! applies live.
 
+mod channels;
 pub mod duration;
 mod error;
 mod load;
@@ -17,6 +18,7 @@ mod strict;
 mod validate;
 mod watch;
 
+pub use channels::{DmPolicy, GroupsConfig, TelegramConfig, TelegramMode};
 pub use error::ConfigError;
 pub use load::{load_file, parse_config, process_env};
 pub use paths::Paths;

@@ -297,6 +297,7 @@ pub enum QueueMode {
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ChannelsConfig {
     pub webchat: WebchatConfig,
+    pub telegram: super::channels::TelegramConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

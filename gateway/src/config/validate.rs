@@ -15,7 +15,62 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     storage(config, &mut out);
     models(config, &mut out);
     agents(config, &mut out);
+    telegram(config, &mut out);
     out
+}
+
+fn telegram(config: &Config, out: &mut Vec<Issue>) {
+    let t = &config.channels.telegram;
+    if !(t.api_url.starts_with("http://") || t.api_url.starts_with("https://")) {
+        out.push(Issue::new(
+            KeyPath::dotted("channels.telegram.apiUrl"),
+            format!("must start with http:// or https://, got {:?}", t.api_url),
+        ));
+    }
+    range(
+        out,
+        "channels.telegram.textChunkLimit",
+        t.text_chunk_limit as u64,
+        64,
+        4096,
+        "",
+    );
+    range(
+        out,
+        "channels.telegram.pollTimeoutSeconds",
+        t.poll_timeout_seconds,
+        1,
+        50,
+        "",
+    );
+    if t.mode == super::TelegramMode::Webhook {
+        match &t.webhook_url {
+            Some(u) if u.starts_with("https://") || u.starts_with("http://") => {}
+            _ => out.push(Issue::new(
+                KeyPath::dotted("channels.telegram.webhookUrl"),
+                "webhook mode needs webhookUrl (the public URL of POST /telegram/webhook)",
+            )),
+        }
+        match &t.webhook_secret {
+            Some(s)
+                if s.len() >= 8
+                    && s.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') => {}
+            _ => out.push(Issue::new(
+                KeyPath::dotted("channels.telegram.webhookSecret"),
+                "webhook mode needs webhookSecret: 8-256 characters of A-Z, a-z, 0-9, _ and -",
+            )),
+        }
+    }
+    for (i, who) in t.allow_from.iter().enumerate() {
+        let ok = who.parse::<i64>().is_ok() || (who.starts_with('@') && who.len() > 1);
+        if !ok {
+            out.push(Issue::new(
+                KeyPath::dotted("channels.telegram.allowFrom").index(i),
+                format!("must be a numeric user id or an @username, got {who:?}"),
+            ));
+        }
+    }
 }
 
 fn gateway(config: &Config, env: &dyn Fn(&str) -> Option<String>, out: &mut Vec<Issue>) {

@@ -8,6 +8,7 @@ mod api;
 mod auth;
 mod error;
 mod metrics;
+mod telegram;
 mod ws;
 
 use std::sync::Arc;
@@ -33,6 +34,8 @@ pub struct AppState {
     pub started: Instant,
     /// Fired when the server stops accepting; open sockets close on it.
     pub closing: CancellationToken,
+    /// Channel adapters (the Telegram webhook route needs the running adapter).
+    pub adapters: Arc<crate::adapters::Adapters>,
 }
 
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
@@ -53,6 +56,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
     Router::new()
         .route("/", get(|| async { Html(WEBCHAT_PAGE) }))
         .route("/healthz", get(|| async { "ok" }))
+        .route("/telegram/webhook", post(telegram::webhook))
         .merge(api)
         .fallback(error::not_found)
         .layer(DefaultBodyLimit::max(max_body_bytes))

@@ -125,3 +125,30 @@ impl Store {
             .collect()
     }
 }
+
+impl Store {
+    /// Queue an inbound message and record its platform id as taken, in one transaction.
+    /// Returns `None` (and queues nothing) if that id was taken before.
+    pub async fn push_inbox_once(
+        &self,
+        session_key: &str,
+        origin: &Origin,
+        sender_id: &str,
+        text: &str,
+        message_id: &str,
+    ) -> Result<Option<i64>> {
+        let mut tx = self.begin_write().await?;
+        let seen = sqlx::query("INSERT INTO inbound_seen (channel, message_id, seen_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
+            .bind(&origin.channel)
+            .bind(message_id)
+            .bind(now_ms())
+            .execute(&mut *tx)
+            .await?;
+        if seen.rows_affected() == 0 {
+            return Ok(None);
+        }
+        let id = insert_inbox(&mut *tx, session_key, origin, sender_id, text).await?;
+        tx.commit().await?;
+        Ok(Some(id))
+    }
+}

@@ -4,6 +4,7 @@
 //!
 //! Architecture invariant: only `store` knows SQL. Callers get plain Rust rows.
 
+mod channels;
 mod inbox;
 mod messages;
 mod outbox;
@@ -18,6 +19,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
+pub use channels::{Pairing, PairingRow};
 pub use inbox::InboxItem;
 pub use messages::{MessageRow, NewMessage, Role, ToolCallRecord};
 pub use outbox::OutboxRow;

@@ -1,6 +1,8 @@
 //! Inbound routing: allowlist, slash commands (answered at once, even when the session is
 //! busy), then agent + session key resolution and submission to the queue.
 
+pub mod access;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -60,6 +62,38 @@ pub async fn handle_inbound(rt: &Arc<Runtime>, msg: InboundMessage) {
     let cfg = rt.config();
     let agent_id = default_agent_id(&cfg);
     let key = session_key(&agent_id, &msg.origin);
+    match access::check(&rt.store, &cfg, &msg).await {
+        Ok(access::Verdict::Allow) => {}
+        Ok(access::Verdict::Ignore(why)) => {
+            tracing::info!(channel = %msg.origin.channel, sender = %msg.sender_id, reason = why, "inbound message ignored");
+            return;
+        }
+        Ok(access::Verdict::Pairing(text)) => {
+            tracing::info!(channel = %msg.origin.channel, sender = %msg.sender_id, "unknown sender: pairing code sent");
+            reply(rt, &msg.origin, &text).await;
+            return;
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "cannot check access; dropping the message");
+            return;
+        }
+    }
+    // A platform redelivery (e.g. after a restart) of a command already taken. (Chat
+    // messages are deduplicated in the same transaction that queues them.)
+    let is_command = commands::parse(&msg.text).is_some();
+    if let Some(id) = msg.message_id.as_ref().filter(|_| is_command) {
+        match rt.store.mark_inbound_seen(&msg.origin.channel, id).await {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::info!(channel = %msg.origin.channel, message_id = %id, "duplicate inbound message ignored");
+                return;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot record the inbound message; dropping it");
+                return;
+            }
+        }
+    }
     if let Some(cmd) = commands::parse(&msg.text) {
         // `/subagents send` waits for the child's answer: run it aside so this chat's
         // other messages (and every other chat) are not held up.
@@ -80,9 +114,17 @@ pub async fn handle_inbound(rt: &Arc<Runtime>, msg: InboundMessage) {
         }
         return;
     }
-    if let Err(e) =
-        dispatch::submit_message(rt, &key, &agent_id, &msg.origin, &msg.sender_id, &msg.text).await
-    {
+    let submitted = match &msg.message_id {
+        Some(id) => dispatch::submit_message_once(rt, &key, &agent_id, &msg.origin, &msg.sender_id, &msg.text, id)
+            .await
+            .map(|s| {
+                if s.is_none() {
+                    tracing::info!(channel = %msg.origin.channel, message_id = %id, "duplicate inbound message ignored");
+                }
+            }),
+        None => dispatch::submit_message(rt, &key, &agent_id, &msg.origin, &msg.sender_id, &msg.text).await.map(|_| ()),
+    };
+    if let Err(e) = submitted {
         tracing::error!(session = %key, error = %e, "cannot accept message");
         reply(
             rt,

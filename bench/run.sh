@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Builds the release daemon and the bench, then runs the end-to-end benchmarks against an
+# instant fake model on 127.0.0.1. Arguments go to `switchboard-bench` (no scenario = all);
+# e.g. `bash bench/run.sh all --burst 2000`, `bash bench/run.sh turn-latency --samples 5000`.
+# The table goes to stdout, progress to stderr, a JSON copy to bench-results/report.json
+# (or --out PATH).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -p switchboard-gateway -p switchboard-bench
+exec target/release/switchboard-bench "$@"

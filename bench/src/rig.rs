@@ -1,0 +1,407 @@
+//! What every scenario sets up: the fake model, the daemon pointed at it, an HTTP client for
+//! the daemon's API, and readings from `/proc`.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context as _};
+use serde_json::{json, Value};
+use switchboard_testkit::fake_model::FakeModel;
+use switchboard_testkit::harness::{Gateway, GatewayBuilder};
+
+/// Per-request bound of the bench's HTTP client; a turn against an instant model takes
+/// milliseconds, so anything near this is a stall worth an error.
+const HTTP_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the daemon waits for a turn (`timeoutSeconds` of the API); shorter than
+/// `HTTP_TIMEOUT` so a missed wake-up shows as a `pending` answer, not a client timeout.
+const TURN_WAIT_SECONDS: u64 = 30;
+/// Connections kept open per host: one per concurrent client task, with room to spare.
+const POOL_PER_HOST: usize = 512;
+
+/// Settings shared by the scenarios (from the command line).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub bin: PathBuf,
+    pub samples: usize,
+    pub warmup: usize,
+    pub restarts: usize,
+    pub idle: Duration,
+    pub clients: usize,
+    pub duration: Duration,
+    pub burst: usize,
+    pub burst_parents: usize,
+    pub burst_caps: Vec<u32>,
+    pub scenario_timeout: Duration,
+}
+
+/// The daemon's config: a web chat on a free (or given) loopback port and one instant model.
+pub fn config(model_url: &str, port: u16, main_cap: u32, subagent_cap: u32) -> String {
+    json!({
+        "gateway": { "port": port },
+        "models": { "providers": { "fake": {
+            "api": "openai-chat",
+            "baseUrl": model_url,
+            "apiKey": "k",
+            "models": [{ "id": "m", "cost": { "input": 1, "output": 2 } }],
+        } } },
+        "agents": { "defaults": {
+            "model": "fake/m",
+            "maxConcurrent": main_cap,
+            "subagents": { "maxConcurrent": subagent_cap },
+        } },
+    })
+    .to_string()
+}
+
+/// Starts the daemon (quiet logging) against `model` in a fresh temporary state dir.
+pub async fn start_gateway(
+    settings: &Settings,
+    model: &FakeModel,
+    main_cap: u32,
+    subagent_cap: u32,
+) -> anyhow::Result<Gateway> {
+    GatewayBuilder::new(&settings.bin)
+        .config(config(&model.base_url(), 0, main_cap, subagent_cap))
+        .env("RUST_LOG", "warn")
+        .start()
+        .await
+        .context("starting the gateway")
+}
+
+/// The daemon's warnings and errors so far (its log level is `warn`), deduplicated by their
+/// text after the timestamp, with a count; at most `limit` kinds.
+pub fn gateway_warnings(gw: &Gateway, limit: usize) -> Vec<String> {
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    for line in gw.stderr_lines() {
+        if line.starts_with("--- harness:") || line.trim().is_empty() {
+            continue;
+        }
+        // Drop the leading timestamp so repeats group together.
+        let text = line
+            .split_once(' ')
+            .map_or(line.as_str(), |(_, rest)| rest)
+            .trim()
+            .to_owned();
+        match kinds.iter_mut().find(|(k, _)| *k == text) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((text, 1)),
+        }
+    }
+    let total = kinds.len();
+    let mut out: Vec<String> = kinds
+        .into_iter()
+        .take(limit)
+        .map(|(text, n)| format!("gateway log ({n}x): {}", truncate(&text, 300)))
+        .collect();
+    if total > limit {
+        out.push(format!(
+            "… and {} more kinds of gateway log lines",
+            total - limit
+        ));
+    }
+    out
+}
+
+pub fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{cut}…")
+}
+
+/// A client of the daemon's HTTP API (keep-alive, no proxy).
+#[derive(Clone)]
+pub struct Api {
+    http: reqwest::Client,
+    base: String,
+}
+
+impl Api {
+    pub fn new(base_url: &str) -> anyhow::Result<Api> {
+        Ok(Api {
+            http: client()?,
+            base: base_url.trim_end_matches('/').to_owned(),
+        })
+    }
+
+    /// One turn: posts `text` to session `key` with `wait: true` and returns the answer once
+    /// the run ended; an error unless the run succeeded.
+    pub async fn turn(&self, key: &str, text: &str) -> anyhow::Result<Value> {
+        let answer = self.post(key, text, true).await?;
+        if answer["status"] != "succeeded" {
+            bail!("turn on {key} did not succeed: {answer}");
+        }
+        Ok(answer)
+    }
+
+    /// Posts `text` to session `key`; with `wait`, the answer comes when the run ended.
+    pub async fn post(&self, key: &str, text: &str, wait: bool) -> anyhow::Result<Value> {
+        let url = format!("{}/api/sessions/{key}/messages", self.base);
+        let mut body = json!({ "text": text, "wait": wait });
+        if wait {
+            body["timeoutSeconds"] = json!(TURN_WAIT_SECONDS);
+        }
+        let response = self
+            .http
+            .post(&url)
+            .json(&body)
+            .send()
+            .await
+            .with_context(|| format!("POST {url}"))?;
+        let status = response.status();
+        let answer: Value = response
+            .json()
+            .await
+            .with_context(|| format!("reading the answer of POST {url}"))?;
+        if !status.is_success() {
+            bail!("POST {url}: {status} {answer}");
+        }
+        Ok(answer)
+    }
+
+    /// `GET path` as text; an error unless 200.
+    pub async fn get_text(&self, path: &str) -> anyhow::Result<String> {
+        let url = format!("{}{path}", self.base);
+        let response = self
+            .http
+            .get(&url)
+            .send()
+            .await
+            .with_context(|| format!("GET {url}"))?;
+        let status = response.status();
+        let text = response
+            .text()
+            .await
+            .with_context(|| format!("reading GET {url}"))?;
+        if !status.is_success() {
+            bail!("GET {url}: {status} {}", truncate(&text, 300));
+        }
+        Ok(text)
+    }
+
+    /// `/metrics`, parsed into `(series with labels, value)` pairs.
+    pub async fn metrics(&self) -> anyhow::Result<Metrics> {
+        let text = self.get_text("/metrics").await?;
+        let series = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let (name, value) = l.rsplit_once(' ')?;
+                Some((name.to_owned(), value.parse().ok()?))
+            })
+            .collect();
+        Ok(Metrics { series })
+    }
+
+    /// The sub-agent registry rows of one requester session.
+    pub async fn subagents_of(&self, requester: &str, limit: usize) -> anyhow::Result<Vec<Value>> {
+        let text = self
+            .get_text(&format!(
+                "/api/subagents?requester={requester}&limit={limit}"
+            ))
+            .await?;
+        let mut body: Value = serde_json::from_str(&text).context("parsing /api/subagents")?;
+        match body["subagents"].take() {
+            Value::Array(rows) => Ok(rows),
+            other => Err(anyhow!("/api/subagents without a list: {other}")),
+        }
+    }
+}
+
+/// Prometheus series of one `/metrics` read.
+pub struct Metrics {
+    series: Vec<(String, f64)>,
+}
+
+impl Metrics {
+    /// The value of a series written exactly as in the exposition, e.g.
+    /// `switchboard_lane_active{lane="subagent"}`; 0 when absent.
+    pub fn get(&self, series: &str) -> f64 {
+        self.series
+            .iter()
+            .find(|(s, _)| s == series)
+            .map_or(0.0, |(_, v)| *v)
+    }
+}
+
+/// The bench's HTTP client: keep-alive pool, no proxy, Nagle off.
+pub fn client() -> anyhow::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .no_proxy()
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(POOL_PER_HOST)
+        .timeout(HTTP_TIMEOUT)
+        .build()
+        .context("building the HTTP client")
+}
+
+/// Model time: replays request bodies the daemon sent to the fake model, exactly as recorded,
+/// straight from the bench (same kind of keep-alive client), `samples` times round-robin, and
+/// times each request until its whole SSE answer has arrived.
+pub async fn model_time(
+    model: &FakeModel,
+    bodies: &[Value],
+    samples: usize,
+) -> anyhow::Result<Vec<Duration>> {
+    if bodies.is_empty() {
+        bail!("no recorded model requests to replay");
+    }
+    // Serialized up front: the daemon's own serialization is part of its overhead, not of
+    // the model's time.
+    let bodies: Vec<Vec<u8>> = bodies
+        .iter()
+        .map(serde_json::to_vec)
+        .collect::<Result<_, _>>()
+        .context("serializing recorded requests")?;
+    let http = client()?;
+    let url = format!("{}/chat/completions", model.base_url());
+    let mut times = Vec::with_capacity(samples);
+    for i in 0..samples {
+        let body = bodies[i % bodies.len()].clone();
+        let started = Instant::now();
+        let response = http
+            .post(&url)
+            .bearer_auth("k")
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .context("replaying a model request")?;
+        if !response.status().is_success() {
+            bail!("the fake model answered {}", response.status());
+        }
+        response
+            .bytes()
+            .await
+            .context("reading the fake model's answer")?;
+        times.push(started.elapsed());
+    }
+    Ok(times)
+}
+
+/// The text of the last user message of an OpenAI chat request.
+pub fn last_user_text(body: &Value) -> String {
+    let Some(messages) = body["messages"].as_array() else {
+        return String::new();
+    };
+    let Some(message) = messages.iter().rev().find(|m| m["role"] == "user") else {
+        return String::new();
+    };
+    match &message["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// Readings from `/proc`.
+pub mod procfs {
+    use anyhow::{anyhow, Context as _};
+
+    /// Clock ticks per second of `/proc/<pid>/stat` times (`getconf CLK_TCK`, 100 on Linux).
+    const TICKS_PER_SECOND: f64 = 100.0;
+
+    /// A `kB` field of `/proc/<pid>/status` (e.g. `VmRSS`, `VmHWM`), in bytes.
+    pub fn status_kb(pid: u32, field: &str) -> anyhow::Result<u64> {
+        let path = format!("/proc/{pid}/status");
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+        let line = text
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix(field)
+                    .and_then(|rest| rest.strip_prefix(':'))
+            })
+            .ok_or_else(|| anyhow!("{path} has no {field}"))?;
+        let kb: u64 = line
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .with_context(|| format!("parsing {field} in {path}"))?;
+        Ok(kb * 1024)
+    }
+
+    /// Resident memory now, in bytes.
+    pub fn rss(pid: u32) -> anyhow::Result<u64> {
+        status_kb(pid, "VmRSS")
+    }
+
+    /// The process's own peak resident memory, in bytes.
+    pub fn hwm(pid: u32) -> anyhow::Result<u64> {
+        status_kb(pid, "VmHWM")
+    }
+
+    /// Threads of the process.
+    pub fn threads(pid: u32) -> anyhow::Result<u64> {
+        let path = format!("/proc/{pid}/status");
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+        text.lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .ok_or_else(|| anyhow!("{path} has no Threads"))?
+            .trim()
+            .parse()
+            .context("parsing Threads")
+    }
+
+    /// CPU time (user + system) of a process so far, in seconds; `pid` `None` = this process.
+    pub fn cpu_seconds(pid: Option<u32>) -> anyhow::Result<f64> {
+        let path = match pid {
+            Some(pid) => format!("/proc/{pid}/stat"),
+            None => "/proc/self/stat".to_owned(),
+        };
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+        // The command name may hold spaces; the fields after it are space-separated.
+        let after = text
+            .rsplit_once(')')
+            .map(|(_, rest)| rest)
+            .ok_or_else(|| anyhow!("{path} is not a stat line"))?;
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        // After the name: state is field 3 of the line, utime 14 and stime 15.
+        let tick = |i: usize| -> anyhow::Result<f64> {
+            let v: f64 = fields
+                .get(i)
+                .ok_or_else(|| anyhow!("{path} is short"))?
+                .parse()
+                .with_context(|| format!("parsing {path}"))?;
+            Ok(v / TICKS_PER_SECOND)
+        };
+        Ok(tick(11)? + tick(12)?)
+    }
+
+    /// Context switches (voluntary + involuntary) of every live thread of the process.
+    pub fn context_switches(pid: u32) -> anyhow::Result<u64> {
+        let dir = format!("/proc/{pid}/task");
+        let mut total = 0;
+        for task in std::fs::read_dir(&dir).with_context(|| format!("reading {dir}"))? {
+            let Ok(text) = std::fs::read_to_string(task?.path().join("status")) else {
+                continue; // the thread ended meanwhile
+            };
+            total += text
+                .lines()
+                .filter_map(|l| {
+                    l.strip_prefix("voluntary_ctxt_switches:")
+                        .or_else(|| l.strip_prefix("nonvoluntary_ctxt_switches:"))
+                })
+                .filter_map(|v| v.trim().parse::<u64>().ok())
+                .sum::<u64>();
+        }
+        Ok(total)
+    }
+
+    /// `/proc/loadavg`'s three load averages.
+    pub fn loadavg() -> String {
+        std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .map(|t| t.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_else(|| "?".to_owned())
+    }
+
+    pub fn megabytes(bytes: u64) -> f64 {
+        bytes as f64 / 1e6
+    }
+}

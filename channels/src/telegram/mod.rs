@@ -1,0 +1,270 @@
+//! Telegram adapter (teloxide): long polling with a persisted offset and a stall
+//! watchdog, or a webhook on the gateway's own server; DMs, groups and forum topics;
+//! HTML output with a plain-text fallback; typing; the native command menu.
+
+mod convert;
+pub mod format;
+mod poll;
+mod send;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use teloxide::prelude::*;
+use teloxide::types::{BotCommand, ChatAction};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
+
+use crate::{Channel, ChannelError, InboundSink, Origin, OutboundMessage};
+
+pub const CHANNEL_ID: &str = "telegram";
+/// Telegram's own limit on one message.
+pub const MAX_TEXT: usize = 4096;
+/// How often the typing indicator is refreshed (Telegram shows it for ~5 s).
+const TYPING_EVERY: Duration = Duration::from_millis(4500);
+
+/// The adapter's settings, converted from the gateway's config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TelegramSettings {
+    pub token: String,
+    /// Base URL of the Bot API (`https://api.telegram.org`, or a fake in tests).
+    pub api_url: String,
+    pub text_limit: usize,
+    /// Long-poll timeout of one `getUpdates` call.
+    pub poll_timeout: Duration,
+    pub mode: Mode,
+    /// The native command menu (`setMyCommands`): (command, description).
+    pub commands: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    Polling,
+    Webhook { url: String, secret: String },
+}
+
+/// Where the polling offset survives restarts (the gateway's store).
+#[async_trait]
+pub trait OffsetStore: Send + Sync {
+    async fn load(&self) -> Option<i64>;
+    async fn save(&self, next_offset: i64);
+}
+
+/// A chat and, in a forum, its topic.
+type ChatThread = (i64, Option<i32>);
+
+/// The bot's own identity, learned from `getMe`.
+#[derive(Debug, Clone)]
+struct BotInfo {
+    id: u64,
+    username: String,
+}
+
+pub struct Telegram {
+    bot: Bot,
+    settings: TelegramSettings,
+    offsets: Arc<dyn OffsetStore>,
+    me: OnceLock<BotInfo>,
+    /// Typing refreshers by (chat, thread); dropping a handle stops its task.
+    typing: Mutex<HashMap<ChatThread, AbortOnDropHandle<()>>>,
+    /// Chunks of a multi-part message already sent, by outbox key, so a retry after a
+    /// failure mid-way continues instead of sending the first parts twice.
+    progress: Mutex<HashMap<String, usize>>,
+    /// Set while running in webhook mode.
+    sink: Mutex<Option<InboundSink>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("invalid channels.telegram.apiUrl `{0}`: {1}")]
+    ApiUrl(String, String),
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
+}
+
+/// Webhook request problems, answered with an HTTP status by the gateway.
+#[derive(Debug, thiserror::Error)]
+pub enum WebhookError {
+    #[error("wrong or missing secret token")]
+    Unauthorized,
+    #[error("not a Telegram update: {0}")]
+    BadUpdate(String),
+    #[error("the Telegram channel is not running in webhook mode")]
+    NotRunning,
+}
+
+impl Telegram {
+    pub fn new(
+        settings: TelegramSettings,
+        offsets: Arc<dyn OffsetStore>,
+    ) -> Result<Telegram, SetupError> {
+        let url = reqwest::Url::parse(&settings.api_url)
+            .map_err(|e| SetupError::ApiUrl(settings.api_url.clone(), e.to_string()))?;
+        // The client's timeout must outlast a long poll; the watchdog in `poll` is shorter.
+        let client = teloxide::net::default_reqwest_settings()
+            .timeout(settings.poll_timeout * 2 + Duration::from_secs(15))
+            .build()
+            .map_err(|e| SetupError::Client(e.to_string()))?;
+        let bot = Bot::with_client(settings.token.clone(), client).set_api_url(url);
+        Ok(Telegram {
+            bot,
+            settings,
+            offsets,
+            me: OnceLock::new(),
+            typing: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::new()),
+            sink: Mutex::new(None),
+        })
+    }
+
+    /// `getMe`, retried with backoff until it works or `cancel` fires.
+    async fn identify(&self, cancel: &CancellationToken) -> Option<BotInfo> {
+        let mut delay = Duration::from_secs(1);
+        loop {
+            match self.bot.get_me().await {
+                Ok(me) => {
+                    let info = BotInfo {
+                        id: me.user.id.0,
+                        username: me.user.username.clone().unwrap_or_default(),
+                    };
+                    tracing::info!(bot = %info.username, "telegram: connected");
+                    return Some(info);
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, retry_in = ?delay, "telegram: getMe failed (check channels.telegram.botToken and apiUrl)")
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = cancel.cancelled() => return None,
+            }
+            delay = (delay * 2).min(Duration::from_secs(60));
+        }
+    }
+
+    async fn register_commands(&self) {
+        let commands: Vec<BotCommand> = self
+            .settings
+            .commands
+            .iter()
+            .map(|(c, d)| BotCommand::new(c, d))
+            .collect();
+        if let Err(e) = self.bot.set_my_commands(commands).await {
+            tracing::warn!(error = %e, "telegram: setMyCommands failed; the command menu may be stale");
+        }
+    }
+
+    /// A webhook request from the gateway's HTTP server.
+    pub async fn handle_webhook(
+        &self,
+        secret: Option<&str>,
+        body: &[u8],
+    ) -> Result<(), WebhookError> {
+        let Mode::Webhook {
+            secret: expected, ..
+        } = &self.settings.mode
+        else {
+            return Err(WebhookError::NotRunning);
+        };
+        if !secret.is_some_and(|s| constant_time_eq(s.as_bytes(), expected.as_bytes())) {
+            return Err(WebhookError::Unauthorized);
+        }
+        let update: teloxide::types::Update =
+            serde_json::from_slice(body).map_err(|e| WebhookError::BadUpdate(e.to_string()))?;
+        let sink = lock(&self.sink).clone().ok_or(WebhookError::NotRunning)?;
+        let me = self.me.get().cloned().ok_or(WebhookError::NotRunning)?;
+        self.deliver_update(&sink, &me, update).await;
+        Ok(())
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Lock ignoring poisoning: the guarded maps stay consistent (single inserts/removes).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn chat_of(origin: &Origin) -> Result<(ChatId, Option<i32>), ChannelError> {
+    let chat = origin.chat_id.parse::<i64>().map_err(|_| {
+        ChannelError::Permanent(format!("not a Telegram chat id: {}", origin.chat_id))
+    })?;
+    let thread = origin
+        .thread_id
+        .as_deref()
+        .and_then(|t| t.parse::<i32>().ok());
+    Ok((ChatId(chat), thread))
+}
+
+#[async_trait]
+impl Channel for Telegram {
+    fn id(&self) -> &str {
+        CHANNEL_ID
+    }
+
+    fn text_limit(&self) -> usize {
+        self.settings.text_limit.clamp(64, MAX_TEXT)
+    }
+
+    async fn run(&self, sink: InboundSink, cancel: CancellationToken) -> Result<(), ChannelError> {
+        let Some(me) = self.identify(&cancel).await else {
+            return Ok(());
+        };
+        let _ = self.me.set(me.clone());
+        self.register_commands().await;
+        match &self.settings.mode {
+            Mode::Polling => {
+                if let Err(e) = self.bot.delete_webhook().await {
+                    tracing::warn!(error = %e, "telegram: deleteWebhook failed; polling may get 409 Conflict");
+                }
+                self.poll(&sink, &me, &cancel).await;
+            }
+            Mode::Webhook { url, secret } => {
+                let url = reqwest::Url::parse(url)
+                    .map_err(|e| ChannelError::Permanent(format!("invalid webhookUrl: {e}")))?;
+                if let Err(e) = self.bot.set_webhook(url).secret_token(secret.clone()).await {
+                    tracing::error!(error = %e, "telegram: setWebhook failed");
+                }
+                *lock(&self.sink) = Some(sink);
+                cancel.cancelled().await;
+                *lock(&self.sink) = None;
+            }
+        }
+        lock(&self.typing).clear();
+        Ok(())
+    }
+
+    async fn send(&self, msg: &OutboundMessage) -> Result<(), ChannelError> {
+        self.send_chunks(msg).await
+    }
+
+    async fn typing(&self, origin: &Origin, active: bool) -> Result<(), ChannelError> {
+        let (chat, thread) = chat_of(origin)?;
+        let mut map = lock(&self.typing);
+        if !active {
+            map.remove(&(chat.0, thread));
+            return Ok(());
+        }
+        let bot = self.bot.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let mut req = bot.send_chat_action(chat, ChatAction::Typing);
+                if let Some(t) = thread {
+                    req = req.message_thread_id(teloxide::types::ThreadId(
+                        teloxide::types::MessageId(t),
+                    ));
+                }
+                if let Err(e) = req.await {
+                    tracing::debug!(error = %e, "telegram: sendChatAction failed");
+                }
+                tokio::time::sleep(TYPING_EVERY).await;
+            }
+        });
+        map.insert((chat.0, thread), AbortOnDropHandle::new(task));
+        Ok(())
+    }
+}

@@ -1,0 +1,113 @@
+//! Outbound: split to the limit (the stats line whole), convert to HTML, retry a chunk
+//! after a 429 or a network error, fall back to plain text when Telegram rejects the
+//! entities, and remember progress so a retried message never repeats its first parts.
+
+use std::time::Duration;
+
+use teloxide::prelude::*;
+use teloxide::types::{MessageId, ParseMode, ThreadId};
+use teloxide::{ApiError, RequestError};
+
+use super::{chat_of, format, lock, Telegram};
+use crate::{ChannelError, OutboundMessage};
+
+/// Tries per chunk for rate limits and network errors before the outbox takes over.
+const CHUNK_TRIES: u32 = 3;
+
+impl Telegram {
+    pub(super) async fn send_chunks(&self, msg: &OutboundMessage) -> Result<(), ChannelError> {
+        let (chat, thread) = chat_of(&msg.origin)?;
+        let chunks = crate::split::split_text(&msg.text, self.text_limit_for_html());
+        let start = lock(&self.progress).get(&msg.key).copied().unwrap_or(0);
+        for (i, chunk) in chunks.iter().enumerate().skip(start) {
+            self.send_chunk(chat, thread, chunk).await?;
+            lock(&self.progress).insert(msg.key.clone(), i + 1);
+        }
+        lock(&self.progress).remove(&msg.key);
+        Ok(())
+    }
+
+    /// The text limit for splitting: Telegram counts the text after entity parsing, so the
+    /// Markdown source (whose markers disappear) fits when it fits the limit.
+    fn text_limit_for_html(&self) -> usize {
+        use crate::Channel;
+        self.text_limit()
+    }
+
+    async fn send_chunk(
+        &self,
+        chat: ChatId,
+        thread: Option<i32>,
+        text: &str,
+    ) -> Result<(), ChannelError> {
+        let html = format::to_html(text);
+        let mut tries = 0;
+        let mut plain = false;
+        loop {
+            tries += 1;
+            let body = if plain {
+                text.to_string()
+            } else {
+                html.clone()
+            };
+            let mut req = self.bot.send_message(chat, body);
+            if !plain {
+                req = req.parse_mode(ParseMode::Html);
+            }
+            if let Some(t) = thread {
+                req = req.message_thread_id(ThreadId(MessageId(t)));
+            }
+            let err = match req.await {
+                Ok(_) => return Ok(()),
+                Err(e) => e,
+            };
+            match err {
+                RequestError::Api(ApiError::CantParseEntities(why)) if !plain => {
+                    tracing::warn!(error = %why, "telegram: HTML rejected; sending as plain text");
+                    plain = true;
+                    tries -= 1;
+                }
+                RequestError::RetryAfter(s) if tries < CHUNK_TRIES => {
+                    tracing::warn!(retry_after = ?s.duration(), "telegram: sendMessage rate limited; waiting");
+                    tokio::time::sleep(s.duration()).await;
+                }
+                RequestError::RetryAfter(s) => return Err(ChannelError::RateLimited(s.duration())),
+                RequestError::Network(e) if tries < CHUNK_TRIES => {
+                    tracing::warn!(error = %e, "telegram: sendMessage network error; retrying");
+                    tokio::time::sleep(Duration::from_millis(500 * (1 << tries))).await;
+                }
+                RequestError::Network(e) => return Err(ChannelError::Temporary(e.to_string())),
+                RequestError::Api(e) if is_refusal(&e) => {
+                    return Err(ChannelError::Permanent(format!(
+                        "Telegram refused the message: {e}"
+                    )))
+                }
+                // 5xx and anything else Telegram did not explain as a refusal: try again later.
+                RequestError::Api(e) if tries < CHUNK_TRIES => {
+                    tracing::warn!(error = %e, "telegram: sendMessage failed; retrying");
+                    tokio::time::sleep(Duration::from_millis(500 * (1 << tries))).await;
+                }
+                RequestError::Api(e) => return Err(ChannelError::Temporary(e.to_string())),
+                other => return Err(ChannelError::Temporary(other.to_string())),
+            }
+        }
+    }
+}
+
+/// Whether Telegram refused the request itself (4xx: retrying the same message cannot
+/// help), as opposed to failing on its side (5xx), which teloxide reports alike.
+fn is_refusal(e: &ApiError) -> bool {
+    if !matches!(e, ApiError::Unknown(_)) {
+        return true;
+    }
+    let text = e.to_string();
+    [
+        "Bad Request",
+        "Forbidden",
+        "Unauthorized",
+        "Not Found",
+        "Conflict",
+    ]
+    .iter()
+    .any(|p| text.starts_with(p))
+}

@@ -1,0 +1,100 @@
+//! Who may talk to the agents: per channel `allowFrom`, the DM policy (allowlist,
+//! pairing, open), and "in groups only when addressed". Decided before anything else, so
+//! an unknown sender's message never reaches an agent or a command.
+
+use switchboard_channels::{ChatKind, InboundMessage};
+
+use crate::config::{Config, DmPolicy};
+use crate::store::{Pairing, Store, StoreError};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    /// Drop silently (not addressed in a group, or not allowed); the reason is logged.
+    Ignore(&'static str),
+    /// An unknown DM sender in pairing mode: answer with this text, take nothing else.
+    Pairing(String),
+}
+
+struct Policy<'a> {
+    allow_from: &'a [String],
+    dm_policy: DmPolicy,
+    require_mention: bool,
+}
+
+fn policy<'a>(cfg: &'a Config, channel: &str) -> Option<Policy<'a>> {
+    match channel {
+        "telegram" => {
+            let t = &cfg.channels.telegram;
+            Some(Policy {
+                allow_from: &t.allow_from,
+                dm_policy: t.dm_policy,
+                require_mention: t.groups.require_mention,
+            })
+        }
+        // The web chat and the HTTP API are local (and token-guarded when exposed).
+        _ => None,
+    }
+}
+
+/// Whether `sender_id` / `sender_name` (`@name`) is in `allow_from`.
+pub fn listed(allow_from: &[String], sender_id: &str, sender_name: Option<&str>) -> bool {
+    allow_from.iter().any(|a| {
+        a == sender_id
+            || (a.starts_with('@') && sender_name.is_some_and(|n| n.eq_ignore_ascii_case(a)))
+    })
+}
+
+pub async fn check(
+    store: &Store,
+    cfg: &Config,
+    msg: &InboundMessage,
+) -> Result<Verdict, StoreError> {
+    let Some(p) = policy(cfg, &msg.origin.channel) else {
+        return Ok(Verdict::Allow);
+    };
+    let is_listed = listed(p.allow_from, &msg.sender_id, msg.sender_name.as_deref());
+    match msg.origin.kind {
+        ChatKind::Group => {
+            if !p.allow_from.is_empty() && !is_listed {
+                return Ok(Verdict::Ignore("sender not in allowFrom"));
+            }
+            if p.require_mention && !msg.addressed {
+                return Ok(Verdict::Ignore("group message not addressed to the bot"));
+            }
+            Ok(Verdict::Allow)
+        }
+        ChatKind::Direct => {
+            if is_listed {
+                return Ok(Verdict::Allow);
+            }
+            match p.dm_policy {
+                DmPolicy::Open => Ok(Verdict::Allow),
+                DmPolicy::Allowlist => Ok(Verdict::Ignore("sender not in allowFrom")),
+                DmPolicy::Pairing => match store.pairing_for(&msg.origin.channel, &msg.sender_id, msg.sender_name.as_deref()).await? {
+                    Pairing::Approved => Ok(Verdict::Allow),
+                    Pairing::Pending { code, notify: true } => Ok(Verdict::Pairing(format!(
+                        "Hi! This bot only talks to people its owner approved. Your pairing code is {code}.\n\
+                         Ask the owner to run: switchboard pairing approve {} {code}",
+                        msg.origin.channel
+                    ))),
+                    Pairing::Pending { notify: false, .. } => Ok(Verdict::Ignore("sender is waiting for pairing approval")),
+                },
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allow_from_matches_ids_and_usernames() {
+        let allow = vec!["42".to_string(), "@Ann".to_string()];
+        assert!(listed(&allow, "42", None));
+        assert!(listed(&allow, "7", Some("@ann")));
+        assert!(!listed(&allow, "7", Some("@bob")));
+        assert!(!listed(&allow, "7", None));
+    }
+}

@@ -1,0 +1,234 @@
+//! Channel support rows: adapter state (Telegram's offset), inbound dedupe, pairing.
+
+use serde::Serialize;
+use sqlx::Row;
+
+use super::{now_ms, Result, Store};
+
+/// What the store knows about a direct-message sender who is not on the allowlist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pairing {
+    Approved,
+    /// Waiting for approval; `notify` says whether to (re)send the code now.
+    Pending {
+        code: String,
+        notify: bool,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PairingRow {
+    pub channel: String,
+    pub sender_id: String,
+    pub sender_name: Option<String>,
+    pub code: String,
+    pub status: String,
+    pub created_at: i64,
+    pub approved_at: Option<i64>,
+}
+
+/// How often a pending sender is reminded of their code.
+const RENOTIFY_MS: i64 = 10 * 60 * 1000;
+
+impl Store {
+    pub async fn channel_state(&self, channel: &str, key: &str) -> Result<Option<String>> {
+        let r = sqlx::query("SELECT value FROM channel_state WHERE channel = ? AND key = ?")
+            .bind(channel)
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+        r.map(|r| Ok(r.try_get("value")?)).transpose()
+    }
+
+    pub async fn set_channel_state(&self, channel: &str, key: &str, value: &str) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO channel_state (channel, key, value, updated_at) VALUES (?, ?, ?, ?)
+             ON CONFLICT(channel, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        )
+        .bind(channel)
+        .bind(key)
+        .bind(value)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Record that a platform message was taken; false if it was taken before.
+    pub async fn mark_inbound_seen(&self, channel: &str, message_id: &str) -> Result<bool> {
+        let r = sqlx::query("INSERT INTO inbound_seen (channel, message_id, seen_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
+            .bind(channel)
+            .bind(message_id)
+            .bind(now_ms())
+            .execute(&self.pool)
+            .await?;
+        Ok(r.rows_affected() == 1)
+    }
+
+    /// The pairing state of a sender, creating a pending pairing with a fresh code on
+    /// first contact.
+    pub async fn pairing_for(
+        &self,
+        channel: &str,
+        sender_id: &str,
+        sender_name: Option<&str>,
+    ) -> Result<Pairing> {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        let row = sqlx::query(
+            "SELECT code, status, notified_at FROM pairings WHERE channel = ? AND sender_id = ?",
+        )
+        .bind(channel)
+        .bind(sender_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let result = match row {
+            Some(r) => {
+                let status: String = r.try_get("status")?;
+                if status == "approved" {
+                    Pairing::Approved
+                } else {
+                    let code: String = r.try_get("code")?;
+                    let notified: i64 = r.try_get("notified_at")?;
+                    let notify = now - notified >= RENOTIFY_MS;
+                    if notify {
+                        sqlx::query("UPDATE pairings SET notified_at = ? WHERE channel = ? AND sender_id = ?")
+                            .bind(now)
+                            .bind(channel)
+                            .bind(sender_id)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                    Pairing::Pending { code, notify }
+                }
+            }
+            None => {
+                let code = new_code();
+                sqlx::query(
+                    "INSERT INTO pairings (channel, sender_id, sender_name, code, status, created_at, notified_at)
+                     VALUES (?, ?, ?, ?, 'pending', ?, ?)",
+                )
+                .bind(channel)
+                .bind(sender_id)
+                .bind(sender_name)
+                .bind(&code)
+                .bind(now)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                Pairing::Pending { code, notify: true }
+            }
+        };
+        tx.commit().await?;
+        Ok(result)
+    }
+
+    /// Approve a pending pairing by its code (case-insensitive, dashes ignored).
+    pub async fn approve_pairing(&self, channel: &str, code: &str) -> Result<Option<PairingRow>> {
+        let code: String = code
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_uppercase();
+        let r = sqlx::query(
+            "UPDATE pairings SET status = 'approved', approved_at = ? WHERE channel = ? AND code = ? AND status = 'pending' RETURNING *",
+        )
+        .bind(now_ms())
+        .bind(channel)
+        .bind(&code)
+        .fetch_optional(&self.pool)
+        .await?;
+        r.as_ref().map(row_to_pairing).transpose()
+    }
+
+    pub async fn list_pairings(&self) -> Result<Vec<PairingRow>> {
+        let rows = sqlx::query("SELECT * FROM pairings ORDER BY created_at DESC")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(row_to_pairing).collect()
+    }
+}
+
+fn row_to_pairing(r: &sqlx::sqlite::SqliteRow) -> Result<PairingRow> {
+    Ok(PairingRow {
+        channel: r.try_get("channel")?,
+        sender_id: r.try_get("sender_id")?,
+        sender_name: r.try_get("sender_name")?,
+        code: r.try_get("code")?,
+        status: r.try_get("status")?,
+        created_at: r.try_get("created_at")?,
+        approved_at: r.try_get("approved_at")?,
+    })
+}
+
+/// Eight characters from an alphabet without look-alikes (no 0/O, 1/I/L).
+fn new_code() -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+    let bytes = uuid::Uuid::new_v4().into_bytes();
+    bytes
+        .iter()
+        .take(8)
+        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn pairing_flow_and_dedupe() {
+        let store = Store::open_in_memory().await.unwrap();
+        let Pairing::Pending { code, notify: true } = store
+            .pairing_for("telegram", "42", Some("@ann"))
+            .await
+            .unwrap()
+        else {
+            panic!("first contact is pending and notified")
+        };
+        assert_eq!(
+            store.pairing_for("telegram", "42", None).await.unwrap(),
+            Pairing::Pending {
+                code: code.clone(),
+                notify: false
+            }
+        );
+        assert_eq!(
+            store.approve_pairing("telegram", "NOPE").await.unwrap(),
+            None
+        );
+        let approved = store
+            .approve_pairing("telegram", &code.to_lowercase())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (approved.sender_id.as_str(), approved.status.as_str()),
+            ("42", "approved")
+        );
+        assert_eq!(
+            store.pairing_for("telegram", "42", None).await.unwrap(),
+            Pairing::Approved
+        );
+        assert!(store.mark_inbound_seen("telegram", "1:7").await.unwrap());
+        assert!(!store.mark_inbound_seen("telegram", "1:7").await.unwrap());
+        store
+            .set_channel_state("telegram", "offset", "12")
+            .await
+            .unwrap();
+        store
+            .set_channel_state("telegram", "offset", "13")
+            .await
+            .unwrap();
+        assert_eq!(
+            store
+                .channel_state("telegram", "offset")
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("13")
+        );
+    }
+}

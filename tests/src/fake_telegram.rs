@@ -1,0 +1,292 @@
+//! A fake Telegram Bot API server for end-to-end tests of the Telegram adapter (teloxide).
+//!
+//! ```ignore
+//! let telegram = FakeTelegram::start("123:TEST").await?;
+//! // channels.telegram.apiUrl = telegram.api_url(), botToken = telegram.token()
+//! let alice = User::new(42, "alice", "Alice");
+//! telegram.user_message(Chat::private(42), alice, "hello");
+//! let sent = telegram.wait_for_sent(1, Duration::from_secs(5)).await?;
+//! assert_eq!(sent[0].chat_id, 42);
+//! telegram.assert_no_violations();
+//! ```
+//!
+//! Calls are `POST` (or `GET`) `/bot<TOKEN>/<method>`, method names matched case-insensitively,
+//! answered `{"ok":true,"result":…}` or `{"ok":false,"error_code":N,"description":…}` with the
+//! HTTP status equal to `error_code`. Known methods: `getMe`, `getUpdates` (long polling,
+//! offsets confirm), `sendMessage` (HTML checked, 4096 UTF-16 units), `sendChatAction`,
+//! `editMessageText`, `deleteMessage`, `setMyCommands`/`getMyCommands`/`deleteMyCommands`,
+//! `setWebhook`/`deleteWebhook`/`getWebhookInfo` (webhooks are recorded, never delivered to).
+//!
+//! Violations (the client broke a rule Telegram enforces or the fake cannot follow): unknown
+//! methods, unreadable or multipart bodies, two `getUpdates` in flight at once (the second is
+//! answered 409, as Telegram would), writing to a chat no update showed.
+
+mod html;
+mod listener;
+mod messages;
+mod methods;
+mod polling;
+mod server;
+mod state;
+mod types;
+mod updates;
+mod wire;
+
+#[cfg(test)]
+mod tests;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::net::TcpListener;
+use tokio_util::task::AbortOnDropHandle;
+
+use listener::{Conn, CuttableListener};
+use state::State;
+pub use types::{
+    Call, Chat, ChatKind, Failure, SentMessage, User, Webhook, BOT_FIRST_NAME, BOT_ID, BOT_USERNAME,
+};
+
+/// How long `shutdown` lets open connections finish before it aborts the server.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
+/// Handle to a running fake Telegram; clones share the server, which stops when the last
+/// handle is dropped or on `shutdown`.
+#[derive(Debug, Clone)]
+pub struct FakeTelegram {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    state: Arc<State>,
+    addr: SocketAddr,
+    /// The accept loop; aborted when dropped.
+    server: Mutex<Option<AbortOnDropHandle<()>>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Long polls and hanging answers give up; the accept loop is aborted by its handle.
+        self.state.cancel.cancel();
+    }
+}
+
+impl FakeTelegram {
+    /// Binds `127.0.0.1:0` and serves the bot with this token until shut down.
+    pub async fn start(token: &str) -> anyhow::Result<FakeTelegram> {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .context("binding the fake Telegram to 127.0.0.1:0")?;
+        let addr = listener
+            .local_addr()
+            .context("reading the fake Telegram's address")?;
+        let state = Arc::new(State::new(token));
+        let app = server::router(Arc::clone(&state)).into_make_service_with_connect_info::<Conn>();
+        let stop = state.cancel.clone().cancelled_owned();
+        let server = tokio::spawn(async move {
+            if let Err(error) = axum::serve(CuttableListener::new(listener), app)
+                .with_graceful_shutdown(stop)
+                .await
+            {
+                tracing::warn!(%error, "fake Telegram server failed");
+            }
+        });
+        Ok(FakeTelegram {
+            inner: Arc::new(Inner {
+                state,
+                addr,
+                server: Mutex::new(Some(AbortOnDropHandle::new(server))),
+            }),
+        })
+    }
+
+    /// The API base URL, `http://127.0.0.1:PORT` (teloxide's `set_api_url`,
+    /// `channels.telegram.apiUrl`).
+    pub fn api_url(&self) -> String {
+        format!("http://{}", self.inner.addr)
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.inner.addr
+    }
+
+    /// The bot token the fake accepts.
+    pub fn token(&self) -> String {
+        self.inner.state.token.clone()
+    }
+
+    /// Queues a raw update (`update_id` assigned when missing) and wakes long polls; returns
+    /// its `update_id`. Chats found in it become known to the bot.
+    pub fn push_update(&self, update: serde_json::Value) -> i64 {
+        self.inner.state.change(|world| world.push_update(update))
+    }
+
+    /// Queues a text message from `from` in `chat`, with `bot_command`/`mention` entities and,
+    /// in a forum topic, `message_thread_id`, `is_topic_message` and the topic's first message
+    /// as `reply_to_message`. Returns the `update_id`.
+    pub fn user_message(&self, chat: Chat, from: User, text: &str) -> i64 {
+        self.inner.state.change(|world| {
+            let update = updates::user_message(world, &chat, &from, text, None);
+            world.push_update(update)
+        })
+    }
+
+    /// Like `user_message`, replying to bot message `replied_message_id` (its text is filled
+    /// in when the bot sent it). Returns the `update_id`.
+    pub fn reply_to_bot(&self, chat: Chat, from: User, text: &str, replied_message_id: i64) -> i64 {
+        self.inner.state.change(|world| {
+            let replied = updates::bot_message(world, &chat, replied_message_id);
+            let update = updates::user_message(world, &chat, &from, text, Some(replied));
+            world.push_update(update)
+        })
+    }
+
+    /// Makes a future call of `method` (any case) fail; failures of one method are played in
+    /// order, one per call.
+    pub fn fail_next(&self, method: &str, failure: Failure) {
+        let key = methods::canonical(method).0.to_ascii_lowercase();
+        self.inner
+            .state
+            .change(|world| world.failures.entry(key).or_default().push_back(failure));
+    }
+
+    /// Messages sent successfully, in order.
+    pub fn sent_messages(&self) -> Vec<SentMessage> {
+        self.inner.state.read(|world| world.sent.clone())
+    }
+
+    /// Waits until at least `n` messages were sent successfully; returns them all.
+    pub async fn wait_for_sent(
+        &self,
+        n: usize,
+        timeout: Duration,
+    ) -> anyhow::Result<Vec<SentMessage>> {
+        let state = &self.inner.state;
+        state
+            .wait_until(timeout, |world| world.sent.len() >= n)
+            .await
+            .with_context(|| {
+                format!(
+                    "fake Telegram: waited {timeout:?} for {n} sent messages, saw {:?}",
+                    self.sent_messages()
+                        .iter()
+                        .map(|message| message.text.as_str())
+                        .collect::<Vec<_>>()
+                )
+            })?;
+        Ok(self.sent_messages())
+    }
+
+    /// Every call received (recorded on arrival; `status` filled in when answered).
+    pub fn calls(&self) -> Vec<Call> {
+        self.inner.state.read(|world| world.calls.clone())
+    }
+
+    /// The calls of one method, named in any case.
+    pub fn calls_to(&self, method: &str) -> Vec<Call> {
+        self.inner.state.read(|world| {
+            world
+                .calls
+                .iter()
+                .filter(|call| call.method.eq_ignore_ascii_case(method))
+                .cloned()
+                .collect()
+        })
+    }
+
+    /// Waits until at least `n` calls of `method` (any case) arrived.
+    pub async fn wait_for_call(
+        &self,
+        method: &str,
+        n: usize,
+        timeout: Duration,
+    ) -> anyhow::Result<()> {
+        let count = |calls: &[Call]| {
+            calls
+                .iter()
+                .filter(|call| call.method.eq_ignore_ascii_case(method))
+                .count()
+        };
+        self.inner
+            .state
+            .wait_until(timeout, |world| count(&world.calls) >= n)
+            .await
+            .with_context(|| {
+                format!(
+                    "fake Telegram: waited {timeout:?} for {n} {method} calls, saw {}",
+                    self.calls_to(method).len()
+                )
+            })
+    }
+
+    /// The `offset` of each `getUpdates` call with the right token, in order.
+    pub fn offsets(&self) -> Vec<Option<i64>> {
+        self.inner.state.read(|world| world.offsets.clone())
+    }
+
+    /// The commands of the last successful `setMyCommands` (cleared by `deleteMyCommands`).
+    pub fn commands(&self) -> Vec<(String, String)> {
+        self.inner.state.read(|world| world.commands.clone())
+    }
+
+    /// `(chat_id, action)` of each successful `sendChatAction`.
+    pub fn chat_actions(&self) -> Vec<(i64, String)> {
+        self.inner.state.read(|world| world.chat_actions.clone())
+    }
+
+    /// Updates queued and not yet confirmed by an offset.
+    pub fn pending_updates(&self) -> usize {
+        self.inner.state.read(|world| world.updates.len())
+    }
+
+    /// `getUpdates` calls answered 409 because another one was in flight.
+    pub fn conflicts(&self) -> usize {
+        self.inner.state.read(|world| world.conflicts)
+    }
+
+    /// The webhook set with `setWebhook`, if any.
+    pub fn webhook(&self) -> Option<Webhook> {
+        self.inner.state.read(|world| world.webhook.clone())
+    }
+
+    /// Protocol violations seen so far.
+    pub fn violations(&self) -> Vec<String> {
+        self.inner.state.read(|world| world.violations.clone())
+    }
+
+    /// Panics listing the violations, if any.
+    #[track_caller]
+    pub fn assert_no_violations(&self) {
+        let violations = self.violations();
+        assert!(
+            violations.is_empty(),
+            "fake Telegram saw {} protocol violation(s):\n  {}",
+            violations.len(),
+            violations.join("\n  ")
+        );
+    }
+
+    /// Stops the server: long polls answer `[]`, hanging and stalled calls 503, open
+    /// connections get `SHUTDOWN_GRACE` to close, then the server is aborted.
+    pub async fn shutdown(&self) {
+        self.inner.state.cancel.cancel();
+        let server = self
+            .inner
+            .server
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mut server) = server {
+            if tokio::time::timeout(SHUTDOWN_GRACE, &mut server)
+                .await
+                .is_err()
+            {
+                server.abort();
+            }
+        }
+    }
+}

@@ -1,0 +1,480 @@
+//! Telegram end to end: the real binary's teloxide adapter against the fake Bot API.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use switchboard_testkit::fake_model::{FakeModel, Step};
+use switchboard_testkit::fake_telegram::{Chat, Failure, FakeTelegram, User};
+use switchboard_testkit::harness::Gateway;
+
+use crate::common::{start, WAIT};
+use crate::subagents::spawn_call;
+
+const TOKEN: &str = "123456:TEST-token";
+
+fn ann() -> User {
+    User::new(42, "ann", "Ann")
+}
+
+async fn gateway(fake: &FakeModel, tg: &FakeTelegram, telegram: Value) -> Gateway {
+    let mut t = json!({"enabled": true, "botToken": TOKEN, "apiUrl": tg.api_url(), "allowFrom": ["42"], "pollTimeoutSeconds": 1});
+    crate::common::merge(&mut t, &telegram);
+    start(fake, json!({"channels": {"telegram": t}})).await
+}
+
+#[tokio::test]
+async fn dms_and_forum_topics_get_their_replies_in_place() {
+    let fake = FakeModel::start().await.unwrap();
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    let _gw = gateway(&fake, &tg, json!({})).await;
+    tg.wait_for_call("getUpdates", 1, WAIT).await.unwrap();
+    assert_eq!(
+        tg.commands()
+            .iter()
+            .map(|c| c.0.as_str())
+            .collect::<Vec<_>>(),
+        vec!["subagents", "stop", "status", "new", "help"]
+    );
+
+    tg.user_message(Chat::private(42), ann(), "hello bot");
+    let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
+    assert_eq!(
+        (sent[0].chat_id, sent[0].thread_id, sent[0].text.as_str()),
+        (42, None, "echo: hello bot")
+    );
+
+    tg.user_message(
+        Chat::forum_topic(-100_777, 9),
+        ann(),
+        "@switchboard_bot in the topic",
+    );
+    let sent = tg.wait_for_sent(2, WAIT).await.unwrap();
+    assert_eq!(
+        (sent[1].chat_id, sent[1].thread_id, sent[1].text.as_str()),
+        (-100_777, Some(9), "echo: in the topic")
+    );
+    // Not addressed in a group: ignored.
+    tg.user_message(Chat::forum_topic(-100_777, 9), ann(), "just chatting");
+    tg.user_message(Chat::private(42), ann(), "**bold** & more");
+    let sent = tg.wait_for_sent(3, WAIT).await.unwrap();
+    assert_eq!(sent[2].text, "echo: <b>bold</b> &amp; more");
+    assert_eq!(sent[2].parse_mode.as_deref(), Some("HTML"));
+    assert_eq!(
+        fake.request_count(),
+        3,
+        "the unaddressed group message reached no agent"
+    );
+    assert!(tg
+        .chat_actions()
+        .iter()
+        .any(|(chat, action)| *chat == 42 && action == "typing"));
+    tg.assert_no_violations();
+    fake.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_spawn_announces_in_the_topic_and_commands_work_from_telegram() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "research",
+        Step::ToolCalls(vec![spawn_call("look into it", json!({"label": "probe"}))]),
+    );
+    fake.push_for("research", Step::Text("on it".into()));
+    fake.push_for(
+        "Your task has ended",
+        Step::Text(format!("{}\n\nDone.", "finding ".repeat(600))),
+    );
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    let _gw = gateway(&fake, &tg, json!({})).await;
+    let topic = Chat::forum_topic(-100_555, 4);
+    tg.user_message(topic.clone(), ann(), "@switchboard_bot research this");
+    // "on it", then the announce: a 5000+ character Result split in two, Stats line last and whole.
+    let sent = tg.wait_for_sent(3, WAIT).await.unwrap();
+    assert_eq!(sent[0].text, "on it");
+    assert!(
+        sent.iter()
+            .all(|m| m.chat_id == -100_555 && m.thread_id == Some(4)),
+        "{sent:?}"
+    );
+    assert!(
+        sent[1]
+            .plain_text
+            .starts_with("Status: success\nResult: finding"),
+        "{}",
+        sent[1].plain_text
+    );
+    let last = sent[2].plain_text.lines().last().unwrap();
+    assert!(
+        last.starts_with("Stats: runtime ")
+            && last.contains(" • sessionKey agent:main:subagent:")
+            && last.contains("/transcript?sessionId="),
+        "{last}"
+    );
+    assert!(
+        sent[1].plain_text.chars().count() <= 4096 && sent[2].plain_text.chars().count() <= 4096
+    );
+
+    tg.user_message(topic.clone(), ann(), "/subagents@switchboard_bot list");
+    let sent = tg.wait_for_sent(4, WAIT).await.unwrap();
+    assert!(
+        sent[3]
+            .plain_text
+            .starts_with("Sub-agents: 0 active, 1 done\n1. success · probe · "),
+        "{}",
+        sent[3].plain_text
+    );
+    tg.user_message(topic.clone(), ann(), "/subagents info 1");
+    let sent = tg.wait_for_sent(5, WAIT).await.unwrap();
+    assert!(
+        sent[4].plain_text.contains("Label: probe")
+            && sent[4].plain_text.contains("Announce: queued"),
+        "{}",
+        sent[4].plain_text
+    );
+    tg.user_message(topic, ann(), "/stop");
+    let sent = tg.wait_for_sent(6, WAIT).await.unwrap();
+    assert_eq!(sent[5].plain_text, "Nothing to stop.");
+    tg.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_429_on_send_message_is_waited_out_and_delivered_once() {
+    let fake = FakeModel::start().await.unwrap();
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    tg.fail_next("sendMessage", Failure::TooManyRequests { retry_after: 1 });
+    let _gw = gateway(&fake, &tg, json!({})).await;
+    tg.user_message(Chat::private(42), ann(), "rate me");
+    let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
+    assert_eq!(sent[0].text, "echo: rate me");
+    let calls = tg.calls_to("sendMessage");
+    assert_eq!(calls.len(), 2, "one refused, one delivered");
+    assert!(calls[1].at.duration_since(calls[0].at) >= Duration::from_millis(950));
+    assert!(
+        tg.wait_for_sent(2, Duration::from_millis(800))
+            .await
+            .is_err(),
+        "delivered once"
+    );
+}
+
+#[tokio::test]
+async fn rejected_html_falls_back_to_plain_text() {
+    let fake = FakeModel::start().await.unwrap();
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    tg.fail_next(
+        "sendMessage",
+        Failure::BadRequest("Bad Request: can't parse entities: unsupported start tag".into()),
+    );
+    let _gw = gateway(&fake, &tg, json!({})).await;
+    tg.user_message(Chat::private(42), ann(), "*styled*");
+    let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
+    assert_eq!(
+        (sent[0].text.as_str(), sent[0].parse_mode.as_deref()),
+        ("echo: *styled*", None)
+    );
+}
+
+#[tokio::test]
+async fn a_restart_mid_stream_neither_repeats_nor_skips_updates() {
+    let fake = FakeModel::start().await.unwrap();
+    for i in 0..10 {
+        fake.push_for(
+            &format!("update {i}"),
+            Step::Delay(
+                Duration::from_millis(60),
+                Box::new(Step::Text(format!("reply {i}"))),
+            ),
+        );
+    }
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    // One turn per message (followup mode), so every update has exactly one reply.
+    let mut gw = start(
+        &fake,
+        json!({
+            "messages": {"queue": {"mode": "followup"}},
+            "channels": {"telegram": {"enabled": true, "botToken": TOKEN, "apiUrl": tg.api_url(), "allowFrom": ["42"], "pollTimeoutSeconds": 1}}
+        }),
+    )
+    .await;
+    for i in 0..10 {
+        tg.user_message(Chat::private(42), ann(), &format!("update {i}"));
+    }
+    tg.wait_for_sent(3, WAIT).await.unwrap();
+    // Kill once those replies are recorded as sent (a kill between Telegram accepting a
+    // message and that commit is the outbound at-least-once window, not what this tests).
+    for _ in 0..200 {
+        let m = gw
+            .http()
+            .get(format!("{}/metrics", gw.base_url()))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        if m.lines().any(|l| {
+            l.starts_with("switchboard_outbox_messages{state=\"sent\"}")
+                && l.rsplit(' ')
+                    .next()
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .is_some_and(|n| n >= 3)
+        }) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    gw.kill().await.unwrap();
+    gw.restart().await.unwrap();
+    let sent = tg.wait_for_sent(10, Duration::from_secs(30)).await.unwrap();
+    assert!(
+        tg.wait_for_sent(11, Duration::from_millis(1500))
+            .await
+            .is_err(),
+        "no extra replies"
+    );
+    // An update whose model call was cut by the kill is answered by the resumed run; its
+    // scripted reply went to the dropped call, so the fake echoes instead.
+    let mut texts: Vec<String> = sent
+        .iter()
+        .map(|m| m.text.replace("echo: update ", "reply "))
+        .collect();
+    texts.sort();
+    let mut want: Vec<String> = (0..10).map(|i| format!("reply {i}")).collect();
+    want.sort();
+    assert_eq!(texts, want);
+    // Each update is in the session's transcript exactly once: none processed twice.
+    let transcript = gw
+        .http()
+        .get(format!(
+            "{}/api/sessions/agent:main:main/transcript",
+            gw.base_url()
+        ))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let users: Vec<String> = transcript
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        users,
+        (0..10).map(|i| format!("update {i}")).collect::<Vec<_>>()
+    );
+    assert_eq!(tg.pending_updates(), 0, "every update was confirmed");
+}
+
+#[tokio::test]
+async fn strangers_are_ignored_and_pairing_lets_them_in() {
+    let fake = FakeModel::start().await.unwrap();
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    let gw = gateway(&fake, &tg, json!({"dmPolicy": "pairing"})).await;
+    let bob = User::new(77, "bob", "Bob");
+    tg.user_message(Chat::private(77), bob.clone(), "let me in");
+    let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
+    let text = &sent[0].plain_text;
+    assert!(text.contains("Your pairing code is "), "{text}");
+    let code = text
+        .split("Your pairing code is ")
+        .nth(1)
+        .unwrap()
+        .split('.')
+        .next()
+        .unwrap()
+        .to_string();
+    tg.user_message(Chat::private(77), bob.clone(), "hello?");
+    assert!(
+        tg.wait_for_sent(2, Duration::from_millis(800))
+            .await
+            .is_err(),
+        "no second code, no reply"
+    );
+    assert_eq!(fake.request_count(), 0, "nothing reached an agent");
+
+    let out = tokio::process::Command::new(crate::common::BIN)
+        .args(["pairing", "approve", "telegram", &code, "--config"])
+        .arg(gw.config_path())
+        .env("SWITCHBOARD_STATE_DIR", gw.state_dir())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    tg.user_message(Chat::private(77), bob, "now?");
+    let sent = tg.wait_for_sent(2, WAIT).await.unwrap();
+    assert_eq!(sent[1].text, "echo: now?");
+}
+
+#[tokio::test]
+async fn allowlist_mode_ignores_strangers_entirely() {
+    let fake = FakeModel::start().await.unwrap();
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    let _gw = gateway(&fake, &tg, json!({"dmPolicy": "allowlist"})).await;
+    tg.user_message(Chat::private(66), User::new(66, "eve", "Eve"), "hi");
+    tg.user_message(
+        Chat::group(-5, "team"),
+        User::new(66, "eve", "Eve"),
+        "@switchboard_bot hi",
+    );
+    tg.user_message(Chat::private(42), ann(), "I am allowed");
+    let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
+    assert_eq!(sent[0].text, "echo: I am allowed");
+    assert!(tg
+        .wait_for_sent(2, Duration::from_millis(800))
+        .await
+        .is_err());
+    assert_eq!(fake.request_count(), 1);
+}
+
+#[tokio::test]
+async fn a_stalled_poll_is_restarted_and_a_conflict_backs_off() {
+    let fake = FakeModel::start().await.unwrap();
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    tg.fail_next("getUpdates", Failure::Conflict);
+    tg.fail_next("getUpdates", Failure::Stall(Duration::from_secs(60)));
+    let gw = gateway(&fake, &tg, json!({})).await;
+    gw.wait_for_log(
+        "409 Conflict: another process is polling this bot token",
+        WAIT,
+    )
+    .await
+    .unwrap();
+    gw.wait_for_log(
+        "getUpdates stalled past its timeout; restarting polling",
+        WAIT,
+    )
+    .await
+    .unwrap();
+    tg.user_message(Chat::private(42), ann(), "still there?");
+    let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
+    assert_eq!(sent[0].text, "echo: still there?");
+}
+
+#[tokio::test]
+async fn network_errors_on_send_are_retried() {
+    let fake = FakeModel::start().await.unwrap();
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    tg.fail_next("sendMessage", Failure::Drop);
+    tg.fail_next("sendMessage", Failure::ServerError(502));
+    let _gw = gateway(&fake, &tg, json!({})).await;
+    tg.user_message(Chat::private(42), ann(), "flaky network");
+    let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
+    assert_eq!(sent[0].text, "echo: flaky network");
+    assert!(
+        tg.wait_for_sent(2, Duration::from_millis(800))
+            .await
+            .is_err(),
+        "delivered once"
+    );
+}
+
+#[tokio::test]
+async fn webhook_mode_checks_the_secret_token() {
+    let fake = FakeModel::start().await.unwrap();
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    let gw = gateway(&fake, &tg, json!({"mode": "webhook", "webhookUrl": "https://bot.example.invalid/telegram/webhook", "webhookSecret": "s3cret-token"})).await;
+    tg.wait_for_call("setWebhook", 1, WAIT).await.unwrap();
+    // Calls are recorded as they arrive; give the fake a moment to apply it.
+    let mut hook = tg.webhook();
+    for _ in 0..100 {
+        if hook.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        hook = tg.webhook();
+    }
+    assert_eq!(
+        hook.as_ref().map(|h| h.secret_token.as_deref()),
+        Some(Some("s3cret-token")),
+        "{:?}",
+        tg.calls()
+            .iter()
+            .map(|c| (c.method.clone(), c.status, c.body.clone()))
+            .collect::<Vec<_>>()
+    );
+    let update = json!({"update_id": 5, "message": {"message_id": 11, "date": 1_700_000_000, "chat": {"id": 42, "type": "private", "first_name": "Ann"}, "from": {"id": 42, "is_bot": false, "first_name": "Ann", "username": "ann"}, "text": "via webhook"}});
+    let url = format!("{}/telegram/webhook", gw.base_url());
+    let r = gw
+        .http()
+        .post(&url)
+        .header("x-telegram-bot-api-secret-token", "wrong")
+        .json(&update)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let r = gw
+        .http()
+        .post(&url)
+        .header("x-telegram-bot-api-secret-token", "s3cret-token")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    // The fake only lets the bot write to chats it has seen in an update.
+    tg.push_update(json!({"message": {"message_id": 1, "date": 1_700_000_000, "chat": {"id": 42, "type": "private", "first_name": "Ann"}, "from": {"id": 42, "is_bot": false, "first_name": "Ann"}, "text": "(seen)"}}));
+    for _ in 0..2 {
+        // Telegram retries a webhook call it thinks failed: the second is a duplicate.
+        let r = gw
+            .http()
+            .post(&url)
+            .header("x-telegram-bot-api-secret-token", "s3cret-token")
+            .json(&update)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
+    assert_eq!(sent[0].text, "echo: via webhook");
+    assert!(
+        tg.wait_for_sent(2, Duration::from_millis(800))
+            .await
+            .is_err(),
+        "the duplicate was ignored"
+    );
+    assert!(
+        tg.calls_to("getUpdates").is_empty(),
+        "no polling in webhook mode"
+    );
+}
+
+#[tokio::test]
+async fn a_telegram_config_change_restarts_only_telegram() {
+    let fake = FakeModel::start().await.unwrap();
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    let gw = gateway(&fake, &tg, json!({})).await;
+    let mut ws = crate::common::chat(&gw, "main").await;
+    tg.wait_for_call("getMe", 1, WAIT).await.unwrap();
+    let mark = gw.log_mark();
+    let cfg = crate::common::config_for(
+        &fake,
+        json!({"channels": {"telegram": {"enabled": true, "botToken": TOKEN, "apiUrl": tg.api_url(), "allowFrom": ["42", "77"], "pollTimeoutSeconds": 1}}}),
+    );
+    gw.write_config(&cfg).await.unwrap();
+    gw.wait_for_log_since(mark, "telegram: stopping (config changed)", WAIT)
+        .await
+        .unwrap();
+    tg.wait_for_call("getMe", 2, WAIT).await.unwrap();
+    // The web chat socket stayed up, and the new allowlist is in force.
+    ws.send_text("web chat still here").await.unwrap();
+    assert_eq!(
+        ws.next_message(WAIT).await.unwrap(),
+        "echo: web chat still here"
+    );
+    tg.user_message(
+        Chat::private(77),
+        User::new(77, "bob", "Bob"),
+        "bob is allowed now",
+    );
+    let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
+    assert_eq!(sent[0].text, "echo: bob is allowed now");
+}

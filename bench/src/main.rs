@@ -65,6 +65,13 @@ struct Cli {
     /// Bound of each scenario (of each burst run), in seconds.
     #[arg(long, default_value_t = 600)]
     timeout_secs: u64,
+    /// RUST_LOG of the daemons; anything chattier than `warn` costs the figures time (use it
+    /// to look, e.g. `warn,sqlx::query=debug` to count statements).
+    #[arg(long, default_value = "warn")]
+    gateway_log: String,
+    /// Keep each daemon's whole stderr as <DIR>/<scenario>.log.
+    #[arg(long)]
+    log_dir: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -123,6 +130,8 @@ async fn run(cli: Cli) -> anyhow::Result<bool> {
         burst_parents: cli.burst_parents.max(1),
         burst_caps: cli.burst_caps.clone(),
         scenario_timeout: Duration::from_secs(cli.timeout_secs.max(1)),
+        gateway_log: cli.gateway_log.clone(),
+        log_dir: cli.log_dir.clone(),
     };
     let mut report = Report {
         started_at: SystemTime::now()
@@ -135,6 +144,7 @@ async fn run(cli: Cli) -> anyhow::Result<bool> {
             "restarts": settings.restarts, "idleSeconds": cli.idle_secs, "clients": settings.clients,
             "durationSeconds": cli.duration_secs, "burst": settings.burst, "burstParents": settings.burst_parents,
             "burstCaps": settings.burst_caps, "timeoutSeconds": cli.timeout_secs,
+            "gatewayLog": settings.gateway_log,
         }),
         figures: Vec::new(),
         scenarios: Vec::new(),

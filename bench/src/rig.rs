@@ -15,6 +15,8 @@ const HTTP_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the daemon waits for a turn (`timeoutSeconds` of the API); shorter than
 /// `HTTP_TIMEOUT` so a missed wake-up shows as a `pending` answer, not a client timeout.
 const TURN_WAIT_SECONDS: u64 = 30;
+/// Warnings whose first this-many characters (after the timestamp) agree count as one kind.
+const GROUP_PREFIX: usize = 120;
 /// Connections kept open per host: one per concurrent client task, with room to spare.
 const POOL_PER_HOST: usize = 512;
 
@@ -32,6 +34,10 @@ pub struct Settings {
     pub burst_parents: usize,
     pub burst_caps: Vec<u32>,
     pub scenario_timeout: Duration,
+    /// `RUST_LOG` of the daemons (`warn` unless profiling).
+    pub gateway_log: String,
+    /// Where to keep each daemon's whole stderr, if anywhere.
+    pub log_dir: Option<PathBuf>,
 }
 
 /// The daemon's config: a web chat on a free (or given) loopback port and one instant model.
@@ -53,7 +59,8 @@ pub fn config(model_url: &str, port: u16, main_cap: u32, subagent_cap: u32) -> S
     .to_string()
 }
 
-/// Starts the daemon (quiet logging) against `model` in a fresh temporary state dir.
+/// Starts the daemon (logging at `settings.gateway_log`) against `model` in a fresh
+/// temporary state dir.
 pub async fn start_gateway(
     settings: &Settings,
     model: &FakeModel,
@@ -62,40 +69,54 @@ pub async fn start_gateway(
 ) -> anyhow::Result<Gateway> {
     GatewayBuilder::new(&settings.bin)
         .config(config(&model.base_url(), 0, main_cap, subagent_cap))
-        .env("RUST_LOG", "warn")
+        .env("RUST_LOG", &settings.gateway_log)
         .start()
         .await
         .context("starting the gateway")
 }
 
-/// The daemon's warnings and errors so far (its log level is `warn`), deduplicated by their
-/// text after the timestamp, with a count; at most `limit` kinds.
-pub fn gateway_warnings(gw: &Gateway, limit: usize) -> Vec<String> {
-    let mut kinds: Vec<(String, usize)> = Vec::new();
-    for line in gw.stderr_lines() {
-        if line.starts_with("--- harness:") || line.trim().is_empty() {
+/// The daemon's warnings and errors so far, deduplicated by their text after the timestamp,
+/// with a count; at most `limit` kinds. With `--log-dir`, its whole stderr is also written to
+/// `<dir>/<name>.log`.
+pub fn gateway_notes(gw: &Gateway, settings: &Settings, name: &str, limit: usize) -> Vec<String> {
+    let lines = gw.stderr_lines();
+    let mut out = Vec::new();
+    if let Some(dir) = &settings.log_dir {
+        let path = dir.join(format!("{name}.log"));
+        let written = std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(&path, lines.join("\n") + "\n"));
+        match written {
+            Ok(()) => out.push(format!("daemon log: {}", path.display())),
+            Err(error) => out.push(format!("cannot write {}: {error}", path.display())),
+        }
+    }
+    let mut kinds: Vec<(String, String, usize)> = Vec::new();
+    for line in &lines {
+        if !(line.contains(" WARN ") || line.contains(" ERROR ")) {
             continue;
         }
-        // Drop the leading timestamp so repeats group together.
+        // Drop the leading timestamp; lines that start alike (the same warning about a
+        // different row or duration) group together under the first one's text.
         let text = line
             .split_once(' ')
             .map_or(line.as_str(), |(_, rest)| rest)
-            .trim()
-            .to_owned();
-        match kinds.iter_mut().find(|(k, _)| *k == text) {
-            Some((_, n)) => *n += 1,
-            None => kinds.push((text, 1)),
+            .trim();
+        let key: String = text.chars().take(GROUP_PREFIX).collect();
+        match kinds.iter_mut().find(|(k, _, _)| *k == key) {
+            Some((_, _, n)) => *n += 1,
+            None => kinds.push((key, text.to_owned(), 1)),
         }
     }
     let total = kinds.len();
-    let mut out: Vec<String> = kinds
-        .into_iter()
-        .take(limit)
-        .map(|(text, n)| format!("gateway log ({n}x): {}", truncate(&text, 300)))
-        .collect();
+    out.extend(
+        kinds
+            .into_iter()
+            .take(limit)
+            .map(|(_, text, n)| format!("daemon log ({n}x): {}", truncate(&text, 300))),
+    );
     if total > limit {
         out.push(format!(
-            "… and {} more kinds of gateway log lines",
+            "… and {} more kinds of daemon warnings",
             total - limit
         ));
     }

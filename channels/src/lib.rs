@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod channel;
+pub mod discord;
 mod message;
 pub mod split;
 pub mod telegram;

@@ -25,6 +25,10 @@ pub struct Origin {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread_id: Option<String>,
     pub kind: ChatKind,
+    /// Adapter-specific way to answer this exact message (e.g. a Discord interaction), if
+    /// it must not be answered as a plain chat message. Opaque to the gateway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_handle: Option<String>,
 }
 
 impl Origin {
@@ -36,6 +40,7 @@ impl Origin {
             chat_id: chat_id.into(),
             thread_id: None,
             kind,
+            reply_handle: None,
         }
     }
 }

@@ -68,6 +68,40 @@ fn split_body(text: &str, limit: usize) -> Vec<String> {
     out
 }
 
+/// Like [`split_text`], for platforms that render Markdown code fences (Discord): a
+/// chunk that ends inside a ``` block closes it, and the next chunk reopens it with the
+/// same language, so every chunk has balanced fences. Chunks stay within `limit`.
+pub fn split_code_aware(text: &str, limit: usize) -> Vec<String> {
+    // Room for the closing "\n```" and a reopening "```lang\n" added around a cut.
+    const FENCE_ROOM: usize = 24;
+    let limit = limit.max(64);
+    let raw = split_text(text, limit - FENCE_ROOM);
+    let mut out = Vec::with_capacity(raw.len());
+    let mut open: Option<String> = None; // the fence line that is open, e.g. "```rust"
+    for chunk in raw {
+        let mut piece = String::new();
+        if let Some(fence) = &open {
+            piece.push_str(fence);
+            piece.push('\n');
+        }
+        piece.push_str(&chunk);
+        for line in chunk.lines() {
+            let t = line.trim_start();
+            if let Some(lang) = t.strip_prefix("```") {
+                open = match open {
+                    Some(_) => None,
+                    None => Some(format!("```{}", lang.trim())),
+                };
+            }
+        }
+        if open.is_some() {
+            piece.push_str("\n```");
+        }
+        out.push(piece);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +146,46 @@ mod tests {
             "{chunks:?}"
         );
         assert!(chunks[0].chars().count() > 50, "{chunks:?}");
+    }
+
+    fn fences_balanced(chunk: &str) -> bool {
+        chunk
+            .lines()
+            .filter(|l| l.trim_start().starts_with("```"))
+            .count()
+            % 2
+            == 0
+    }
+
+    #[test]
+    fn code_aware_split_closes_and_reopens_fences() {
+        let code: String = (0..120).map(|i| format!("let x{i} = {i};\n")).collect();
+        let text = format!(
+            "Here is the code:\n```rust\n{code}```\nThat is all.\nStats: runtime 1s • tokens 1"
+        );
+        let chunks = split_code_aware(&text, 500);
+        assert!(chunks.len() >= 3, "{}", chunks.len());
+        for c in &chunks {
+            assert!(c.chars().count() <= 500, "{} chars", c.chars().count());
+            assert!(fences_balanced(c), "unbalanced: {c}");
+        }
+        assert!(chunks[1].starts_with("```rust\n"), "{}", chunks[1]);
+        assert_eq!(
+            chunks.last().expect("chunks").lines().last(),
+            Some("Stats: runtime 1s • tokens 1")
+        );
+        let rejoined: String = chunks
+            .concat()
+            .replace("```rust", "")
+            .replace("```", "")
+            .split_whitespace()
+            .collect();
+        let original: String = text
+            .replace("```rust", "")
+            .replace("```", "")
+            .split_whitespace()
+            .collect();
+        assert_eq!(rejoined, original);
     }
 
     #[test]

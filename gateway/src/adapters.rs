@@ -1,16 +1,18 @@
 //! Channel adapters beyond the web chat: built from config, registered with the runtime,
 //! and restarted one by one when their `channels.<id>` section changes on reload.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use switchboard_channels::discord::{self, Discord, DiscordSettings};
 use switchboard_channels::telegram::{self, Mode, OffsetStore, Telegram, TelegramSettings};
 use switchboard_channels::{Channel, InboundSink};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::config::{Config, SharedEnv, TelegramConfig, TelegramMode};
+use crate::config::{Config, DiscordConfig, SharedEnv, TelegramConfig, TelegramMode};
 use crate::runtime::{lock, Runtime};
 use crate::store::Store;
 
@@ -23,9 +25,9 @@ pub const COMMAND_MENU: &[(&str, &str)] = &[
     ("help", "Show the commands"),
 ];
 
+/// A running adapter and the config section it was built from.
 struct Running {
-    cfg: TelegramConfig,
-    adapter: Arc<Telegram>,
+    section: serde_json::Value,
     cancel: CancellationToken,
 }
 
@@ -36,7 +38,9 @@ pub struct Adapters {
     tasks: TaskTracker,
     /// Parent of every adapter's token: fired at shutdown.
     cancel: CancellationToken,
-    telegram: Mutex<Option<Running>>,
+    running: Mutex<HashMap<&'static str, Running>>,
+    /// The Telegram adapter, for its webhook route.
+    telegram: Mutex<Option<Arc<Telegram>>>,
 }
 
 impl Adapters {
@@ -53,33 +57,71 @@ impl Adapters {
             env,
             tasks,
             cancel,
+            running: Mutex::new(HashMap::new()),
             telegram: Mutex::new(None),
         }
     }
 
     /// Bring the adapters in line with `cfg`: start, stop, or restart what changed.
     pub fn apply(&self, cfg: &Config) {
-        let want = &cfg.channels.telegram;
-        let mut cur = lock(&self.telegram);
-        if cur.as_ref().map(|r| &r.cfg) == Some(want) || (cur.is_none() && !want.enabled) {
-            return;
+        let tg = &cfg.channels.telegram;
+        self.apply_one(telegram::CHANNEL_ID, section(tg), tg.enabled, || {
+            self.build_telegram(tg)
+        });
+        let dc = &cfg.channels.discord;
+        self.apply_one(discord::CHANNEL_ID, section(dc), dc.enabled, || {
+            self.build_discord(dc)
+        });
+    }
+
+    fn apply_one(
+        &self,
+        id: &'static str,
+        section: serde_json::Value,
+        enabled: bool,
+        build: impl FnOnce() -> Option<Arc<dyn Channel>>,
+    ) {
+        let mut running = lock(&self.running);
+        match running.get(id) {
+            Some(r) if r.section == section => return,
+            None if !enabled => return,
+            _ => {}
         }
-        if let Some(old) = cur.take() {
-            tracing::info!("telegram: stopping (config changed)");
+        if let Some(old) = running.remove(id) {
+            tracing::info!(channel = id, "{id}: stopping (config changed)");
             old.cancel.cancel();
-            self.rt.unregister_channel(telegram::CHANNEL_ID);
+            self.rt.unregister_channel(id);
+            if id == telegram::CHANNEL_ID {
+                *lock(&self.telegram) = None;
+            }
         }
-        if !want.enabled {
+        if !enabled {
             return;
         }
-        let Some(token) = want
-            .bot_token
+        let Some(adapter) = build() else { return };
+        self.rt.register_channel(adapter.clone());
+        let cancel = self.cancel.child_token();
+        let (sink, token) = (self.sink.clone(), cancel.clone());
+        self.tasks.spawn(async move {
+            if let Err(e) = adapter.run(sink, token).await {
+                tracing::error!(channel = id, error = %e, "{id}: channel stopped with an error");
+            }
+        });
+        tracing::info!(channel = id, "{id}: started");
+        running.insert(id, Running { section, cancel });
+    }
+
+    fn token(&self, configured: &Option<String>, env: &str) -> Option<String> {
+        configured
             .clone()
-            .or_else(|| (self.env)("TELEGRAM_BOT_TOKEN"))
+            .or_else(|| (self.env)(env))
             .filter(|t| !t.trim().is_empty())
-        else {
+    }
+
+    fn build_telegram(&self, want: &TelegramConfig) -> Option<Arc<dyn Channel>> {
+        let Some(token) = self.token(&want.bot_token, "TELEGRAM_BOT_TOKEN") else {
             tracing::error!("telegram: enabled but no token: set channels.telegram.botToken or TELEGRAM_BOT_TOKEN");
-            return;
+            return None;
         };
         let mode = match want.mode {
             TelegramMode::Polling => Mode::Polling,
@@ -94,41 +136,61 @@ impl Adapters {
             text_limit: want.text_chunk_limit,
             poll_timeout: Duration::from_secs(want.poll_timeout_seconds),
             mode,
-            commands: COMMAND_MENU
-                .iter()
-                .map(|(c, d)| (c.to_string(), d.to_string()))
-                .collect(),
+            commands: menu(),
         };
         let offsets = Arc::new(StoreOffsets {
             store: self.rt.store.clone(),
         });
-        let adapter = match Telegram::new(settings, offsets) {
-            Ok(a) => Arc::new(a),
+        match Telegram::new(settings, offsets) {
+            Ok(a) => {
+                let a = Arc::new(a);
+                *lock(&self.telegram) = Some(a.clone());
+                Some(a)
+            }
             Err(e) => {
                 tracing::error!(error = %e, "telegram: cannot start");
-                return;
+                None
             }
+        }
+    }
+
+    fn build_discord(&self, want: &DiscordConfig) -> Option<Arc<dyn Channel>> {
+        let Some(token) = self.token(&want.token, "DISCORD_BOT_TOKEN") else {
+            tracing::error!(
+                "discord: enabled but no token: set channels.discord.token or DISCORD_BOT_TOKEN"
+            );
+            return None;
         };
-        self.rt.register_channel(adapter.clone());
-        let cancel = self.cancel.child_token();
-        let (run, sink, token) = (adapter.clone(), self.sink.clone(), cancel.clone());
-        self.tasks.spawn(async move {
-            if let Err(e) = run.run(sink, token).await {
-                tracing::error!(error = %e, "telegram: channel stopped with an error");
+        let settings = DiscordSettings {
+            token,
+            api_url: want.api_url.clone(),
+            text_limit: want.text_chunk_limit,
+            commands: menu(),
+        };
+        match Discord::new(settings) {
+            Ok(a) => Some(Arc::new(a)),
+            Err(e) => {
+                tracing::error!(error = %e, "discord: cannot start");
+                None
             }
-        });
-        tracing::info!(mode = ?want.mode, "telegram: started");
-        *cur = Some(Running {
-            cfg: want.clone(),
-            adapter,
-            cancel,
-        });
+        }
     }
 
     /// The running Telegram adapter (for its webhook route).
     pub fn telegram(&self) -> Option<Arc<Telegram>> {
-        lock(&self.telegram).as_ref().map(|r| r.adapter.clone())
+        lock(&self.telegram).clone()
     }
+}
+
+fn section<T: serde::Serialize>(cfg: &T) -> serde_json::Value {
+    serde_json::to_value(cfg).unwrap_or(serde_json::Value::Null)
+}
+
+fn menu() -> Vec<(String, String)> {
+    COMMAND_MENU
+        .iter()
+        .map(|(c, d)| (c.to_string(), d.to_string()))
+        .collect()
 }
 
 /// Telegram's update offset, kept in `channel_state`.

@@ -1,6 +1,7 @@
 //! Test kit for Switchboard's end-to-end tests: fake servers on 127.0.0.1 (model, Telegram,
 //! Discord), a harness for the real binary, and a WebDriver client for the browser test.
 pub mod browser;
+pub mod fake_discord;
 pub mod fake_model;
 pub mod fake_telegram;
 pub mod harness;

@@ -7,6 +7,7 @@ mod api;
 mod bad_input;
 mod browser;
 mod config_reload;
+mod discord;
 mod lanes;
 mod lifecycle;
 mod subagent_lifecycle;

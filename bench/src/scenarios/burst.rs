@@ -331,7 +331,7 @@ async fn one_burst(
             .notes
             .push(format!("cap {cap}: the web chat socket failed: {error}"));
     }
-    for note in rig::gateway_warnings(&gw, 8) {
+    for note in rig::gateway_notes(&gw, settings, &format!("{NAME}-cap{cap}"), 8) {
         report.notes.push(format!("cap {cap}: {note}"));
     }
     let outbox: BTreeMap<&str, f64> = ["pending", "sending", "sent", "failed"]

@@ -71,7 +71,9 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
          API turn, then {} s without traffic; VmRSS read from /proc/<pid>/status (MB = 10^6 bytes)",
         settings.idle.as_secs()
     );
-    report.notes.extend(rig::gateway_warnings(&gw, 10));
+    report
+        .notes
+        .extend(rig::gateway_notes(&gw, settings, NAME, 10));
     report.details = json!({
         "rssBytes": rss, "rssAtStartBytes": at_start, "hwmBytes": hwm, "threads": threads,
         "cpuSecondsTotal": cpu, "wsFramesWhileIdle": ws_frames, "webchatReply": reply,

@@ -131,7 +131,9 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
          runs concurrently and is not subtracted",
         settings.samples, settings.samples
     );
-    report.notes.extend(rig::gateway_warnings(&gw, 10));
+    report
+        .notes
+        .extend(rig::gateway_notes(&gw, settings, NAME, 10));
     report.details = json!({
         "spawnToSentMs": raw, "beyondModelMs": beyond, "spawnToAnnouncedEventMs": announced,
         "postToSpawnedMs": to_spawned, "childModelMs": child_model, "announceModelMs": announce_model,

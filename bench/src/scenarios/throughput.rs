@@ -174,7 +174,9 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
             "{errors} turns failed in the window; first errors: {first_errors:?}"
         ));
     }
-    report.notes.extend(rig::gateway_warnings(&gw, 10));
+    report
+        .notes
+        .extend(rig::gateway_notes(&gw, settings, NAME, 10));
     report.details = json!({
         "turns": done, "errors": errors, "windowSeconds": window.as_secs_f64(), "turnsPerSecond": per_second,
         "latencyMs": latency, "daemonCpuSeconds": cpu, "daemonContextSwitches": switches, "benchCpuSeconds": bench_cpu, "rssBytesAfter": rss,

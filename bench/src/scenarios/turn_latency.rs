@@ -108,7 +108,9 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
         settings.samples,
         model_p.n
     );
-    report.notes.extend(rig::gateway_warnings(&gw, 10));
+    report
+        .notes
+        .extend(rig::gateway_notes(&gw, settings, NAME, 10));
     report.details = json!({
         "latencyMs": latency, "modelTimeMs": model_p, "overheadMs": overhead,
         "modelCallsPerTurn": calls_per_turn, "daemonCpuSeconds": cpu_used, "daemonContextSwitches": switches,

@@ -33,6 +33,7 @@ pub(super) fn inbound(update: &Update, me: &BotInfo) -> Option<InboundMessage> {
             } else {
                 ChatKind::Group
             },
+            reply_handle: None,
         },
         sender_id: from.id.0.to_string(),
         sender_name: from

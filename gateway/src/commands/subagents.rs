@@ -207,6 +207,7 @@ async fn send(rt: &Arc<Runtime>, row: &SubagentRow, message: &str) -> Result<Str
         chat_id: row.requester_session_key.clone(),
         thread_id: None,
         kind: switchboard_channels::ChatKind::Direct,
+        reply_handle: None,
     };
     let inbox_id = rt
         .store

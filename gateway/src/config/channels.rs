@@ -79,3 +79,53 @@ impl Default for TelegramConfig {
         }
     }
 }
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct DiscordGuildConfig {
+    /// Channel (or thread) ids the bot listens in; empty = every channel of the guild.
+    pub channels: Vec<String>,
+    /// Answer only when @mentioned, replied to, or sent a /command.
+    pub require_mention: bool,
+}
+
+impl Default for DiscordGuildConfig {
+    fn default() -> Self {
+        DiscordGuildConfig {
+            channels: Vec::new(),
+            require_mention: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct DiscordConfig {
+    pub enabled: bool,
+    /// Bot token; env fallback `DISCORD_BOT_TOKEN`.
+    pub token: Option<String>,
+    /// Base URL replacing https://discord.com (a fake in tests). The gateway WebSocket
+    /// URL is whatever `GET /api/v10/gateway` there answers.
+    pub api_url: String,
+    /// User ids allowed to talk to the bot (DMs and guilds).
+    pub allow_from: Vec<String>,
+    pub dm_policy: DmPolicy,
+    /// Guilds the bot serves, by guild id; empty = every guild it is in.
+    pub guilds: std::collections::BTreeMap<String, DiscordGuildConfig>,
+    /// Longest message sent, in characters (at most 2000, Discord's limit).
+    pub text_chunk_limit: usize,
+}
+
+impl Default for DiscordConfig {
+    fn default() -> Self {
+        DiscordConfig {
+            enabled: false,
+            token: None,
+            api_url: "https://discord.com".into(),
+            allow_from: Vec::new(),
+            dm_policy: DmPolicy::Pairing,
+            guilds: std::collections::BTreeMap::new(),
+            text_chunk_limit: 2000,
+        }
+    }
+}

@@ -18,7 +18,9 @@ mod strict;
 mod validate;
 mod watch;
 
-pub use channels::{DmPolicy, GroupsConfig, TelegramConfig, TelegramMode};
+pub use channels::{
+    DiscordConfig, DiscordGuildConfig, DmPolicy, GroupsConfig, TelegramConfig, TelegramMode,
+};
 pub use error::ConfigError;
 pub use load::{load_file, parse_config, process_env};
 pub use paths::Paths;

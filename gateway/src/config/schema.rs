@@ -298,6 +298,7 @@ pub enum QueueMode {
 pub struct ChannelsConfig {
     pub webchat: WebchatConfig,
     pub telegram: super::channels::TelegramConfig,
+    pub discord: super::channels::DiscordConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

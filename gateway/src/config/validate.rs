@@ -16,7 +16,53 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     models(config, &mut out);
     agents(config, &mut out);
     telegram(config, &mut out);
+    discord(config, &mut out);
     out
+}
+
+fn discord(config: &Config, out: &mut Vec<Issue>) {
+    let d = &config.channels.discord;
+    if !(d.api_url.starts_with("http://") || d.api_url.starts_with("https://")) {
+        out.push(Issue::new(
+            KeyPath::dotted("channels.discord.apiUrl"),
+            format!("must start with http:// or https://, got {:?}", d.api_url),
+        ));
+    }
+    range(
+        out,
+        "channels.discord.textChunkLimit",
+        d.text_chunk_limit as u64,
+        200,
+        2000,
+        "",
+    );
+    let snowflake =
+        |s: &str| !s.is_empty() && s.len() <= 20 && s.chars().all(|c| c.is_ascii_digit());
+    for (i, who) in d.allow_from.iter().enumerate() {
+        if !snowflake(who) {
+            out.push(Issue::new(
+                KeyPath::dotted("channels.discord.allowFrom").index(i),
+                format!("must be a numeric user id, got {who:?}"),
+            ));
+        }
+    }
+    for (guild, g) in &d.guilds {
+        let at = KeyPath::dotted("channels.discord.guilds").key(guild);
+        if !snowflake(guild) {
+            out.push(Issue::new(
+                at.clone(),
+                format!("guild keys must be numeric guild ids, got {guild:?}"),
+            ));
+        }
+        for (i, ch) in g.channels.iter().enumerate() {
+            if !snowflake(ch) {
+                out.push(Issue::new(
+                    at.key("channels").index(i),
+                    format!("must be a numeric channel id, got {ch:?}"),
+                ));
+            }
+        }
+    }
 }
 
 fn telegram(config: &Config, out: &mut Vec<Issue>) {

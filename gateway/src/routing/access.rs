@@ -32,6 +32,14 @@ fn policy<'a>(cfg: &'a Config, channel: &str) -> Option<Policy<'a>> {
                 require_mention: t.groups.require_mention,
             })
         }
+        "discord" => {
+            let d = &cfg.channels.discord;
+            Some(Policy {
+                allow_from: &d.allow_from,
+                dm_policy: d.dm_policy,
+                require_mention: true,
+            })
+        }
         // The web chat and the HTTP API are local (and token-guarded when exposed).
         _ => None,
     }
@@ -59,7 +67,22 @@ pub async fn check(
             if !p.allow_from.is_empty() && !is_listed {
                 return Ok(Verdict::Ignore("sender not in allowFrom"));
             }
-            if p.require_mention && !msg.addressed {
+            let mut require_mention = p.require_mention;
+            if msg.origin.channel == "discord" {
+                // Guild/channel allowlist; the guild id travels as the origin's account.
+                let guilds = &cfg.channels.discord.guilds;
+                let guild = msg.origin.account.as_deref().and_then(|g| guilds.get(g));
+                if !guilds.is_empty() && guild.is_none() {
+                    return Ok(Verdict::Ignore("guild not in channels.discord.guilds"));
+                }
+                if let Some(g) = guild {
+                    if !g.channels.is_empty() && !g.channels.contains(&msg.origin.chat_id) {
+                        return Ok(Verdict::Ignore("channel not in the guild's channels"));
+                    }
+                    require_mention = g.require_mention;
+                }
+            }
+            if require_mention && !msg.addressed {
                 return Ok(Verdict::Ignore("group message not addressed to the bot"));
             }
             Ok(Verdict::Allow)

@@ -134,6 +134,7 @@ pub async fn post_message(
         chat_id: key.clone(),
         thread_id: None,
         kind: ChatKind::Direct,
+        reply_handle: None,
     };
     // Subscribe before submitting so the run's end cannot be missed.
     let mut events = state.rt.events.subscribe();

@@ -209,6 +209,7 @@ impl Store {
             chat_id: s.requester_session_key.to_string(),
             thread_id: None,
             kind: switchboard_channels::ChatKind::Direct,
+            reply_handle: None,
         };
         insert_inbox(
             &mut *tx,

@@ -142,6 +142,7 @@ impl Tool for SessionsSend {
             chat_id: key.to_string(),
             thread_id: None,
             kind: ChatKind::Direct,
+            reply_handle: None,
         });
         let sender = format!("session:{}", ctx.session_key);
         let sub =

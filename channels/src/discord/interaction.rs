@@ -1,0 +1,114 @@
+//! Answering application commands through the interaction callback: answer at once when
+//! the gateway's reply comes quickly, otherwise defer ("thinking…") and edit the original
+//! response when it arrives. The gateway addresses the interaction by its reply handle.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serenity::all::{
+    CommandInteraction, CreateInteractionResponse, CreateInteractionResponseFollowup,
+    CreateInteractionResponseMessage, EditInteractionResponse, Http,
+};
+use tokio::sync::oneshot;
+use tokio_util::task::TaskTracker;
+
+use super::lock;
+
+/// Answer directly when the reply comes within this; defer otherwise (Discord allows 3 s).
+const ANSWER_WITHIN: Duration = Duration::from_millis(2000);
+/// A deferred interaction's token lives 15 minutes.
+const DEFERRED_FOR: Duration = Duration::from_secs(14 * 60);
+
+#[derive(Default)]
+pub(super) struct Pending {
+    waiting: Mutex<HashMap<String, oneshot::Sender<String>>>,
+}
+
+impl Pending {
+    /// Start waiting for the answer to `cmd`; returns its reply handle.
+    pub(super) fn open(
+        &self,
+        tasks: &TaskTracker,
+        http: Arc<Http>,
+        cmd: CommandInteraction,
+        limit: usize,
+    ) -> String {
+        let handle = format!("interaction:{}", cmd.id.get());
+        let (tx, rx) = oneshot::channel();
+        lock(&self.waiting).insert(handle.clone(), tx);
+        tasks.spawn(respond(http, cmd, rx, limit));
+        handle
+    }
+
+    /// Deliver the gateway's answer; false if nobody waits for this handle any more.
+    pub(super) fn answer(&self, handle: &str, text: &str) -> bool {
+        match lock(&self.waiting).remove(handle) {
+            Some(tx) => tx.send(text.to_string()).is_ok(),
+            None => false,
+        }
+    }
+}
+
+async fn respond(
+    http: Arc<Http>,
+    cmd: CommandInteraction,
+    mut rx: oneshot::Receiver<String>,
+    limit: usize,
+) {
+    let quick = tokio::time::timeout(ANSWER_WITHIN, &mut rx).await;
+    let result = match quick {
+        Ok(Ok(text)) => {
+            let mut parts = crate::split::split_code_aware(&text, limit).into_iter();
+            let first = parts.next().unwrap_or_default();
+            let r = cmd
+                .create_response(
+                    &http,
+                    CreateInteractionResponse::Message(
+                        CreateInteractionResponseMessage::new().content(first),
+                    ),
+                )
+                .await;
+            follow_up(&http, &cmd, parts).await;
+            r
+        }
+        Ok(Err(_)) => return,
+        Err(_) => {
+            if let Err(e) = cmd
+                .create_response(
+                    &http,
+                    CreateInteractionResponse::Defer(CreateInteractionResponseMessage::new()),
+                )
+                .await
+            {
+                tracing::warn!(error = %e, "discord: deferring the interaction failed");
+            }
+            let text = match tokio::time::timeout(DEFERRED_FOR, rx).await {
+                Ok(Ok(text)) => text,
+                _ => "The answer did not arrive in time.".to_string(),
+            };
+            let mut parts = crate::split::split_code_aware(&text, limit).into_iter();
+            let first = parts.next().unwrap_or_default();
+            let r = cmd
+                .edit_response(&http, EditInteractionResponse::new().content(first))
+                .await
+                .map(|_| ());
+            follow_up(&http, &cmd, parts).await;
+            r
+        }
+    };
+    if let Err(e) = result {
+        tracing::warn!(error = %e, "discord: answering the interaction failed");
+    }
+}
+
+async fn follow_up(http: &Http, cmd: &CommandInteraction, parts: impl Iterator<Item = String>) {
+    for part in parts {
+        if let Err(e) = cmd
+            .create_followup(http, CreateInteractionResponseFollowup::new().content(part))
+            .await
+        {
+            tracing::warn!(error = %e, "discord: interaction follow-up failed");
+        }
+    }
+}

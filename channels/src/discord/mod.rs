@@ -1,0 +1,218 @@
+//! Discord adapter (serenity): the gateway through serenity's client (which heartbeats,
+//! reconnects and RESUMEs), application commands answered through the interaction
+//! callback, and our own REST sender that honours 429 `retry_after` and the
+//! `X-RateLimit-*` headers (serenity's ratelimiter ignores a proxy base URL, so it is off).
+
+mod handler;
+mod interaction;
+mod rest;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serenity::all::{ChannelId, GatewayIntents, Http, HttpBuilder};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::{AbortOnDropHandle, TaskTracker};
+
+use crate::{Channel, ChannelError, InboundSink, Origin, OutboundMessage};
+
+pub const CHANNEL_ID: &str = "discord";
+/// Discord's limit on one message.
+pub const MAX_TEXT: usize = 2000;
+/// Discord shows "typing" for ~10 s; refresh a little sooner.
+const TYPING_EVERY: Duration = Duration::from_secs(8);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscordSettings {
+    pub token: String,
+    /// Base URL replacing `https://discord.com` (a fake in tests).
+    pub api_url: String,
+    pub text_limit: usize,
+    /// Application commands registered at start: (name, description).
+    pub commands: Vec<(String, String)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
+}
+
+/// The bot's identity from READY.
+#[derive(Debug, Clone, Copy)]
+struct BotInfo {
+    user_id: u64,
+}
+
+pub(crate) struct Inner {
+    settings: DiscordSettings,
+    http: Arc<Http>,
+    rest: rest::Rest,
+    me: OnceLock<BotInfo>,
+    typing: Mutex<HashMap<u64, AbortOnDropHandle<()>>>,
+    progress: Mutex<HashMap<String, usize>>,
+    interactions: interaction::Pending,
+    tasks: TaskTracker,
+}
+
+pub struct Discord {
+    inner: Arc<Inner>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Discord {
+    pub fn new(settings: DiscordSettings) -> Result<Discord, SetupError> {
+        let base = settings.api_url.trim_end_matches('/').to_string();
+        let http = HttpBuilder::new(&settings.token)
+            .proxy(base.clone())
+            .ratelimiter_disabled(true)
+            .build();
+        let rest = rest::Rest::new(&base, &settings.token)
+            .map_err(|e| SetupError::Client(e.to_string()))?;
+        Ok(Discord {
+            inner: Arc::new(Inner {
+                settings,
+                http: Arc::new(http),
+                rest,
+                me: OnceLock::new(),
+                typing: Mutex::new(HashMap::new()),
+                progress: Mutex::new(HashMap::new()),
+                interactions: interaction::Pending::default(),
+                tasks: TaskTracker::new(),
+            }),
+        })
+    }
+
+    /// `GET /api/v10/gateway` ourselves first: serenity silently falls back to the real
+    /// Discord when that call fails, and a gateway pointed elsewhere must fail loudly.
+    async fn check_gateway(&self, cancel: &CancellationToken) -> bool {
+        let mut delay = Duration::from_secs(1);
+        loop {
+            match self.inner.http.get_gateway().await {
+                Ok(g) => {
+                    tracing::info!(url = %g.url, "discord: gateway found");
+                    return true;
+                }
+                Err(e) => tracing::error!(
+                    error = %e,
+                    api_url = %self.inner.settings.api_url,
+                    retry_in = ?delay,
+                    "discord: GET /api/v10/gateway failed; not connecting (check channels.discord.apiUrl and token)"
+                ),
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = cancel.cancelled() => return false,
+            }
+            delay = (delay * 2).min(Duration::from_secs(60));
+        }
+    }
+}
+
+#[async_trait]
+impl Channel for Discord {
+    fn id(&self) -> &str {
+        CHANNEL_ID
+    }
+
+    fn text_limit(&self) -> usize {
+        self.inner.settings.text_limit.clamp(200, MAX_TEXT)
+    }
+
+    async fn run(&self, sink: InboundSink, cancel: CancellationToken) -> Result<(), ChannelError> {
+        if !self.check_gateway(&cancel).await {
+            return Ok(());
+        }
+        let intents = GatewayIntents::GUILD_MESSAGES
+            | GatewayIntents::DIRECT_MESSAGES
+            | GatewayIntents::MESSAGE_CONTENT
+            | GatewayIntents::GUILDS;
+        let handler = handler::Handler {
+            inner: self.inner.clone(),
+            sink,
+        };
+        // A second Http for the client (serenity takes it by value); same settings.
+        let http = HttpBuilder::new(&self.inner.settings.token)
+            .proxy(
+                self.inner
+                    .settings
+                    .api_url
+                    .trim_end_matches('/')
+                    .to_string(),
+            )
+            .ratelimiter_disabled(true)
+            .build();
+        let mut client = serenity::client::ClientBuilder::new_with_http(http, intents)
+            .event_handler(handler)
+            .await
+            .map_err(|e| ChannelError::Permanent(format!("discord client: {e}")))?;
+        let shards = client.shard_manager.clone();
+        let result = tokio::select! {
+            r = client.start() => r.map_err(|e| ChannelError::Temporary(format!("discord gateway: {e}"))),
+            _ = cancel.cancelled() => {
+                shards.shutdown_all().await;
+                Ok(())
+            }
+        };
+        lock(&self.inner.typing).clear();
+        self.inner.tasks.close();
+        result
+    }
+
+    async fn send(&self, msg: &OutboundMessage) -> Result<(), ChannelError> {
+        if let Some(handle) = &msg.origin.reply_handle {
+            if self.inner.interactions.answer(handle, &msg.text) {
+                return Ok(());
+            }
+            // The interaction is gone (e.g. after a restart): answer in the channel instead.
+        }
+        let channel = channel_of(&msg.origin)?;
+        let chunks = crate::split::split_code_aware(&msg.text, self.text_limit());
+        let start = lock(&self.inner.progress)
+            .get(&msg.key)
+            .copied()
+            .unwrap_or(0);
+        for (i, chunk) in chunks.iter().enumerate().skip(start) {
+            self.inner.rest.create_message(channel, chunk).await?;
+            lock(&self.inner.progress).insert(msg.key.clone(), i + 1);
+        }
+        lock(&self.inner.progress).remove(&msg.key);
+        Ok(())
+    }
+
+    async fn typing(&self, origin: &Origin, active: bool) -> Result<(), ChannelError> {
+        let channel = channel_of(origin)?;
+        let mut map = lock(&self.inner.typing);
+        if !active {
+            map.remove(&channel);
+            return Ok(());
+        }
+        let http = self.inner.http.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                if let Err(e) = ChannelId::new(channel).broadcast_typing(&http).await {
+                    tracing::debug!(error = %e, "discord: typing failed");
+                }
+                tokio::time::sleep(TYPING_EVERY).await;
+            }
+        });
+        map.insert(channel, AbortOnDropHandle::new(task));
+        Ok(())
+    }
+}
+
+fn channel_of(origin: &Origin) -> Result<u64, ChannelError> {
+    origin
+        .chat_id
+        .parse::<u64>()
+        .ok()
+        .filter(|c| *c != 0)
+        .ok_or_else(|| {
+            ChannelError::Permanent(format!("not a Discord channel id: {}", origin.chat_id))
+        })
+}

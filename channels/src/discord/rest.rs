@@ -1,0 +1,141 @@
+//! Our own `POST /channels/{id}/messages`: serenity's ratelimiter cannot be used with a
+//! proxy base URL, so this honours 429 `retry_after` (body or header) and waits out a
+//! bucket that `X-RateLimit-Remaining: 0` / `X-RateLimit-Reset-After` say is empty.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::time::Instant;
+
+use super::lock;
+use crate::ChannelError;
+
+/// Tries per message part for 429s, 5xx and network errors before the outbox takes over.
+const TRIES: u32 = 4;
+/// Longest wait this sender accepts inline; longer rate limits go back to the outbox.
+const MAX_INLINE_WAIT: Duration = Duration::from_secs(30);
+
+pub(super) struct Rest {
+    client: reqwest::Client,
+    base: String,
+    auth: String,
+    /// Per channel: sending must wait until this instant (an exhausted bucket).
+    blocked_until: Mutex<HashMap<u64, Instant>>,
+}
+
+impl Rest {
+    pub(super) fn new(base: &str, token: &str) -> Result<Rest, reqwest::Error> {
+        let token = token.trim();
+        let auth = if token.starts_with("Bot ") {
+            token.to_string()
+        } else {
+            format!("Bot {token}")
+        };
+        Ok(Rest {
+            client: reqwest::Client::builder()
+                .timeout(Duration::from_secs(30))
+                .build()?,
+            base: base.trim_end_matches('/').to_string(),
+            auth,
+            blocked_until: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub(super) async fn create_message(
+        &self,
+        channel: u64,
+        content: &str,
+    ) -> Result<(), ChannelError> {
+        let url = format!("{}/api/v10/channels/{channel}/messages", self.base);
+        let body = json!({"content": content, "allowed_mentions": {"parse": []}});
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let wait = lock(&self.blocked_until)
+                .get(&channel)
+                .map(|t| t.saturating_duration_since(Instant::now()));
+            if let Some(w) = wait.filter(|w| !w.is_zero()) {
+                tokio::time::sleep(w).await;
+            }
+            let resp = match self
+                .client
+                .post(&url)
+                .header("Authorization", &self.auth)
+                .json(&body)
+                .send()
+                .await
+            {
+                Ok(r) => r,
+                Err(e) if tries < TRIES => {
+                    tracing::warn!(error = %e, "discord: create message network error; retrying");
+                    tokio::time::sleep(Duration::from_millis(500 << tries)).await;
+                    continue;
+                }
+                Err(e) => return Err(ChannelError::Temporary(e.to_string())),
+            };
+            let status = resp.status().as_u16();
+            let headers = resp.headers().clone();
+            self.note_bucket(channel, &headers);
+            let text = resp.text().await.unwrap_or_default();
+            match status {
+                200..=299 => return Ok(()),
+                429 => {
+                    let retry = retry_after(&headers, &text).unwrap_or(Duration::from_secs(1));
+                    if tries >= TRIES || retry > MAX_INLINE_WAIT {
+                        return Err(ChannelError::RateLimited(retry));
+                    }
+                    tracing::warn!(retry_after = ?retry, "discord: rate limited; waiting");
+                    tokio::time::sleep(retry).await;
+                }
+                500..=599 if tries < TRIES => {
+                    tracing::warn!(status, "discord: create message failed; retrying");
+                    tokio::time::sleep(Duration::from_millis(500 << tries)).await;
+                }
+                500..=599 => return Err(ChannelError::Temporary(format!("HTTP {status}: {text}"))),
+                _ => {
+                    return Err(ChannelError::Permanent(format!(
+                        "Discord refused the message (HTTP {status}): {text}"
+                    )))
+                }
+            }
+        }
+    }
+
+    /// Remember an exhausted bucket so the next send to this channel waits for its reset.
+    fn note_bucket(&self, channel: u64, headers: &reqwest::header::HeaderMap) {
+        let get = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        if get("x-ratelimit-remaining").as_deref() == Some("0") {
+            if let Some(reset) = get("x-ratelimit-reset-after")
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s >= 0.0)
+            {
+                lock(&self.blocked_until).insert(
+                    channel,
+                    Instant::now() + Duration::from_secs_f64(reset.min(60.0)),
+                );
+            }
+        }
+    }
+}
+
+/// `retry_after` in seconds from the JSON body, else the `Retry-After` header.
+fn retry_after(headers: &reqwest::header::HeaderMap, body: &str) -> Option<Duration> {
+    let from_body = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("retry_after").and_then(Value::as_f64));
+    let from_header = headers
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<f64>().ok());
+    from_body
+        .or(from_header)
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(|s| Duration::from_secs_f64(s.min(3600.0)))
+}

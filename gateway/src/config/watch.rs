@@ -72,8 +72,20 @@ pub fn spawn_watcher(
     // Any event means "read the file again", so when the channel is full the event can be
     // dropped: a reload is already pending and will read the file after this change.
     let (events_tx, events) = mpsc::channel(256);
-    let mut watcher = notify::recommended_watcher(move |event| {
-        let _ = events_tx.try_send(event);
+    // The directory usually also holds the database and its WAL: drop their events here,
+    // on notify's thread, instead of waking the reload task for every write.
+    let ours = file_name.clone();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let relevant = match &event {
+            Ok(e) => e
+                .paths
+                .iter()
+                .any(|p| p.file_name() == Some(ours.as_os_str())),
+            Err(_) => true,
+        };
+        if relevant {
+            let _ = events_tx.try_send(event);
+        }
     })
     .map_err(|e| cannot(e.to_string()))?;
     watcher

@@ -50,7 +50,7 @@ impl Store {
         .bind(key)
         .bind(value)
         .bind(now_ms())
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(())
     }
@@ -61,7 +61,7 @@ impl Store {
             .bind(channel)
             .bind(message_id)
             .bind(now_ms())
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(r.rows_affected() == 1)
     }
@@ -137,7 +137,7 @@ impl Store {
         .bind(now_ms())
         .bind(channel)
         .bind(&code)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.writer)
         .await?;
         r.as_ref().map(row_to_pairing).transpose()
     }

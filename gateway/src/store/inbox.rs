@@ -47,7 +47,7 @@ impl Store {
         sender_id: &str,
         text: &str,
     ) -> Result<i64> {
-        insert_inbox(&self.pool, session_key, origin, sender_id, text).await
+        insert_inbox(&self.writer, session_key, origin, sender_id, text).await
     }
 
     /// Move waiting messages of `session_key` into the transcript of `session_id` as user
@@ -105,7 +105,7 @@ impl Store {
     pub async fn clear_inbox(&self, session_key: &str) -> Result<u64> {
         let r = sqlx::query("DELETE FROM inbox WHERE session_key = ?")
             .bind(session_key)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(r.rows_affected())
     }

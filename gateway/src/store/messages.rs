@@ -157,7 +157,7 @@ impl Store {
         run_id: Option<&str>,
         m: &NewMessage,
     ) -> Result<i64> {
-        insert_message(&self.pool, session_id, run_id, m).await
+        insert_message(&self.writer, session_id, run_id, m).await
     }
 
     /// The whole transcript of a session, oldest first.

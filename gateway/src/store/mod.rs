@@ -30,7 +30,7 @@ pub use subagents::{NewSubagent, SubagentRow};
 /// Embedded migrations, applied at start.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
 
-/// Connections in the pool. SQLite allows one writer at a time; a few readers help the API.
+/// Reader connections. Readers never block in WAL mode.
 const POOL_SIZE: u32 = 8;
 
 #[derive(Debug, thiserror::Error)]
@@ -48,9 +48,15 @@ pub enum StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// The database handle. Cheap to clone.
+///
+/// Every write goes through `writer`, a pool of exactly one connection: SQLite allows one
+/// writer at a time, and two connections that collide on the write lock make the loser
+/// sleep in SQLite's busy handler (1, 2, 5, 10 ms …). With one writer connection, writers
+/// queue on an async pool instead and wake the moment it is free.
 #[derive(Clone)]
 pub struct Store {
     pool: SqlitePool,
+    writer: SqlitePool,
 }
 
 impl Store {
@@ -62,12 +68,17 @@ impl Store {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(true);
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .connect_with(opts.clone())
+            .await?;
+        MIGRATOR.run(&writer).await?;
         let pool = SqlitePoolOptions::new()
             .max_connections(POOL_SIZE)
             .connect_with(opts)
             .await?;
-        MIGRATOR.run(&pool).await?;
-        Ok(Store { pool })
+        Ok(Store { pool, writer })
     }
 
     /// An in-memory database (tests).
@@ -79,18 +90,23 @@ impl Store {
             .connect_with(opts)
             .await?;
         MIGRATOR.run(&pool).await?;
-        Ok(Store { pool })
+        // The single connection is both the reader and the writer.
+        Ok(Store {
+            writer: pool.clone(),
+            pool,
+        })
     }
 
     /// Begin a write transaction. `BEGIN IMMEDIATE` takes the write lock up front, so a
     /// transaction that reads before it writes never fails with SQLITE_BUSY on the lock
     /// upgrade (the busy timeout only covers waiting for the lock, not upgrading it).
     pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>> {
-        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+        Ok(self.writer.begin_with("BEGIN IMMEDIATE").await?)
     }
 
     pub async fn close(&self) {
         self.pool.close().await;
+        self.writer.close().await;
     }
 }
 

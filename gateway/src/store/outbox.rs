@@ -45,7 +45,7 @@ where
 impl Store {
     /// Queue a message for delivery. A second call with the same key is a no-op.
     pub async fn enqueue_outbox(&self, key: &str, origin: &Origin, text: &str) -> Result<bool> {
-        insert_outbox(&self.pool, &NewOutbox { key, origin, text }).await
+        insert_outbox(&self.writer, &NewOutbox { key, origin, text }).await
     }
 
     /// Pending messages whose next attempt is due, oldest first.
@@ -87,7 +87,7 @@ impl Store {
             "UPDATE outbox SET state = 'sending', attempts = attempts + 1 WHERE id = ? AND state = 'pending'",
         )
         .bind(id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(r.rows_affected() == 1)
     }
@@ -96,7 +96,7 @@ impl Store {
     /// channel may or may not have received them; this is the one at-least-once window.)
     pub async fn reset_sending_outbox(&self) -> Result<u64> {
         let r = sqlx::query("UPDATE outbox SET state = 'pending' WHERE state = 'sending'")
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(r.rows_affected())
     }
@@ -105,7 +105,7 @@ impl Store {
         sqlx::query("UPDATE outbox SET state = 'sent', sent_at = ? WHERE id = ?")
             .bind(now_ms())
             .bind(id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }
@@ -123,14 +123,14 @@ impl Store {
                     .bind(error)
                     .bind(at)
                     .bind(id)
-                    .execute(&self.pool)
+                    .execute(&self.writer)
                     .await?
             }
             None => {
                 sqlx::query("UPDATE outbox SET last_error = ?, state = 'failed' WHERE id = ?")
                     .bind(error)
                     .bind(id)
-                    .execute(&self.pool)
+                    .execute(&self.writer)
                     .await?
             }
         };
@@ -170,7 +170,7 @@ impl Store {
         .bind(channel)
         .bind(chat_id)
         .bind(now_ms())
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(r.rows_affected())
     }

@@ -159,7 +159,7 @@ pub struct RunEnd {
 
 impl Store {
     pub async fn create_run(&self, run: &NewRun<'_>) -> Result<()> {
-        insert_run(&self.pool, run).await
+        insert_run(&self.writer, run).await
     }
 
     pub async fn get_run(&self, id: &str) -> Result<Option<RunRow>> {
@@ -177,7 +177,7 @@ impl Store {
             .bind(session_id)
             .bind(model)
             .bind(id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }
@@ -195,7 +195,7 @@ impl Store {
             .bind(input_tokens)
             .bind(output_tokens)
             .bind(id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }
@@ -270,7 +270,7 @@ impl Store {
     pub async fn requeue_run(&self, id: &str) -> Result<()> {
         sqlx::query("UPDATE runs SET status = 'queued' WHERE id = ? AND status = 'running'")
             .bind(id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }
@@ -282,7 +282,7 @@ impl Store {
         sqlx::query("UPDATE runs SET status = 'cancelled', error = 'stopped before it started', ended_at = ? WHERE id = ? AND status = 'queued'")
             .bind(now_ms())
             .bind(id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }

@@ -133,7 +133,7 @@ impl Store {
         .bind(now)
         .bind(now)
         .bind(key)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.writer)
         .await?;
         r.as_ref().map(row_to_session).transpose()
     }

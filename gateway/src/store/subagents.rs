@@ -276,7 +276,7 @@ impl Store {
         sqlx::query("UPDATE subagent_runs SET stop_note = ? WHERE run_id = ? AND outcome IS NULL")
             .bind(note)
             .bind(run_id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }
@@ -284,7 +284,7 @@ impl Store {
     pub async fn bump_announce_attempts(&self, run_id: &str) -> Result<i64> {
         let r = sqlx::query("UPDATE subagent_runs SET announce_attempts = announce_attempts + 1 WHERE run_id = ? RETURNING announce_attempts")
             .bind(run_id)
-            .fetch_one(&self.pool)
+            .fetch_one(&self.writer)
             .await?;
         Ok(r.try_get("announce_attempts")?)
     }
@@ -342,7 +342,7 @@ impl Store {
     pub async fn fail_announce(&self, run_id: &str) -> Result<()> {
         sqlx::query("UPDATE subagent_runs SET announce_state = 'failed' WHERE run_id = ? AND announce_state = 'pending'")
             .bind(run_id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }

@@ -237,3 +237,43 @@ pub async fn after_run(rt: &Arc<Runtime>, session_key: &str, agent_id: &str) -> 
     .await?;
     Ok(())
 }
+
+/// How waiting for a message's run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunWait {
+    /// The `run.ended` event of the run that took the message.
+    Ended(serde_json::Value),
+    /// The event bus closed (shutdown).
+    Closed,
+    TimedOut,
+}
+
+/// Wait, at most `limit`, for the end of the run that claimed inbox message `inbox_id`.
+/// Subscribe (`rt.events.subscribe()`) before submitting the message, so its end cannot
+/// be missed.
+pub async fn wait_for_claiming_run(
+    events: &mut tokio::sync::broadcast::Receiver<crate::runtime::Event>,
+    inbox_id: i64,
+    limit: std::time::Duration,
+) -> RunWait {
+    let wait = async {
+        loop {
+            match events.recv().await {
+                Ok(ev) => {
+                    let e = &ev.0;
+                    let claimed = e["claimed"]
+                        .as_array()
+                        .is_some_and(|c| c.iter().any(|v| v.as_i64() == Some(inbox_id)));
+                    if e["type"] == "run.ended" && claimed {
+                        return RunWait::Ended(e.clone());
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => return RunWait::Closed,
+            }
+        }
+    };
+    tokio::time::timeout(limit, wait)
+        .await
+        .unwrap_or(RunWait::TimedOut)
+}

@@ -233,38 +233,23 @@ async fn send(rt: &Arc<Runtime>, row: &SubagentRow, message: &str) -> Result<Str
         )
         .await?;
     }
-    let wait = async {
-        loop {
-            match events.recv().await {
-                Ok(ev) => {
-                    let e = &ev.0;
-                    let claimed = e["claimed"]
-                        .as_array()
-                        .is_some_and(|c| c.iter().any(|v| v.as_i64() == Some(inbox_id)));
-                    if e["type"] == "run.ended" && claimed {
-                        return Some(e.clone());
-                    }
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(_) => return None,
-            }
-        }
-    };
-    Ok(match tokio::time::timeout(SEND_WAIT, wait).await {
-        Ok(Some(ev)) => match ev["reply"].as_str() {
-            Some(reply) => format!("Sub-agent {} replied:\n{reply}", short(&row.run_id)),
-            None => format!(
-                "Sub-agent {} ended without a reply ({}).",
+    Ok(
+        match dispatch::wait_for_claiming_run(&mut events, inbox_id, SEND_WAIT).await {
+            dispatch::RunWait::Ended(ev) => match ev["reply"].as_str() {
+                Some(reply) => format!("Sub-agent {} replied:\n{reply}", short(&row.run_id)),
+                None => format!(
+                    "Sub-agent {} ended without a reply ({}).",
+                    short(&row.run_id),
+                    ev["status"].as_str().unwrap_or("?")
+                ),
+            },
+            _ => format!(
+                "Sub-agent {} is still running; see /subagents log {} later.",
                 short(&row.run_id),
-                ev["status"].as_str().unwrap_or("?")
+                short(&row.run_id)
             ),
         },
-        _ => format!(
-            "Sub-agent {} is still running; see /subagents log {} later.",
-            short(&row.run_id),
-            short(&row.run_id)
-        ),
-    })
+    )
 }
 
 fn list(rows: &[SubagentRow]) -> String {

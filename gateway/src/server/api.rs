@@ -151,35 +151,18 @@ pub async fn post_message(
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_WAIT)
         .min(MAX_WAIT);
-    let wait = async {
-        loop {
-            match events.recv().await {
-                Ok(ev) => {
-                    let e = &ev.0;
-                    let claimed = e["claimed"]
-                        .as_array()
-                        .is_some_and(|c| c.iter().any(|v| v.as_i64() == Some(sub.inbox_id)));
-                    if e["type"] == "run.ended" && claimed {
-                        return Some(e.clone());
-                    }
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(_) => return None,
-            }
-        }
-    };
-    match tokio::time::timeout(limit, wait).await {
-        Ok(Some(ev)) => Ok((
+    match dispatch::wait_for_claiming_run(&mut events, sub.inbox_id, limit).await {
+        dispatch::RunWait::Ended(ev) => Ok((
             StatusCode::OK,
             Json(
                 json!({"status": ev["status"], "inboxId": sub.inbox_id, "runId": ev["runId"], "reply": ev["reply"], "error": ev["error"]}),
             ),
         )),
-        Ok(None) => Err(ApiError::new(
+        dispatch::RunWait::Closed => Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "the gateway is shutting down",
         )),
-        Err(_) => Ok((
+        dispatch::RunWait::TimedOut => Ok((
             StatusCode::ACCEPTED,
             Json(json!({"status": "pending", "inboxId": sub.inbox_id, "runId": sub.run_id})),
         )),

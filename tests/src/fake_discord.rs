@@ -56,7 +56,7 @@ mod types;
 mod tests;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -68,9 +68,6 @@ pub use types::{
     intents, Call, DUser, Failure, Followup, FollowupKind, InteractionResponse, RegisteredCommand,
     SentMessage, APPLICATION_ID, BOT_ID, BOT_USERNAME, DEFAULT_HEARTBEAT_MS, MAX_CONTENT_CHARS,
 };
-
-/// How long `shutdown` lets open connections finish before it aborts the server.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
 /// Handle to a running fake Discord; clones share the server, which stops when the last
 /// handle is dropped or on `shutdown`.
@@ -276,33 +273,14 @@ impl FakeDiscord {
     /// Panics listing the violations, if any.
     #[track_caller]
     pub fn assert_no_violations(&self) {
-        let violations = self.violations();
-        assert!(
-            violations.is_empty(),
-            "fake Discord saw {} protocol violation(s):\n  {}",
-            violations.len(),
-            violations.join("\n  ")
-        );
+        crate::fake_support::assert_no_violations("fake Discord", &self.violations());
     }
 
     /// Stops the server: hanging calls answer 503, gateway connections are dropped, open
-    /// connections get `SHUTDOWN_GRACE` to close, then the server is aborted.
+    /// connections get `fake_support::SHUTDOWN_GRACE` to close, then the server is aborted.
     pub async fn shutdown(&self) {
         self.inner.state.cancel.cancel();
-        let server = self
-            .inner
-            .server
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(mut server) = server {
-            if tokio::time::timeout(SHUTDOWN_GRACE, &mut server)
-                .await
-                .is_err()
-            {
-                server.abort();
-            }
-        }
+        crate::fake_support::stop_server(&self.inner.server).await;
     }
 
     async fn wait(

@@ -27,7 +27,7 @@ mod wire;
 mod tests;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -37,9 +37,6 @@ use tokio_util::task::AbortOnDropHandle;
 pub use script::{DefaultReply, Step, ToolCall};
 pub use state::RecordedRequest;
 use state::State;
-
-/// How long `shutdown` lets open connections finish before it aborts the server.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
 /// Handle to a running fake model; clones share the server, which stops when the last
 /// handle is dropped or on `shutdown`.
@@ -200,32 +197,13 @@ impl FakeModel {
     /// Panics listing the violations, if any.
     #[track_caller]
     pub fn assert_no_violations(&self) {
-        let violations = self.violations();
-        assert!(
-            violations.is_empty(),
-            "fake model saw {} protocol violation(s):\n  {}",
-            violations.len(),
-            violations.join("\n  ")
-        );
+        crate::fake_support::assert_no_violations("fake model", &self.violations());
     }
 
     /// Stops the server: hanging and delayed answers end with a 503, open connections get
-    /// `SHUTDOWN_GRACE` to close, then the server is aborted. Later requests are refused.
+    /// `fake_support::SHUTDOWN_GRACE` to close, then the server is aborted. Later requests are refused.
     pub async fn shutdown(&self) {
         self.inner.state.cancel.cancel();
-        let server = self
-            .inner
-            .server
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(mut server) = server {
-            if tokio::time::timeout(SHUTDOWN_GRACE, &mut server)
-                .await
-                .is_err()
-            {
-                server.abort();
-            }
-        }
+        crate::fake_support::stop_server(&self.inner.server).await;
     }
 }

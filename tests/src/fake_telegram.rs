@@ -36,7 +36,7 @@ mod wire;
 mod tests;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -48,9 +48,6 @@ use state::State;
 pub use types::{
     Call, Chat, ChatKind, Failure, SentMessage, User, Webhook, BOT_FIRST_NAME, BOT_ID, BOT_USERNAME,
 };
-
-/// How long `shutdown` lets open connections finish before it aborts the server.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
 /// Handle to a running fake Telegram; clones share the server, which stops when the last
 /// handle is dropped or on `shutdown`.
@@ -261,32 +258,13 @@ impl FakeTelegram {
     /// Panics listing the violations, if any.
     #[track_caller]
     pub fn assert_no_violations(&self) {
-        let violations = self.violations();
-        assert!(
-            violations.is_empty(),
-            "fake Telegram saw {} protocol violation(s):\n  {}",
-            violations.len(),
-            violations.join("\n  ")
-        );
+        crate::fake_support::assert_no_violations("fake Telegram", &self.violations());
     }
 
     /// Stops the server: long polls answer `[]`, hanging and stalled calls 503, open
-    /// connections get `SHUTDOWN_GRACE` to close, then the server is aborted.
+    /// connections get `fake_support::SHUTDOWN_GRACE` to close, then the server is aborted.
     pub async fn shutdown(&self) {
         self.inner.state.cancel.cancel();
-        let server = self
-            .inner
-            .server
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(mut server) = server {
-            if tokio::time::timeout(SHUTDOWN_GRACE, &mut server)
-                .await
-                .is_err()
-            {
-                server.abort();
-            }
-        }
+        crate::fake_support::stop_server(&self.inner.server).await;
     }
 }

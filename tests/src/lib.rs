@@ -3,5 +3,6 @@
 pub mod browser;
 pub mod fake_discord;
 pub mod fake_model;
+mod fake_support;
 pub mod fake_telegram;
 pub mod harness;

@@ -51,3 +51,60 @@ pub async fn chat(gw: &Gateway, chat: &str) -> WsClient {
     ws.next_of_type("hello", WAIT).await.unwrap();
     ws
 }
+
+/// `GET {base}{path}` as JSON.
+pub async fn get_json(gw: &Gateway, path: &str) -> Value {
+    gw.http()
+        .get(format!("{}{path}", gw.base_url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// The number of outbox rows recorded as sent, from `/metrics`.
+async fn outbox_sent(gw: &Gateway) -> u64 {
+    let text = gw
+        .http()
+        .get(format!("{}/metrics", gw.base_url()))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("switchboard_outbox_messages{state=\"sent\"} "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Wait (bounded) until the outbox has recorded at least `n` messages as sent. Tests that
+/// kill the daemon wait for this: a kill between a channel accepting a message and that
+/// commit is the one documented at-least-once window, not what they test.
+pub async fn wait_outbox_sent(gw: &Gateway, n: u64) {
+    for _ in 0..400 {
+        if outbox_sent(gw).await >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the outbox never recorded {n} messages as sent");
+}
+
+/// A command's answer and `n` announces, which may arrive in any order.
+pub async fn answer_and_announces(ws: &mut WsClient, n: usize) -> (String, Vec<String>) {
+    let mut answer = None;
+    let mut announces = Vec::new();
+    while answer.is_none() || announces.len() < n {
+        let m = ws.next_message(WAIT).await.unwrap();
+        if m.starts_with("Status:") {
+            announces.push(m);
+        } else {
+            answer = Some(m);
+        }
+    }
+    (answer.unwrap_or_default(), announces)
+}

@@ -12,16 +12,7 @@ use crate::common::{chat, start, WAIT};
 use crate::subagents::{announces, spawn_call};
 
 async fn child_row(gw: &Gateway, n: usize) -> Value {
-    let api: Value = gw
-        .http()
-        .get(format!("{}/api/subagents", gw.base_url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    api["subagents"][n].clone()
+    crate::common::get_json(gw, "/api/subagents").await["subagents"][n].clone()
 }
 
 /// Poll the registry until `done` holds for the newest child (bounded).
@@ -231,18 +222,9 @@ async fn stop_by_id_prefix_and_bad_targets() {
     ws.send_text(&format!("/subagents stop {}", &id[..6]))
         .await
         .unwrap();
-    let mut answer = None;
-    let mut got = Vec::new();
-    while answer.is_none() || got.is_empty() {
-        let m = ws.next_message(WAIT).await.unwrap();
-        if m.starts_with("Status:") {
-            got.push(m);
-        } else {
-            answer = Some(m);
-        }
-    }
+    let (answer, got) = crate::common::answer_and_announces(&mut ws, 1).await;
     assert_eq!(
-        answer.unwrap(),
+        answer,
         format!("Stopping sub-agent {} (endless worker).", &id[..8])
     );
     assert!(
@@ -295,15 +277,7 @@ async fn model_precedence_and_stop_through_the_api() {
     // The parent itself runs on the agent default.
     assert_eq!(fake.requests()[0].body["model"], "scripted");
 
-    let api: Value = gw
-        .http()
-        .get(format!("{}/api/subagents", gw.base_url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let api = crate::common::get_json(&gw, "/api/subagents").await;
     let hanging = api["subagents"]
         .as_array()
         .unwrap()

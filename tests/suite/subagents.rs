@@ -125,15 +125,7 @@ async fn a_spawn_announces_in_the_requesters_chat_and_is_listed() {
         "{log}"
     );
 
-    let api: Value = gw
-        .http()
-        .get(format!("{}/api/subagents", gw.base_url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let api = crate::common::get_json(&gw, "/api/subagents").await;
     let row = &api["subagents"][0];
     assert_eq!(row["outcome"], "success");
     assert_eq!(row["announceState"], "queued");
@@ -173,17 +165,8 @@ async fn stop_stops_the_run_and_its_children_which_announce_as_unknown() {
     fake.wait_for_requests(4, WAIT).await.unwrap();
     ws.send_text("/stop").await.unwrap();
     // The command's answer and the two announces may arrive in any order.
-    let mut got = Vec::new();
-    let mut answer = None;
-    while got.len() < 2 || answer.is_none() {
-        let m = ws.next_message(WAIT).await.unwrap();
-        if m.starts_with("Status:") {
-            got.push(m);
-        } else {
-            answer = Some(m);
-        }
-    }
-    assert_eq!(answer.as_deref(), Some("Stopped 0 runs and 2 sub-agents."));
+    let (answer, got) = crate::common::answer_and_announces(&mut ws, 2).await;
+    assert_eq!(answer, "Stopped 0 runs and 2 sub-agents.");
     for a in &got {
         assert!(a.starts_with("Status: unknown\nResult: (not available)\nNotes: stopped by /stop in the requester chat\nStats: "), "{a}");
     }
@@ -317,21 +300,7 @@ async fn sigkill_with_queued_children_loses_and_duplicates_nothing() {
         .unwrap();
     // Kill only after the outbox has recorded the first announce as sent: a kill between
     // a channel accepting a message and that commit is the one at-least-once window.
-    for _ in 0..200 {
-        let m = gw
-            .http()
-            .get(format!("{}/metrics", gw.base_url()))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        if m.contains("switchboard_outbox_messages{state=\"sent\"} 2") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    crate::common::wait_outbox_sent(&gw, 2).await;
     gw.kill().await.unwrap();
     gw.restart().await.unwrap();
     let mut ws = chat(&gw, "main").await;

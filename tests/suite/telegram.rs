@@ -202,27 +202,7 @@ async fn a_restart_mid_stream_neither_repeats_nor_skips_updates() {
     tg.wait_for_sent(3, WAIT).await.unwrap();
     // Kill once those replies are recorded as sent (a kill between Telegram accepting a
     // message and that commit is the outbound at-least-once window, not what this tests).
-    for _ in 0..200 {
-        let m = gw
-            .http()
-            .get(format!("{}/metrics", gw.base_url()))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        if m.lines().any(|l| {
-            l.starts_with("switchboard_outbox_messages{state=\"sent\"}")
-                && l.rsplit(' ')
-                    .next()
-                    .and_then(|n| n.parse::<u32>().ok())
-                    .is_some_and(|n| n >= 3)
-        }) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    crate::common::wait_outbox_sent(&gw, 3).await;
     gw.kill().await.unwrap();
     gw.restart().await.unwrap();
     let sent = tg.wait_for_sent(10, Duration::from_secs(30)).await.unwrap();

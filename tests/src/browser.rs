@@ -389,6 +389,18 @@ fn kill_driver(driver: &mut Child, profile: &Path) {
     {
         std::thread::sleep(Duration::from_millis(20));
     }
+    // `TempDir`'s own drop removes the profile once and ignores errors; a helper that was
+    // still flushing (crashpad, a renderer in its last write) can make that one attempt fail
+    // with "directory not empty". Remove it here, retrying until it is gone or time is up.
+    let deadline = std::time::Instant::now() + KILL_WAIT;
+    while profile.exists() {
+        match std::fs::remove_dir_all(profile) {
+            Err(_) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            _ => break,
+        }
+    }
 }
 
 /// Whether `pid` is gone or a zombie all of whose threads have exited. (A zombie thread-group
@@ -406,10 +418,11 @@ fn is_dead(pid: u32) -> bool {
     std::fs::read_dir(format!("/proc/{pid}/task")).map_or(true, |tasks| tasks.count() <= 1)
 }
 
-/// Processes whose command line names `profile` as their `--user-data-dir`: chromium's main
-/// process and all its helpers (zombies have an empty command line and do not count).
+/// Processes whose command line names `profile` (as `--user-data-dir=…` or in another flag,
+/// such as crashpad's `--database=…`): chromium's main process and all its helpers (zombies
+/// have an empty command line and do not count).
 fn pids_using_profile(profile: &Path) -> Vec<u32> {
-    let needle = format!("--user-data-dir={}", profile.display());
+    let needle = profile.display().to_string();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -420,10 +433,14 @@ fn pids_using_profile(profile: &Path) -> Vec<u32> {
             let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
             cmdline
                 .split(|&b| b == 0)
-                .any(|arg| arg == needle.as_bytes())
+                .any(|arg| contains(arg, needle.as_bytes()))
                 .then_some(pid)
         })
         .collect()
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// A port on 127.0.0.1 that was free a moment ago.

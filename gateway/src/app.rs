@@ -264,7 +264,7 @@ async fn forward_events(rt: Arc<Runtime>, webchat: Arc<WebChat>, cancel: Cancell
             ev = rx.recv() => match ev {
                 Ok(ev) => {
                     if webchat.connections() > 0 {
-                        webchat.publish_event(None, ev.0);
+                        webchat.publish_event(None, (*ev.0).clone());
                     }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,

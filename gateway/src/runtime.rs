@@ -10,6 +10,7 @@ use tokio::sync::{broadcast, watch, Notify};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::agent::waiters::RunEndHub;
 use crate::config::Config;
 use crate::queue::Lanes;
 use crate::store::Store;
@@ -58,9 +59,9 @@ impl ActiveRun {
     }
 }
 
-/// A live event for the `/ws` event stream.
+/// A live event for the `/ws` event stream (shared: every subscriber gets the same one).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Event(pub serde_json::Value);
+pub struct Event(pub Arc<serde_json::Value>);
 
 pub struct Runtime {
     pub store: Store,
@@ -79,6 +80,8 @@ pub struct Runtime {
     /// Bounds concurrent announce steps (each may call the model).
     pub announce_permits: tokio::sync::Semaphore,
     pub events: broadcast::Sender<Event>,
+    /// `run.ended` events for the waiters of one session (API `wait`, `/subagents send`).
+    pub run_ends: RunEndHub,
     /// Fired once on shutdown; every run's token is a child of it.
     pub shutdown: CancellationToken,
 }
@@ -111,6 +114,7 @@ impl Runtime {
             tasks: TaskTracker::new(),
             announce_permits: tokio::sync::Semaphore::new(ANNOUNCE_CONCURRENCY),
             events: broadcast::channel(EVENT_BUS).0,
+            run_ends: RunEndHub::default(),
             shutdown,
         })
     }
@@ -156,7 +160,18 @@ impl Runtime {
 
     /// Publish a live event (dropped if nobody listens).
     pub fn emit(&self, event: serde_json::Value) {
-        let _ = self.events.send(Event(event));
+        if self.events.receiver_count() > 0 {
+            let _ = self.events.send(Event(Arc::new(event)));
+        }
+    }
+
+    /// Publish a `run.ended` event: to the waiters of its session and on the event bus.
+    pub fn emit_run_ended(&self, session_key: &str, event: serde_json::Value) {
+        let event = Arc::new(event);
+        self.run_ends.publish(session_key, &event);
+        if self.events.receiver_count() > 0 {
+            let _ = self.events.send(Event(event));
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use switchboard_channels::Origin;
 use crate::config::QueueMode;
 use crate::queue::{self, Job};
 use crate::runtime::{CancelReason, Runtime};
-use crate::store::{NewRun, Result};
+use crate::store::{NewRun, Result, RunRow};
 
 /// What `submit_message` did.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,32 +142,51 @@ pub async fn enqueue_new_run(
 ) -> Result<String> {
     let run_id = uuid::Uuid::new_v4().to_string();
     let lane = lane_for(session_key);
-    rt.store
-        .create_run(&NewRun {
-            id: &run_id,
-            session_key,
-            session_id,
-            agent_id,
-            lane,
-            claim_all,
-            origin,
-            model: None,
-            timeout_ms: None,
-        })
-        .await?;
-    schedule(rt, &run_id, session_key);
+    let new = NewRun {
+        id: &run_id,
+        session_key,
+        session_id,
+        agent_id,
+        lane,
+        claim_all,
+        origin,
+        model: None,
+        timeout_ms: None,
+    };
+    let row = rt.store.create_run(&new).await?;
+    schedule_row(rt, row);
     Ok(run_id)
 }
 
-/// Put an existing run row on its lane.
+/// Put an existing run row on its lane (the run reads its row when it starts).
 pub fn schedule(rt: &Arc<Runtime>, run_id: &str, session_key: &str) {
-    let lane = rt.lanes.get(lane_for(session_key));
     let rt2 = rt.clone();
     let id = run_id.to_string();
-    lane.enqueue(Job {
+    enqueue(rt, run_id, session_key, move || {
+        Box::pin(super::run::execute(rt2, id, None))
+    });
+}
+
+/// Put a run on its lane with the row it was just created (or found) with, which saves
+/// reading it back when it starts. (Starting it checks it is still queued or running.)
+fn schedule_row(rt: &Arc<Runtime>, row: RunRow) {
+    let rt2 = rt.clone();
+    let (id, key) = (row.id.clone(), row.session_key.clone());
+    enqueue(rt, &id, &key, move || {
+        Box::pin(super::run::execute(rt2, row.id.clone(), Some(row)))
+    });
+}
+
+fn enqueue(
+    rt: &Arc<Runtime>,
+    run_id: &str,
+    session_key: &str,
+    work: impl FnOnce() -> futures::future::BoxFuture<'static, ()> + Send + 'static,
+) {
+    rt.lanes.get(lane_for(session_key)).enqueue(Job {
         run_id: run_id.to_string(),
         session_key: session_key.to_string(),
-        work: Box::new(move || Box::pin(super::run::execute(rt2, id))),
+        work: Box::new(work),
     });
 }
 
@@ -201,7 +220,7 @@ pub async fn recover(rt: &Arc<Runtime>) -> Result<usize> {
             continue;
         }
         tracing::info!(run_id = %run.id, session = %run.session_key, status = ?run.status, "recovering run");
-        schedule(rt, &run.id, &run.session_key);
+        schedule_row(rt, run.clone());
         n += 1;
     }
     for (key, agent_id) in rt.store.sessions_with_inbox().await? {
@@ -216,12 +235,21 @@ pub async fn recover(rt: &Arc<Runtime>) -> Result<usize> {
     Ok(n)
 }
 
-/// After a run ended: if messages still wait and no run is queued for them, queue one.
-pub async fn after_run(rt: &Arc<Runtime>, session_key: &str, agent_id: &str) -> Result<()> {
+/// After a run ended with `waiting` messages left in its session's inbox (counted when
+/// it ended): if any still wait and no run is queued for them, queue one.
+pub async fn after_run(
+    rt: &Arc<Runtime>,
+    session_key: &str,
+    agent_id: &str,
+    waiting: i64,
+) -> Result<()> {
+    if waiting == 0 || rt.shutdown.is_cancelled() {
+        return Ok(());
+    }
     if rt.lanes.get(lane_for(session_key)).has_queued(session_key) {
         return Ok(());
     }
-    if rt.store.inbox_len(session_key).await? == 0 || rt.shutdown.is_cancelled() {
+    if rt.store.inbox_len(session_key).await? == 0 {
         return Ok(());
     }
     let session = rt.store.ensure_session(session_key, agent_id, None).await?;
@@ -236,44 +264,4 @@ pub async fn after_run(rt: &Arc<Runtime>, session_key: &str, agent_id: &str) -> 
     )
     .await?;
     Ok(())
-}
-
-/// How waiting for a message's run ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RunWait {
-    /// The `run.ended` event of the run that took the message.
-    Ended(serde_json::Value),
-    /// The event bus closed (shutdown).
-    Closed,
-    TimedOut,
-}
-
-/// Wait, at most `limit`, for the end of the run that claimed inbox message `inbox_id`.
-/// Subscribe (`rt.events.subscribe()`) before submitting the message, so its end cannot
-/// be missed.
-pub async fn wait_for_claiming_run(
-    events: &mut tokio::sync::broadcast::Receiver<crate::runtime::Event>,
-    inbox_id: i64,
-    limit: std::time::Duration,
-) -> RunWait {
-    let wait = async {
-        loop {
-            match events.recv().await {
-                Ok(ev) => {
-                    let e = &ev.0;
-                    let claimed = e["claimed"]
-                        .as_array()
-                        .is_some_and(|c| c.iter().any(|v| v.as_i64() == Some(inbox_id)));
-                    if e["type"] == "run.ended" && claimed {
-                        return RunWait::Ended(e.clone());
-                    }
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(_) => return RunWait::Closed,
-            }
-        }
-    };
-    tokio::time::timeout(limit, wait)
-        .await
-        .unwrap_or(RunWait::TimedOut)
 }

@@ -8,3 +8,4 @@ pub mod provider;
 pub mod run;
 pub mod tools;
 mod transcript;
+pub mod waiters;

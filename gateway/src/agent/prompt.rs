@@ -35,15 +35,25 @@ pub async fn system_prompt(
     } else {
         MAIN_FILES
     };
-    for name in files {
-        let path = workspace.join(name);
-        match tokio::fs::read_to_string(&path).await {
+    // One hop to the blocking pool for all files, not one per file.
+    let dir = workspace.to_path_buf();
+    let read = tokio::task::spawn_blocking(move || {
+        files
+            .iter()
+            .map(|name| (*name, std::fs::read_to_string(dir.join(name))))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap_or_default();
+    for (name, result) in read {
+        match result {
             Ok(text) => {
                 let text: String = text.chars().take(MAX_FILE_CHARS).collect();
                 out.push_str(&format!("\n\n## {name}\n\n{}", text.trim()));
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
+                let path = workspace.join(name);
                 tracing::warn!(path = %path.display(), error = %e, "cannot read bootstrap file")
             }
         }

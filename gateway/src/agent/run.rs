@@ -17,17 +17,21 @@ use super::{dispatch, prompt, transcript};
 use crate::config::{Config, QueueMode};
 use crate::routing;
 use crate::runtime::{ActiveRun, CancelReason, Runtime};
-use crate::store::{MessageRow, NewMessage, RunEnd, RunRow, RunStatus, StoreError, ToolCallRecord};
+use crate::store::{
+    Claim, MessageRow, NewMessage, RunEnd, RunFinished, RunRow, RunStatus, StoreError,
+    ToolCallRecord,
+};
 
 /// Most characters of one tool result kept in the transcript.
 const MAX_TOOL_RESULT: usize = 64 * 1024;
 /// Upper bound on tokens the model may produce per call.
 const MAX_TOKENS: u32 = 4096;
 
-/// Run `run_id` to its end. Errors are logged and recorded on the run; never panics.
-pub async fn execute(rt: Arc<Runtime>, run_id: String) {
-    match execute_inner(&rt, &run_id).await {
-        Ok(Some(run)) => {
+/// Run `run_id` to its end (`row`: its row, if the caller has it; else it is read).
+/// Errors are logged and recorded on the run; never panics.
+pub async fn execute(rt: Arc<Runtime>, run_id: String, row: Option<RunRow>) {
+    match execute_inner(&rt, &run_id, row).await {
+        Ok(Some((run, finished))) => {
             if run.lane == crate::queue::SUBAGENT {
                 match rt.store.subagent(&run.id).await {
                     Ok(Some(row)) if row.announce_state == "pending" => {
@@ -43,7 +47,9 @@ pub async fn execute(rt: Arc<Runtime>, run_id: String) {
                     }
                 }
             }
-            if let Err(e) = dispatch::after_run(&rt, &run.session_key, &run.agent_id).await {
+            if let Err(e) =
+                dispatch::after_run(&rt, &run.session_key, &run.agent_id, finished.waiting).await
+            {
                 tracing::error!(run_id, error = %e, "cannot schedule waiting messages");
             }
         }
@@ -70,6 +76,7 @@ pub async fn execute(rt: Arc<Runtime>, run_id: String) {
 
 /// How the loop ended.
 enum LoopEnd {
+    /// The model's final answer, not yet stored.
     Final(String),
     StepLimit(u32),
     Provider(ProviderError),
@@ -97,8 +104,17 @@ impl Drop for ClearActive<'_> {
     }
 }
 
-async fn execute_inner(rt: &Arc<Runtime>, run_id: &str) -> Result<Option<RunRow>, StoreError> {
-    let Some(run) = rt.store.get_run(run_id).await? else {
+/// Runs it; `None` when there was nothing to run or it was checkpointed for a restart.
+async fn execute_inner(
+    rt: &Arc<Runtime>,
+    run_id: &str,
+    row: Option<RunRow>,
+) -> Result<Option<(RunRow, RunFinished)>, StoreError> {
+    let row = match row {
+        Some(row) => Some(row),
+        None => rt.store.get_run(run_id).await?,
+    };
+    let Some(run) = row else {
         tracing::warn!(run_id, "run not found");
         return Ok(None);
     };
@@ -132,27 +148,34 @@ async fn execute_inner(rt: &Arc<Runtime>, run_id: &str) -> Result<Option<RunRow>
         )
     });
     let model = models::resolve(&cfg, model_ref.as_deref(), &rt.http, &rt.env_keys);
-    rt.store
-        .start_run(
-            run_id,
-            &session.id,
-            model.as_ref().ok().map(|m| m.reference.as_str()),
-        )
-        .await?;
-    rt.emit(json!({"type": "run.started", "runId": run_id, "sessionKey": run.session_key}));
-
-    let mut progress = Progress::default();
     // A run that was already running when the process stopped claimed its messages then;
     // resuming it must not take more (they belong to the runs queued behind it).
     let resuming = run.status == RunStatus::Running;
-    let claimed = if resuming {
+    if resuming {
         tracing::info!(run_id, "resuming run from its stored transcript");
-        Vec::new()
+    }
+    let claim = (!resuming).then_some(if run.claim_all {
+        Claim::All
     } else {
-        rt.store
-            .claim_inbox(&run.session_key, &session.id, run_id, run.claim_all)
-            .await?
+        Claim::Oldest
+    });
+    let Some(claimed) = rt
+        .store
+        .start_run(
+            run_id,
+            &run.session_key,
+            &session.id,
+            model.as_ref().ok().map(|m| m.reference.as_str()),
+            claim,
+        )
+        .await?
+    else {
+        tracing::info!(run_id, "run ended before it started (stopped while queued)");
+        return Ok(None);
     };
+    rt.emit(json!({"type": "run.started", "runId": run_id, "sessionKey": run.session_key}));
+
+    let mut progress = Progress::default();
     progress.claimed.extend(claimed.iter().map(|c| c.id));
     // Replies go where the newest message of this turn came from.
     let reply_origin = claimed
@@ -161,14 +184,14 @@ async fn execute_inner(rt: &Arc<Runtime>, run_id: &str) -> Result<Option<RunRow>
         .or(run.origin.clone());
     let rows = rt.store.transcript(&session.id).await?;
     if claimed.is_empty() && !transcript::needs_answer(&rows) {
-        finish(rt, &run, RunStatus::Succeeded, None, &progress, None, None).await?;
-        return Ok(Some(run));
+        let finished = finish(rt, &run, RunStatus::Succeeded, None, &progress, None, None).await?;
+        return Ok(Some((run, finished)));
     }
     let model = match model {
         Ok(m) => m,
         Err(e) => {
             let msg = e.to_string();
-            finish(
+            let finished = finish(
                 rt,
                 &run,
                 RunStatus::Failed,
@@ -178,7 +201,7 @@ async fn execute_inner(rt: &Arc<Runtime>, run_id: &str) -> Result<Option<RunRow>
                 Some(msg),
             )
             .await?;
-            return Ok(Some(run));
+            return Ok(Some((run, finished)));
         }
     };
     let typing = reply_origin
@@ -231,7 +254,7 @@ async fn execute_inner(rt: &Arc<Runtime>, run_id: &str) -> Result<Option<RunRow>
         progress.usage.output_tokens,
     );
     let _ = cost;
-    match outcome {
+    let finished = match outcome {
         None => match active.reason() {
             Some(CancelReason::Shutdown) | None => {
                 // Checkpoint: everything so far is stored; resume at the next start.
@@ -248,7 +271,7 @@ async fn execute_inner(rt: &Arc<Runtime>, run_id: &str) -> Result<Option<RunRow>
                     run_id,
                     "run interrupted by shutdown; it resumes at the next start"
                 );
-                rt.emit(json!({"type": "run.ended", "runId": run_id, "sessionKey": run.session_key, "status": "interrupted", "claimed": progress.claimed}));
+                rt.emit_run_ended(&run.session_key, json!({"type": "run.ended", "runId": run_id, "sessionKey": run.session_key, "status": "interrupted", "claimed": progress.claimed}));
                 return Ok(None);
             }
             Some(_) => {
@@ -279,11 +302,11 @@ async fn execute_inner(rt: &Arc<Runtime>, run_id: &str) -> Result<Option<RunRow>
                 Some(&model),
                 Some(format!("⚠️ {msg}")),
             )
-            .await?;
+            .await?
         }
         Some(Some(LoopEnd::Final(text))) => {
             let deliver = (!text.trim().is_empty()).then(|| text.clone());
-            finish_with_reply(rt, &run, &progress, &model, text, deliver).await?;
+            finish_with_reply(rt, &run, &session.id, &progress, &model, text, deliver).await?
         }
         Some(Some(LoopEnd::StepLimit(n))) => {
             let msg = format!("stopped after {n} model calls (agents.defaults.maxSteps)");
@@ -296,7 +319,7 @@ async fn execute_inner(rt: &Arc<Runtime>, run_id: &str) -> Result<Option<RunRow>
                 Some(&model),
                 Some(format!("⚠️ {msg}")),
             )
-            .await?;
+            .await?
         }
         Some(Some(LoopEnd::Provider(e))) => {
             let msg = e.to_string();
@@ -309,7 +332,7 @@ async fn execute_inner(rt: &Arc<Runtime>, run_id: &str) -> Result<Option<RunRow>
                 Some(&model),
                 Some(format!("⚠️ The model call failed: {msg}")),
             )
-            .await?;
+            .await?
         }
         Some(Some(LoopEnd::Fatal(msg))) => {
             finish(
@@ -321,11 +344,11 @@ async fn execute_inner(rt: &Arc<Runtime>, run_id: &str) -> Result<Option<RunRow>
                 Some(&model),
                 Some(format!("⚠️ The run failed: {msg}")),
             )
-            .await?;
+            .await?
         }
         Some(Some(LoopEnd::Store(e))) => return Err(e),
-    }
-    Ok(Some(run))
+    };
+    Ok(Some((run, finished)))
 }
 
 async fn maybe_timeout<F: std::future::Future>(
@@ -346,7 +369,7 @@ async fn finish(
     progress: &Progress,
     model: Option<&ResolvedModel>,
     deliver: Option<String>,
-) -> Result<(), StoreError> {
+) -> Result<RunFinished, StoreError> {
     let end = RunEnd {
         status,
         error,
@@ -363,17 +386,19 @@ async fn finish(
         deliver,
         archive_after_ms: None,
     };
-    end_run(rt, run, end, progress).await
+    end_run(rt, run, end, progress, None).await
 }
 
 async fn finish_with_reply(
     rt: &Runtime,
     run: &RunRow,
+    session_id: &str,
     progress: &Progress,
     model: &ResolvedModel,
     reply: String,
     deliver: Option<String>,
-) -> Result<(), StoreError> {
+) -> Result<RunFinished, StoreError> {
+    let last = NewMessage::assistant(reply.clone(), Vec::new());
     let end = RunEnd {
         status: RunStatus::Succeeded,
         error: None,
@@ -390,33 +415,48 @@ async fn finish_with_reply(
         deliver,
         archive_after_ms: None,
     };
-    end_run(rt, run, end, progress).await
+    end_run(rt, run, end, progress, Some((session_id, &last))).await
 }
 
+/// End the run; `last`, its final answer (and the session it belongs to), is stored in the
+/// same transaction.
 async fn end_run(
     rt: &Runtime,
     run: &RunRow,
     mut end: RunEnd,
     progress: &Progress,
-) -> Result<(), StoreError> {
+    last: Option<(&str, &NewMessage)>,
+) -> Result<RunFinished, StoreError> {
     if run.lane == crate::queue::SUBAGENT {
         end.archive_after_ms = crate::subagents::control::archive_after_ms(rt);
     }
-    rt.store.finish_run(&run.id, &end).await?;
+    // An HTTP API caller reads the reply from the run (or its `wait` answer): there is
+    // nothing to deliver, so no outbox row to write, claim and mark.
+    if run
+        .origin
+        .as_ref()
+        .is_some_and(|o| o.channel == crate::outbox::API_CHANNEL)
+    {
+        end.deliver = None;
+    }
+    let finished = rt.store.finish_run_with(&run.id, &end, last).await?;
     if end.deliver.is_some() {
         rt.outbox_wake.notify_one();
     }
     tracing::info!(run_id = %run.id, session = %run.session_key, status = end.status.as_str(), steps = end.steps, "run ended");
-    rt.emit(json!({
-        "type": "run.ended",
-        "runId": run.id,
-        "sessionKey": run.session_key,
-        "status": end.status.as_str(),
-        "error": end.error,
-        "reply": end.reply,
-        "claimed": progress.claimed,
-    }));
-    Ok(())
+    rt.emit_run_ended(
+        &run.session_key,
+        json!({
+            "type": "run.ended",
+            "runId": run.id,
+            "sessionKey": run.session_key,
+            "status": end.status.as_str(),
+            "error": end.error,
+            "reply": end.reply,
+            "claimed": progress.claimed,
+        }),
+    );
+    Ok(finished)
 }
 
 struct LoopCtx<'a> {
@@ -453,7 +493,7 @@ async fn run_loop(
             match ctx
                 .rt
                 .store
-                .claim_inbox(&ctx.run.session_key, ctx.session_id, run_id, true)
+                .claim_inbox(&ctx.run.session_key, ctx.session_id, run_id, Claim::All)
                 .await
             {
                 Ok(items) if !items.is_empty() => {
@@ -487,6 +527,10 @@ async fn run_loop(
         };
         progress.usage.input_tokens += resp.usage.input_tokens;
         progress.usage.output_tokens += resp.usage.output_tokens;
+        if resp.tool_calls.is_empty() {
+            // Stored with the run's end, in one transaction.
+            return LoopEnd::Final(resp.text);
+        }
         let msg = NewMessage::assistant(resp.text.clone(), resp.tool_calls.clone());
         if let Err(e) = append(ctx, &mut rows, msg).await {
             return LoopEnd::Store(e);
@@ -503,9 +547,6 @@ async fn run_loop(
             .await
         {
             return LoopEnd::Store(e);
-        }
-        if resp.tool_calls.is_empty() {
-            return LoopEnd::Final(resp.text);
         }
         for call in &resp.tool_calls {
             ctx.rt.emit(

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::dispatch;
+use crate::agent::waiters::RunWait;
 use crate::runtime::Runtime;
 use crate::store::{now_ms, Role, StoreError, SubagentRow};
 use crate::subagents::control::{self, resolve};
@@ -196,7 +197,7 @@ async fn send(rt: &Arc<Runtime>, row: &SubagentRow, message: &str) -> Result<Str
             short(&row.run_id)
         ));
     }
-    let mut events = rt.events.subscribe();
+    let mut run_ends = rt.run_ends.subscribe(&row.child_session_key);
     let session = rt
         .store
         .ensure_session(&row.child_session_key, &row.agent_id, None)
@@ -234,8 +235,8 @@ async fn send(rt: &Arc<Runtime>, row: &SubagentRow, message: &str) -> Result<Str
         .await?;
     }
     Ok(
-        match dispatch::wait_for_claiming_run(&mut events, inbox_id, SEND_WAIT).await {
-            dispatch::RunWait::Ended(ev) => match ev["reply"].as_str() {
+        match run_ends.wait_for_claiming_run(inbox_id, SEND_WAIT).await {
+            RunWait::Ended(ev) => match ev["reply"].as_str() {
                 Some(reply) => format!("Sub-agent {} replied:\n{reply}", short(&row.run_id)),
                 None => format!(
                     "Sub-agent {} ended without a reply ({}).",

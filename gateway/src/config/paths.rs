@@ -31,12 +31,26 @@ impl Paths {
     }
 }
 
+/// Where the database lives inside the state dir: a folder of its own, so the watcher of
+/// a config file kept in the state dir is not woken by every database write.
+pub const DATABASE_DIR: &str = "data";
+pub const DATABASE_FILE: &str = "switchboard.db";
+
 impl Config {
-    /// `storage.url`, or `sqlite://<state_dir>/switchboard.db` when it is unset.
+    /// `storage.url`, or `sqlite://<state_dir>/data/switchboard.db` when it is unset (or
+    /// `<state_dir>/switchboard.db` where an earlier version left its database).
     pub fn database_url(&self, state_dir: &Path) -> String {
         match &self.storage.url {
             Some(url) => url.clone(),
-            None => format!("sqlite://{}", state_dir.join("switchboard.db").display()),
+            None => {
+                let earlier = state_dir.join(DATABASE_FILE);
+                let path = if earlier.exists() {
+                    earlier
+                } else {
+                    state_dir.join(DATABASE_DIR).join(DATABASE_FILE)
+                };
+                format!("sqlite://{}", path.display())
+            }
         }
     }
 }
@@ -99,7 +113,13 @@ mod tests {
         let mut c = Config::default();
         assert_eq!(
             c.database_url(Path::new("/var/lib/sb")),
-            "sqlite:///var/lib/sb/switchboard.db"
+            "sqlite:///var/lib/sb/data/switchboard.db"
+        );
+        let earlier = tempfile::tempdir().expect("tempdir");
+        std::fs::write(earlier.path().join("switchboard.db"), "").expect("write");
+        assert_eq!(
+            c.database_url(earlier.path()),
+            format!("sqlite://{}/switchboard.db", earlier.path().display())
         );
         c.storage.url = Some("sqlite://:memory:".into());
         assert_eq!(c.database_url(Path::new("/x")), "sqlite://:memory:");

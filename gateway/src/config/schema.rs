@@ -92,7 +92,7 @@ pub enum ReloadMode {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct StorageConfig {
-    /// `sqlite://PATH`; default `sqlite://<state dir>/switchboard.db`.
+    /// `sqlite://PATH`; default `sqlite://<state dir>/data/switchboard.db`.
     pub url: Option<String>,
 }
 

@@ -14,6 +14,7 @@ use switchboard_channels::{ChatKind, Origin};
 use super::error::ApiError;
 use super::AppState;
 use crate::agent::dispatch;
+use crate::agent::waiters::RunWait;
 use crate::outbox::API_CHANNEL;
 use crate::routing;
 
@@ -137,7 +138,7 @@ pub async fn post_message(
         reply_handle: None,
     };
     // Subscribe before submitting so the run's end cannot be missed.
-    let mut events = state.rt.events.subscribe();
+    let mut run_ends = state.rt.run_ends.subscribe(&key);
     let sub =
         dispatch::submit_message(&state.rt, &key, &agent_id, &origin, "api", &body.text).await?;
     if !body.wait {
@@ -151,18 +152,18 @@ pub async fn post_message(
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_WAIT)
         .min(MAX_WAIT);
-    match dispatch::wait_for_claiming_run(&mut events, sub.inbox_id, limit).await {
-        dispatch::RunWait::Ended(ev) => Ok((
+    match run_ends.wait_for_claiming_run(sub.inbox_id, limit).await {
+        RunWait::Ended(ev) => Ok((
             StatusCode::OK,
             Json(
                 json!({"status": ev["status"], "inboxId": sub.inbox_id, "runId": ev["runId"], "reply": ev["reply"], "error": ev["error"]}),
             ),
         )),
-        dispatch::RunWait::Closed => Err(ApiError::new(
+        RunWait::Closed => Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "the gateway is shutting down",
         )),
-        dispatch::RunWait::TimedOut => Ok((
+        RunWait::TimedOut => Ok((
             StatusCode::ACCEPTED,
             Json(json!({"status": "pending", "inboxId": sub.inbox_id, "runId": sub.run_id})),
         )),

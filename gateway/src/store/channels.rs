@@ -36,7 +36,7 @@ impl Store {
         let r = sqlx::query("SELECT value FROM channel_state WHERE channel = ? AND key = ?")
             .bind(channel)
             .bind(key)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.reader().await)
             .await?;
         r.map(|r| Ok(r.try_get("value")?)).transpose()
     }
@@ -50,7 +50,7 @@ impl Store {
         .bind(key)
         .bind(value)
         .bind(now_ms())
-        .execute(&self.writer)
+        .execute(&mut *self.writer().await)
         .await?;
         Ok(())
     }
@@ -61,7 +61,7 @@ impl Store {
             .bind(channel)
             .bind(message_id)
             .bind(now_ms())
-            .execute(&self.writer)
+            .execute(&mut *self.writer().await)
             .await?;
         Ok(r.rows_affected() == 1)
     }
@@ -75,7 +75,8 @@ impl Store {
         sender_name: Option<&str>,
     ) -> Result<Pairing> {
         let now = now_ms();
-        let mut tx = self.begin_write().await?;
+        let mut w = self.writer().await;
+        let mut tx = super::begin_write(&mut w).await?;
         let row = sqlx::query(
             "SELECT code, status, notified_at FROM pairings WHERE channel = ? AND sender_id = ?",
         )
@@ -137,14 +138,14 @@ impl Store {
         .bind(now_ms())
         .bind(channel)
         .bind(&code)
-        .fetch_optional(&self.writer)
+        .fetch_optional(&mut *self.writer().await)
         .await?;
         r.as_ref().map(row_to_pairing).transpose()
     }
 
     pub async fn list_pairings(&self) -> Result<Vec<PairingRow>> {
         let rows = sqlx::query("SELECT * FROM pairings ORDER BY created_at DESC")
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.reader().await)
             .await?;
         rows.iter().map(row_to_pairing).collect()
     }

@@ -4,7 +4,6 @@
 use sqlx::Row;
 use switchboard_channels::Origin;
 
-use super::messages::{insert_message, NewMessage};
 use super::{from_json, now_ms, to_json, Result, Store};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +37,75 @@ where
     Ok(r.try_get("id")?)
 }
 
+/// Which waiting messages a run takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    All,
+    Oldest,
+}
+
+impl Store {
+    /// Move waiting messages of `session_key` into the transcript of `session_id` as user
+    /// messages (all of them, or only the oldest), oldest first. Returns what moved.
+    ///
+    /// The candidates are read on a reader connection; one `INSERT … SELECT` then moves
+    /// those still waiting (the `messages_claim_inbox` trigger deletes each inbox row in the
+    /// same statement), so the writer is held for one statement. Only the session's one
+    /// run claims, so nothing else takes them in between; `/stop` or `/new` may clear
+    /// them, which is why what moved is what the insert reports.
+    pub async fn claim_inbox(
+        &self,
+        session_key: &str,
+        session_id: &str,
+        run_id: &str,
+        claim: Claim,
+    ) -> Result<Vec<InboxItem>> {
+        let limit: i64 = match claim {
+            Claim::All => -1,
+            Claim::Oldest => 1,
+        };
+        let rows = sqlx::query(
+            "SELECT id, origin, sender_id, text FROM inbox WHERE session_key = ? ORDER BY id LIMIT ?",
+        )
+        .bind(session_key)
+        .bind(limit)
+        .fetch_all(&mut *self.reader().await)
+        .await?;
+        let mut items = rows
+            .iter()
+            .map(|r| {
+                let origin: String = r.try_get("origin")?;
+                Ok(InboxItem {
+                    id: r.try_get("id")?,
+                    origin: from_json(&origin)?,
+                    sender_id: r.try_get("sender_id")?,
+                    text: r.try_get("text")?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let Some(last) = items.last().map(|i| i.id) else {
+            return Ok(items);
+        };
+        let moved = sqlx::query(
+            "INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id)
+             SELECT ?, ?, 'user', text, ?, id FROM inbox WHERE session_key = ? AND id <= ? ORDER BY id
+             RETURNING inbox_id",
+        )
+        .bind(session_id)
+        .bind(run_id)
+        .bind(now_ms())
+        .bind(session_key)
+        .bind(last)
+        .fetch_all(&mut *self.writer().await)
+        .await?
+        .iter()
+        .map(|r| r.try_get::<i64, _>("inbox_id"))
+        .collect::<std::result::Result<std::collections::HashSet<_>, _>>()?;
+        items.retain(|i| moved.contains(&i.id));
+        Ok(items)
+    }
+}
+
 impl Store {
     /// Queue an inbound message for `session_key`.
     pub async fn push_inbox(
@@ -47,56 +115,21 @@ impl Store {
         sender_id: &str,
         text: &str,
     ) -> Result<i64> {
-        insert_inbox(&self.writer, session_key, origin, sender_id, text).await
-    }
-
-    /// Move waiting messages of `session_key` into the transcript of `session_id` as user
-    /// messages (all of them, or only the oldest), in one transaction. Returns what moved.
-    pub async fn claim_inbox(
-        &self,
-        session_key: &str,
-        session_id: &str,
-        run_id: &str,
-        all: bool,
-    ) -> Result<Vec<InboxItem>> {
-        let mut tx = self.begin_write().await?;
-        let limit: i64 = if all { -1 } else { 1 };
-        let rows = sqlx::query("SELECT * FROM inbox WHERE session_key = ? ORDER BY id LIMIT ?")
-            .bind(session_key)
-            .bind(limit)
-            .fetch_all(&mut *tx)
-            .await?;
-        let mut items = Vec::with_capacity(rows.len());
-        for r in &rows {
-            let origin: String = r.try_get("origin")?;
-            let item = InboxItem {
-                id: r.try_get("id")?,
-                origin: from_json(&origin)?,
-                sender_id: r.try_get("sender_id")?,
-                text: r.try_get("text")?,
-            };
-            insert_message(
-                &mut *tx,
-                session_id,
-                Some(run_id),
-                &NewMessage::user(&item.text),
-            )
-            .await?;
-            sqlx::query("DELETE FROM inbox WHERE id = ?")
-                .bind(item.id)
-                .execute(&mut *tx)
-                .await?;
-            items.push(item);
-        }
-        tx.commit().await?;
-        Ok(items)
+        insert_inbox(
+            &mut *self.writer().await,
+            session_key,
+            origin,
+            sender_id,
+            text,
+        )
+        .await
     }
 
     /// How many messages wait for `session_key`.
     pub async fn inbox_len(&self, session_key: &str) -> Result<i64> {
         let r = sqlx::query("SELECT COUNT(*) AS n FROM inbox WHERE session_key = ?")
             .bind(session_key)
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *self.reader().await)
             .await?;
         Ok(r.try_get("n")?)
     }
@@ -105,7 +138,7 @@ impl Store {
     pub async fn clear_inbox(&self, session_key: &str) -> Result<u64> {
         let r = sqlx::query("DELETE FROM inbox WHERE session_key = ?")
             .bind(session_key)
-            .execute(&self.writer)
+            .execute(&mut *self.writer().await)
             .await?;
         Ok(r.rows_affected())
     }
@@ -118,7 +151,7 @@ impl Store {
             "SELECT DISTINCT i.session_key AS key, COALESCE(s.agent_id, 'main') AS agent_id
              FROM inbox i LEFT JOIN sessions s ON s.key = i.session_key AND s.status = 'active'",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.reader().await)
         .await?;
         rows.iter()
             .map(|r| Ok((r.try_get("key")?, r.try_get("agent_id")?)))
@@ -137,7 +170,8 @@ impl Store {
         text: &str,
         message_id: &str,
     ) -> Result<Option<i64>> {
-        let mut tx = self.begin_write().await?;
+        let mut w = self.writer().await;
+        let mut tx = super::begin_write(&mut w).await?;
         let seen = sqlx::query("INSERT INTO inbound_seen (channel, message_id, seen_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
             .bind(&origin.channel)
             .bind(message_id)

@@ -157,14 +157,14 @@ impl Store {
         run_id: Option<&str>,
         m: &NewMessage,
     ) -> Result<i64> {
-        insert_message(&self.writer, session_id, run_id, m).await
+        insert_message(&mut *self.writer().await, session_id, run_id, m).await
     }
 
     /// The whole transcript of a session, oldest first.
     pub async fn transcript(&self, session_id: &str) -> Result<Vec<MessageRow>> {
         let rows = sqlx::query("SELECT * FROM messages WHERE session_id = ? ORDER BY seq")
             .bind(session_id)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.reader().await)
             .await?;
         rows.iter().map(row_to_message).collect()
     }
@@ -176,7 +176,7 @@ impl Store {
         )
         .bind(session_id)
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.reader().await)
         .await?;
         rows.iter().map(row_to_message).collect()
     }

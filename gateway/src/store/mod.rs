@@ -5,6 +5,7 @@
 //! Architecture invariant: only `store` knows SQL. Callers get plain Rust rows.
 
 mod channels;
+mod conns;
 mod inbox;
 mod messages;
 mod outbox;
@@ -13,25 +14,23 @@ mod sessions;
 mod subagents;
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
+
+use conns::Conns;
 
 pub use channels::{Pairing, PairingRow};
-pub use inbox::InboxItem;
+pub use inbox::{Claim, InboxItem};
 pub use messages::{MessageRow, NewMessage, Role, ToolCallRecord};
 pub use outbox::OutboxRow;
-pub use runs::{NewRun, RunEnd, RunRow, RunStatus};
+pub use runs::{NewRun, RunEnd, RunFinished, RunRow, RunStatus};
 pub use sessions::SessionRow;
 pub use subagents::{NewSubagent, SubagentRow};
 
 /// Embedded migrations, applied at start.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
-
-/// Reader connections. Readers never block in WAL mode.
-const POOL_SIZE: u32 = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -43,71 +42,90 @@ pub enum StoreError {
     Corrupt(String),
     #[error("not found: {0}")]
     NotFound(String),
+    #[error("cannot create the database folder {}: {source}", path.display())]
+    Folder {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// The database handle. Cheap to clone.
 ///
-/// Every write goes through `writer`, a pool of exactly one connection: SQLite allows one
-/// writer at a time, and two connections that collide on the write lock make the loser
-/// sleep in SQLite's busy handler (1, 2, 5, 10 ms …). With one writer connection, writers
-/// queue on an async pool instead and wake the moment it is free.
+/// Every write goes through the one writer connection, reads through a few reader
+/// connections (see `conns`). Only this module knows SQL.
 #[derive(Clone)]
 pub struct Store {
-    pool: SqlitePool,
-    writer: SqlitePool,
+    conns: Arc<Conns>,
+    sessions: sessions::SessionCache,
 }
 
 impl Store {
     /// Open (creating if missing) the database at `url`, switch to WAL and migrate.
     pub async fn open(url: &str) -> Result<Store> {
-        let opts = SqliteConnectOptions::from_str(url)?
+        let opts = SqliteConnectOptions::from_str(url)?;
+        if let Some(dir) = opts.get_filename().parent() {
+            if !dir.as_os_str().is_empty() && !opts.get_filename().starts_with(":memory:") {
+                std::fs::create_dir_all(dir).map_err(|source| StoreError::Folder {
+                    path: dir.to_owned(),
+                    source,
+                })?;
+            }
+        }
+        let opts = opts
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(true);
-        let writer = SqlitePoolOptions::new()
-            .max_connections(1)
-            .min_connections(1)
-            .connect_with(opts.clone())
-            .await?;
-        MIGRATOR.run(&writer).await?;
-        let pool = SqlitePoolOptions::new()
-            .max_connections(POOL_SIZE)
-            .connect_with(opts)
-            .await?;
-        Ok(Store { pool, writer })
-    }
-
-    /// An in-memory database (tests).
-    pub async fn open_in_memory() -> Result<Store> {
-        let opts = SqliteConnectOptions::from_str("sqlite::memory:")?.foreign_keys(true);
-        // One connection: every connection to :memory: is its own database.
-        let pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(opts)
-            .await?;
-        MIGRATOR.run(&pool).await?;
-        // The single connection is both the reader and the writer.
+        let conns = Conns::open(&opts, true, migrate).await?;
         Ok(Store {
-            writer: pool.clone(),
-            pool,
+            conns,
+            sessions: Default::default(),
         })
     }
 
-    /// Begin a write transaction. `BEGIN IMMEDIATE` takes the write lock up front, so a
-    /// transaction that reads before it writes never fails with SQLITE_BUSY on the lock
-    /// upgrade (the busy timeout only covers waiting for the lock, not upgrading it).
-    pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>> {
-        Ok(self.writer.begin_with("BEGIN IMMEDIATE").await?)
+    /// An in-memory database (tests). One connection, both the reader and the writer:
+    /// every connection to `:memory:` is a database of its own.
+    pub async fn open_in_memory() -> Result<Store> {
+        let opts = SqliteConnectOptions::from_str("sqlite::memory:")?.foreign_keys(true);
+        let conns = Conns::open(&opts, false, migrate).await?;
+        Ok(Store {
+            conns,
+            sessions: Default::default(),
+        })
+    }
+
+    /// The writer connection (held until the guard drops).
+    async fn writer(&self) -> tokio::sync::MutexGuard<'_, sqlx::SqliteConnection> {
+        self.conns.writer().await
+    }
+
+    /// A reader connection (held until the guard drops).
+    async fn reader(&self) -> tokio::sync::MutexGuard<'_, sqlx::SqliteConnection> {
+        self.conns.reader().await
     }
 
     pub async fn close(&self) {
-        self.pool.close().await;
-        self.writer.close().await;
+        self.conns.close().await;
     }
+}
+
+/// Apply the embedded migrations (on the writer, before any reader opens).
+async fn migrate(w: &mut sqlx::SqliteConnection) -> Result<()> {
+    MIGRATOR.run(w).await?;
+    Ok(())
+}
+
+/// Begin a write transaction on the writer connection `w`. `BEGIN IMMEDIATE` takes the
+/// write lock up front, so a transaction that reads before it writes never fails with
+/// SQLITE_BUSY on the lock upgrade (the busy timeout only covers waiting for the lock, not
+/// upgrading it). Dropped without `commit`, it rolls back.
+async fn begin_write(
+    w: &mut sqlx::SqliteConnection,
+) -> Result<sqlx::Transaction<'_, sqlx::Sqlite>> {
+    Ok(sqlx::Connection::begin_with(w, "BEGIN IMMEDIATE").await?)
 }
 
 /// Current time as unix milliseconds.

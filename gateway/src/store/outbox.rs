@@ -45,7 +45,7 @@ where
 impl Store {
     /// Queue a message for delivery. A second call with the same key is a no-op.
     pub async fn enqueue_outbox(&self, key: &str, origin: &Origin, text: &str) -> Result<bool> {
-        insert_outbox(&self.writer, &NewOutbox { key, origin, text }).await
+        insert_outbox(&mut *self.writer().await, &NewOutbox { key, origin, text }).await
     }
 
     /// Pending messages whose next attempt is due, oldest first.
@@ -56,7 +56,7 @@ impl Store {
         )
         .bind(now_ms())
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.reader().await)
         .await?;
         rows.iter()
             .map(|r| {
@@ -75,7 +75,7 @@ impl Store {
     /// When the earliest pending message is due (unix ms), if any.
     pub async fn next_outbox_due(&self) -> Result<Option<i64>> {
         let r = sqlx::query("SELECT MIN(next_attempt_at) AS t FROM outbox WHERE state = 'pending'")
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *self.reader().await)
             .await?;
         Ok(r.try_get("t")?)
     }
@@ -87,7 +87,7 @@ impl Store {
             "UPDATE outbox SET state = 'sending', attempts = attempts + 1 WHERE id = ? AND state = 'pending'",
         )
         .bind(id)
-        .execute(&self.writer)
+        .execute(&mut *self.writer().await)
         .await?;
         Ok(r.rows_affected() == 1)
     }
@@ -96,7 +96,7 @@ impl Store {
     /// channel may or may not have received them; this is the one at-least-once window.)
     pub async fn reset_sending_outbox(&self) -> Result<u64> {
         let r = sqlx::query("UPDATE outbox SET state = 'pending' WHERE state = 'sending'")
-            .execute(&self.writer)
+            .execute(&mut *self.writer().await)
             .await?;
         Ok(r.rows_affected())
     }
@@ -105,7 +105,7 @@ impl Store {
         sqlx::query("UPDATE outbox SET state = 'sent', sent_at = ? WHERE id = ?")
             .bind(now_ms())
             .bind(id)
-            .execute(&self.writer)
+            .execute(&mut *self.writer().await)
             .await?;
         Ok(())
     }
@@ -123,14 +123,14 @@ impl Store {
                     .bind(error)
                     .bind(at)
                     .bind(id)
-                    .execute(&self.writer)
+                    .execute(&mut *self.writer().await)
                     .await?
             }
             None => {
                 sqlx::query("UPDATE outbox SET last_error = ?, state = 'failed' WHERE id = ?")
                     .bind(error)
                     .bind(id)
-                    .execute(&self.writer)
+                    .execute(&mut *self.writer().await)
                     .await?
             }
         };
@@ -140,7 +140,7 @@ impl Store {
     /// Count of outbox rows by state (for metrics).
     pub async fn outbox_counts(&self) -> Result<Vec<(String, i64)>> {
         let rows = sqlx::query("SELECT state, COUNT(*) AS n FROM outbox GROUP BY state")
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.reader().await)
             .await?;
         rows.iter()
             .map(|r| Ok((r.try_get("state")?, r.try_get("n")?)))
@@ -151,7 +151,7 @@ impl Store {
     pub async fn outbox_state(&self, key: &str) -> Result<Option<(String, i64)>> {
         let r = sqlx::query("SELECT state, attempts FROM outbox WHERE key = ?")
             .bind(key)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.reader().await)
             .await?;
         r.map(|r| Ok((r.try_get("state")?, r.try_get("attempts")?)))
             .transpose()
@@ -170,7 +170,7 @@ impl Store {
         .bind(channel)
         .bind(chat_id)
         .bind(now_ms())
-        .execute(&self.writer)
+        .execute(&mut *self.writer().await)
         .await?;
         Ok(r.rows_affected())
     }

@@ -5,6 +5,8 @@ use serde::Serialize;
 use sqlx::Row;
 use switchboard_channels::Origin;
 
+use super::inbox::{Claim, InboxItem};
+use super::messages::{insert_message, NewMessage};
 use super::outbox::{insert_outbox, NewOutbox};
 use super::{from_json, now_ms, to_json, Result, Store, StoreError};
 
@@ -140,6 +142,13 @@ where
     Ok(())
 }
 
+/// What ending a run left behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunFinished {
+    /// Messages waiting in the session's inbox (for a run still to be queued).
+    pub waiting: i64,
+}
+
 /// How a run ended, and what (if anything) to send to its origin.
 #[derive(Debug, Clone)]
 pub struct RunEnd {
@@ -158,28 +167,38 @@ pub struct RunEnd {
 }
 
 impl Store {
-    pub async fn create_run(&self, run: &NewRun<'_>) -> Result<()> {
-        insert_run(&self.writer, run).await
+    /// Insert a queued run; returns its row (`created_at` read from the clock again).
+    pub async fn create_run(&self, run: &NewRun<'_>) -> Result<RunRow> {
+        insert_run(&mut *self.writer().await, run).await?;
+        Ok(RunRow {
+            id: run.id.to_string(),
+            session_key: run.session_key.to_string(),
+            session_id: run.session_id.to_string(),
+            agent_id: run.agent_id.to_string(),
+            lane: run.lane.to_string(),
+            claim_all: run.claim_all,
+            status: RunStatus::Queued,
+            origin: run.origin.cloned(),
+            model: run.model.map(str::to_string),
+            error: None,
+            steps: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: None,
+            reply: None,
+            created_at: now_ms(),
+            started_at: None,
+            ended_at: None,
+            timeout_ms: run.timeout_ms,
+        })
     }
 
     pub async fn get_run(&self, id: &str) -> Result<Option<RunRow>> {
         let r = sqlx::query("SELECT * FROM runs WHERE id = ?")
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.reader().await)
             .await?;
         r.as_ref().map(row_to_run).transpose()
-    }
-
-    /// Mark a queued run running. The session id is refreshed (a `/new` may have replaced it).
-    pub async fn start_run(&self, id: &str, session_id: &str, model: Option<&str>) -> Result<()> {
-        sqlx::query("UPDATE runs SET status = 'running', started_at = ?, session_id = ?, model = COALESCE(model, ?) WHERE id = ?")
-            .bind(now_ms())
-            .bind(session_id)
-            .bind(model)
-            .bind(id)
-            .execute(&self.writer)
-            .await?;
-        Ok(())
     }
 
     /// Record progress (steps and usage so far) on a running run.
@@ -195,18 +214,34 @@ impl Store {
             .bind(input_tokens)
             .bind(output_tokens)
             .bind(id)
-            .execute(&self.writer)
+            .execute(&mut *self.writer().await)
             .await?;
         Ok(())
     }
 
     /// End a run and, in the same transaction, queue its reply for delivery.
-    pub async fn finish_run(&self, id: &str, end: &RunEnd) -> Result<()> {
-        let mut tx = self.begin_write().await?;
+    pub async fn finish_run(&self, id: &str, end: &RunEnd) -> Result<RunFinished> {
+        self.finish_run_with(id, end, None).await
+    }
+
+    /// [`Store::finish_run`], storing the run's last message (its final answer) to the
+    /// session `last.0` in the same transaction.
+    pub async fn finish_run_with(
+        &self,
+        id: &str,
+        end: &RunEnd,
+        last: Option<(&str, &NewMessage)>,
+    ) -> Result<RunFinished> {
+        let mut w = self.writer().await;
+        let mut tx = super::begin_write(&mut w).await?;
+        if let Some((session_id, m)) = last {
+            insert_message(&mut *tx, session_id, Some(id), m).await?;
+        }
         let r = sqlx::query(
             "UPDATE runs SET status = ?, error = ?, model = COALESCE(?, model), steps = ?, input_tokens = ?,
                  output_tokens = ?, cost_usd = ?, reply = ?, ended_at = ?
-             WHERE id = ? RETURNING origin",
+             WHERE id = ?
+             RETURNING origin, lane, (SELECT COUNT(*) FROM inbox i WHERE i.session_key = runs.session_key) AS waiting",
         )
         .bind(end.status.as_str())
         .bind(&end.error)
@@ -236,9 +271,49 @@ impl Store {
             )
             .await?;
         }
-        super::subagents::record_child_end(&mut tx, id, end).await?;
+        let lane: String = r.try_get("lane")?;
+        if lane == "subagent" {
+            super::subagents::record_child_end(&mut tx, id, end).await?;
+        }
+        let waiting: i64 = r.try_get("waiting")?;
         tx.commit().await?;
-        Ok(())
+        Ok(RunFinished { waiting })
+    }
+
+    /// Mark a run running, then move the session's waiting messages into its transcript
+    /// (`claim`: all of them or only the oldest; `None` when resuming a run that claimed
+    /// its messages before a restart). The session id is refreshed (a `/new` may have
+    /// replaced it); the model is set unless the run has one.
+    ///
+    /// `None` when the run is no longer queued or running (it was stopped while it waited).
+    /// Two statements, no transaction: a crash between them leaves a running run that
+    /// claimed nothing, which resumes, finds nothing to answer, and ends; the messages
+    /// still wait, and the next run takes them.
+    pub async fn start_run(
+        &self,
+        id: &str,
+        session_key: &str,
+        session_id: &str,
+        model: Option<&str>,
+        claim: Option<Claim>,
+    ) -> Result<Option<Vec<InboxItem>>> {
+        let started = sqlx::query(
+            "UPDATE runs SET status = 'running', started_at = ?, session_id = ?, model = COALESCE(model, ?)
+             WHERE id = ? AND status IN ('queued', 'running')",
+        )
+        .bind(now_ms())
+        .bind(session_id)
+        .bind(model)
+        .bind(id)
+        .execute(&mut *self.writer().await)
+        .await?;
+        if started.rows_affected() == 0 {
+            return Ok(None); // gone, or ended while it waited (stopped)
+        }
+        Ok(Some(match claim {
+            Some(claim) => self.claim_inbox(session_key, session_id, id, claim).await?,
+            None => Vec::new(),
+        }))
     }
 
     /// Runs that were queued or running when the process stopped.
@@ -246,7 +321,7 @@ impl Store {
         let rows = sqlx::query(
             "SELECT * FROM runs WHERE status IN ('queued', 'running') ORDER BY created_at, rowid",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.reader().await)
         .await?;
         rows.iter().map(row_to_run).collect()
     }
@@ -258,7 +333,7 @@ impl Store {
         )
         .bind(session_key)
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.reader().await)
         .await?;
         rows.iter().map(row_to_run).collect()
     }
@@ -270,7 +345,7 @@ impl Store {
     pub async fn requeue_run(&self, id: &str) -> Result<()> {
         sqlx::query("UPDATE runs SET status = 'queued' WHERE id = ? AND status = 'running'")
             .bind(id)
-            .execute(&self.writer)
+            .execute(&mut *self.writer().await)
             .await?;
         Ok(())
     }
@@ -282,7 +357,7 @@ impl Store {
         sqlx::query("UPDATE runs SET status = 'cancelled', error = 'stopped before it started', ended_at = ? WHERE id = ? AND status = 'queued'")
             .bind(now_ms())
             .bind(id)
-            .execute(&self.writer)
+            .execute(&mut *self.writer().await)
             .await?;
         Ok(())
     }

@@ -157,7 +157,8 @@ impl Store {
         timeout_ms: Option<i64>,
     ) -> Result<()> {
         let now = now_ms();
-        let mut tx = self.begin_write().await?;
+        let mut w = self.writer().await;
+        let mut tx = super::begin_write(&mut w).await?;
         sqlx::query(
             "INSERT INTO sessions (id, key, agent_id, origin, status, created_at, updated_at) VALUES (?, ?, ?, NULL, 'active', ?, ?)",
         )
@@ -226,7 +227,7 @@ impl Store {
     pub async fn subagent(&self, run_id: &str) -> Result<Option<SubagentRow>> {
         let r = sqlx::query(&format!("{SELECT} WHERE s.run_id = ?"))
             .bind(run_id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.reader().await)
             .await?;
         r.as_ref().map(row_to_subagent).transpose()
     }
@@ -235,7 +236,7 @@ impl Store {
     pub async fn subagent_by_child(&self, key: &str) -> Result<Option<SubagentRow>> {
         let r = sqlx::query(&format!("{SELECT} WHERE s.child_session_key = ?"))
             .bind(key)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.reader().await)
             .await?;
         r.as_ref().map(row_to_subagent).transpose()
     }
@@ -245,7 +246,7 @@ impl Store {
         let rows = sqlx::query(&format!("{SELECT} WHERE s.requester_session_key = ? ORDER BY s.created_at DESC, s.rowid DESC LIMIT ?"))
             .bind(requester)
             .bind(limit)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.reader().await)
             .await?;
         rows.iter().map(row_to_subagent).collect()
     }
@@ -256,7 +257,7 @@ impl Store {
             "{SELECT} ORDER BY s.created_at DESC, s.rowid DESC LIMIT ?"
         ))
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.reader().await)
         .await?;
         rows.iter().map(row_to_subagent).collect()
     }
@@ -266,7 +267,7 @@ impl Store {
         let rows = sqlx::query(&format!(
             "{SELECT} WHERE s.announce_state = 'pending' ORDER BY s.ended_at"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.reader().await)
         .await?;
         rows.iter().map(row_to_subagent).collect()
     }
@@ -276,7 +277,7 @@ impl Store {
         sqlx::query("UPDATE subagent_runs SET stop_note = ? WHERE run_id = ? AND outcome IS NULL")
             .bind(note)
             .bind(run_id)
-            .execute(&self.writer)
+            .execute(&mut *self.writer().await)
             .await?;
         Ok(())
     }
@@ -284,7 +285,7 @@ impl Store {
     pub async fn bump_announce_attempts(&self, run_id: &str) -> Result<i64> {
         let r = sqlx::query("UPDATE subagent_runs SET announce_attempts = announce_attempts + 1 WHERE run_id = ? RETURNING announce_attempts")
             .bind(run_id)
-            .fetch_one(&self.writer)
+            .fetch_one(&mut *self.writer().await)
             .await?;
         Ok(r.try_get("announce_attempts")?)
     }
@@ -298,7 +299,8 @@ impl Store {
         text: Option<&str>,
         archive_now: bool,
     ) -> Result<bool> {
-        let mut tx = self.begin_write().await?;
+        let mut w = self.writer().await;
+        let mut tx = super::begin_write(&mut w).await?;
         let state = if text.is_some() { "queued" } else { "skipped" };
         let r = sqlx::query(
             "UPDATE subagent_runs SET announce_state = ? WHERE run_id = ? AND announce_state = 'pending'
@@ -342,7 +344,7 @@ impl Store {
     pub async fn fail_announce(&self, run_id: &str) -> Result<()> {
         sqlx::query("UPDATE subagent_runs SET announce_state = 'failed' WHERE run_id = ? AND announce_state = 'pending'")
             .bind(run_id)
-            .execute(&self.writer)
+            .execute(&mut *self.writer().await)
             .await?;
         Ok(())
     }
@@ -350,7 +352,7 @@ impl Store {
     /// The earliest timer: (id, kind, target, due_at).
     pub async fn next_timer(&self) -> Result<Option<(i64, String, String, i64)>> {
         let r = sqlx::query("SELECT id, kind, target, due_at FROM timers ORDER BY due_at LIMIT 1")
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.reader().await)
             .await?;
         r.map(|r| {
             Ok((
@@ -367,7 +369,10 @@ impl Store {
     /// in one transaction.
     pub async fn fire_archive_timer(&self, timer_id: i64, session_key: &str) -> Result<()> {
         let now = now_ms();
-        let mut tx = self.begin_write().await?;
+        let mut w = self.writer().await;
+        let mut tx = super::begin_write(&mut w).await?;
+        // While the writer is held: no `ensure_session` can cache the row again before commit.
+        self.sessions.forget(session_key);
         sqlx::query("UPDATE sessions SET status = 'archived', archived_at = ?, updated_at = ? WHERE key = ? AND status = 'active'")
             .bind(now)
             .bind(now)

@@ -1,0 +1,147 @@
+//! Waiting for the run that takes a message (`wait: true` on the API, `/subagents send`).
+//!
+//! A waiter subscribes to the `run.ended` events of one session key *before* it submits
+//! its message, so the end of the run that claims it cannot be missed, and only runs of
+//! that session wake it. (A subscription to the whole event bus would wake every waiter on
+//! every event of every session: quadratic under load.)
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::runtime::lock;
+
+type Subscribers = HashMap<String, Vec<(u64, mpsc::UnboundedSender<Arc<Value>>)>>;
+
+/// `run.ended` events by session key, to the waiters of that session.
+#[derive(Default)]
+pub struct RunEndHub {
+    subscribers: Arc<Mutex<Subscribers>>,
+    next_id: AtomicU64,
+}
+
+impl RunEndHub {
+    /// Start receiving the `run.ended` events of `session_key`; ends when dropped.
+    pub fn subscribe(&self, session_key: &str) -> RunEnds {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::unbounded_channel();
+        lock(&self.subscribers)
+            .entry(session_key.to_string())
+            .or_default()
+            .push((id, tx));
+        RunEnds {
+            rx,
+            id,
+            session_key: session_key.to_string(),
+            subscribers: Arc::clone(&self.subscribers),
+        }
+    }
+
+    /// Hand a `run.ended` event to the waiters of its session.
+    pub fn publish(&self, session_key: &str, event: &Arc<Value>) {
+        if let Some(subs) = lock(&self.subscribers).get(session_key) {
+            for (_, tx) in subs {
+                let _ = tx.send(Arc::clone(event));
+            }
+        }
+    }
+
+    /// Waiters subscribed right now (tests).
+    pub fn len(&self) -> usize {
+        lock(&self.subscribers).values().map(Vec::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One waiter's subscription; unsubscribes on drop.
+pub struct RunEnds {
+    rx: mpsc::UnboundedReceiver<Arc<Value>>,
+    id: u64,
+    session_key: String,
+    subscribers: Arc<Mutex<Subscribers>>,
+}
+
+impl Drop for RunEnds {
+    fn drop(&mut self) {
+        let mut subs = lock(&self.subscribers);
+        if let Some(list) = subs.get_mut(&self.session_key) {
+            list.retain(|(id, _)| *id != self.id);
+            if list.is_empty() {
+                subs.remove(&self.session_key);
+            }
+        }
+    }
+}
+
+/// How waiting for a message's run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunWait {
+    /// The `run.ended` event of the run that took the message.
+    Ended(Arc<Value>),
+    /// The hub went away (shutdown).
+    Closed,
+    TimedOut,
+}
+
+impl RunEnds {
+    /// Wait, at most `limit`, for the end of the run that claimed inbox message `inbox_id`.
+    pub async fn wait_for_claiming_run(&mut self, inbox_id: i64, limit: Duration) -> RunWait {
+        let wait = async {
+            while let Some(e) = self.rx.recv().await {
+                let claimed = e["claimed"]
+                    .as_array()
+                    .is_some_and(|c| c.iter().any(|v| v.as_i64() == Some(inbox_id)));
+                if claimed {
+                    return RunWait::Ended(e);
+                }
+            }
+            RunWait::Closed
+        };
+        tokio::time::timeout(limit, wait)
+            .await
+            .unwrap_or(RunWait::TimedOut)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn a_waiter_gets_only_its_sessions_run_that_claimed_its_message() {
+        let hub = RunEndHub::default();
+        let mut a = hub.subscribe("agent:main:a");
+        let _b = hub.subscribe("agent:main:b");
+        assert_eq!(hub.len(), 2);
+        hub.publish(
+            "agent:main:b",
+            &Arc::new(json!({"runId": "rb", "claimed": [7]})),
+        );
+        hub.publish(
+            "agent:main:a",
+            &Arc::new(json!({"runId": "r1", "claimed": [3]})),
+        );
+        hub.publish(
+            "agent:main:a",
+            &Arc::new(json!({"runId": "r2", "claimed": [4, 7]})),
+        );
+        match a.wait_for_claiming_run(7, Duration::from_secs(5)).await {
+            RunWait::Ended(e) => assert_eq!(e["runId"], "r2"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            a.wait_for_claiming_run(9, Duration::from_millis(20)).await,
+            RunWait::TimedOut
+        );
+        drop(a);
+        assert_eq!(hub.len(), 1);
+    }
+}

@@ -169,7 +169,7 @@ pub fn schedule(rt: &Arc<Runtime>, run_id: &str, session_key: &str) {
 
 /// Put a run on its lane with the row it was just created (or found) with, which saves
 /// reading it back when it starts. (Starting it checks it is still queued or running.)
-fn schedule_row(rt: &Arc<Runtime>, row: RunRow) {
+pub fn schedule_row(rt: &Arc<Runtime>, row: RunRow) {
     let rt2 = rt.clone();
     let (id, key) = (row.id.clone(), row.session_key.clone());
     enqueue(rt, &id, &key, move || {

@@ -32,20 +32,8 @@ const MAX_TOKENS: u32 = 4096;
 pub async fn execute(rt: Arc<Runtime>, run_id: String, row: Option<RunRow>) {
     match execute_inner(&rt, &run_id, row).await {
         Ok(Some((run, finished))) => {
-            if run.lane == crate::queue::SUBAGENT {
-                match rt.store.subagent(&run.id).await {
-                    Ok(Some(row)) if row.announce_state == "pending" => {
-                        crate::subagents::announce::schedule(
-                            &rt,
-                            &row.run_id,
-                            &row.child_session_key,
-                        )
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        tracing::error!(run_id, error = %e, "cannot read the sub-agent registry")
-                    }
-                }
+            if finished.announce {
+                crate::subagents::announce::schedule(&rt, &run.id);
             }
             if let Err(e) =
                 dispatch::after_run(&rt, &run.session_key, &run.agent_id, finished.waiting).await
@@ -68,7 +56,11 @@ pub async fn execute(rt: Arc<Runtime>, run_id: String, row: Option<RunRow>) {
                 deliver: Some(format!("⚠️ Internal error, the run was stopped: {e}")),
                 archive_after_ms: None,
             };
-            let _ = rt.store.finish_run(&run_id, &end).await;
+            if let Ok(f) = rt.store.finish_run(&run_id, &end).await {
+                if f.announce {
+                    crate::subagents::announce::schedule(&rt, &run_id);
+                }
+            }
             rt.outbox_wake.notify_one();
         }
     }

@@ -142,11 +142,38 @@ where
     Ok(())
 }
 
+/// The row of a run just inserted by [`insert_run`].
+pub(super) fn queued_row(run: &NewRun<'_>) -> RunRow {
+    RunRow {
+        id: run.id.to_string(),
+        session_key: run.session_key.to_string(),
+        session_id: run.session_id.to_string(),
+        agent_id: run.agent_id.to_string(),
+        lane: run.lane.to_string(),
+        claim_all: run.claim_all,
+        status: RunStatus::Queued,
+        origin: run.origin.cloned(),
+        model: run.model.map(str::to_string),
+        error: None,
+        steps: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        cost_usd: None,
+        reply: None,
+        created_at: now_ms(),
+        started_at: None,
+        ended_at: None,
+        timeout_ms: run.timeout_ms,
+    }
+}
+
 /// What ending a run left behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunFinished {
     /// Messages waiting in the session's inbox (for a run still to be queued).
     pub waiting: i64,
+    /// The run was a sub-agent's, and its end was recorded now: its announce is pending.
+    pub announce: bool,
 }
 
 /// How a run ended, and what (if anything) to send to its origin.
@@ -170,27 +197,7 @@ impl Store {
     /// Insert a queued run; returns its row (`created_at` read from the clock again).
     pub async fn create_run(&self, run: &NewRun<'_>) -> Result<RunRow> {
         insert_run(&mut *self.writer().await, run).await?;
-        Ok(RunRow {
-            id: run.id.to_string(),
-            session_key: run.session_key.to_string(),
-            session_id: run.session_id.to_string(),
-            agent_id: run.agent_id.to_string(),
-            lane: run.lane.to_string(),
-            claim_all: run.claim_all,
-            status: RunStatus::Queued,
-            origin: run.origin.cloned(),
-            model: run.model.map(str::to_string),
-            error: None,
-            steps: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            cost_usd: None,
-            reply: None,
-            created_at: now_ms(),
-            started_at: None,
-            ended_at: None,
-            timeout_ms: run.timeout_ms,
-        })
+        Ok(queued_row(run))
     }
 
     pub async fn get_run(&self, id: &str) -> Result<Option<RunRow>> {
@@ -272,12 +279,11 @@ impl Store {
             .await?;
         }
         let lane: String = r.try_get("lane")?;
-        if lane == "subagent" {
-            super::subagents::record_child_end(&mut tx, id, end).await?;
-        }
+        let announce =
+            lane == "subagent" && super::subagents::record_child_end(&mut tx, id, end).await?;
         let waiting: i64 = r.try_get("waiting")?;
         tx.commit().await?;
-        Ok(RunFinished { waiting })
+        Ok(RunFinished { waiting, announce })
     }
 
     /// Mark a run running, then move the session's waiting messages into its transcript

@@ -204,7 +204,7 @@ impl SessionCache {
         self.map().get(key).cloned()
     }
 
-    fn put(&self, row: SessionRow) {
+    pub(super) fn put(&self, row: SessionRow) {
         let mut map = self.map();
         if map.len() >= CACHE_MAX {
             map.clear();

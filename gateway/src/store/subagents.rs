@@ -6,8 +6,10 @@ use sqlx::Row;
 use switchboard_channels::Origin;
 
 use super::inbox::insert_inbox;
+use super::messages::{insert_message, NewMessage};
 use super::outbox::{insert_outbox, NewOutbox};
-use super::runs::{insert_run, NewRun, RunEnd, RunStatus};
+use super::runs::{insert_run, queued_row, NewRun, RunEnd, RunRow, RunStatus};
+use super::sessions::SessionRow;
 use super::{from_json, now_ms, to_json, Result, Store};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -114,7 +116,7 @@ pub(super) async fn record_child_end(
     tx: &mut sqlx::SqliteConnection,
     run_id: &str,
     end: &RunEnd,
-) -> Result<()> {
+) -> Result<bool> {
     let now = now_ms();
     let archive_at = end.archive_after_ms.map(|ms| now + ms);
     let r = sqlx::query(
@@ -128,11 +130,12 @@ pub(super) async fn record_child_end(
     .bind(run_id)
     .fetch_optional(&mut *tx)
     .await?;
+    let recorded = r.is_some();
     if let (Some(r), Some(at)) = (r, archive_at) {
         let key: String = r.try_get("child_session_key")?;
         insert_timer(&mut *tx, "archive", &key, at).await?;
     }
-    Ok(())
+    Ok(recorded)
 }
 
 async fn insert_timer<'e, E>(ex: E, kind: &str, target: &str, due_at: i64) -> Result<()>
@@ -155,7 +158,7 @@ impl Store {
         &self,
         s: &NewSubagent<'_>,
         timeout_ms: Option<i64>,
-    ) -> Result<()> {
+    ) -> Result<RunRow> {
         let now = now_ms();
         let mut w = self.writer().await;
         let mut tx = super::begin_write(&mut w).await?;
@@ -189,21 +192,18 @@ impl Store {
         .bind(now)
         .execute(&mut *tx)
         .await?;
-        insert_run(
-            &mut *tx,
-            &NewRun {
-                id: s.run_id,
-                session_key: s.child_session_key,
-                session_id: s.child_session_id,
-                agent_id: s.agent_id,
-                lane: "subagent",
-                claim_all: true,
-                origin: None,
-                model: s.model,
-                timeout_ms,
-            },
-        )
-        .await?;
+        let run = NewRun {
+            id: s.run_id,
+            session_key: s.child_session_key,
+            session_id: s.child_session_id,
+            agent_id: s.agent_id,
+            lane: "subagent",
+            claim_all: true,
+            origin: None,
+            model: s.model,
+            timeout_ms,
+        };
+        insert_run(&mut *tx, &run).await?;
         let origin = Origin {
             channel: "internal".into(),
             account: None,
@@ -220,8 +220,23 @@ impl Store {
             s.task,
         )
         .await?;
-        tx.commit().await?;
-        Ok(())
+        // The child's first run asks for its session at once: cache it while the writer is
+        // still held (see `ensure_session`).
+        self.sessions.put(SessionRow {
+            id: s.child_session_id.to_string(),
+            key: s.child_session_key.to_string(),
+            agent_id: s.agent_id.to_string(),
+            origin: None,
+            status: "active".into(),
+            created_at: now,
+            updated_at: now,
+            archived_at: None,
+        });
+        if let Err(e) = tx.commit().await {
+            self.sessions.forget(s.child_session_key);
+            return Err(e.into());
+        }
+        Ok(queued_row(&run))
     }
 
     pub async fn subagent(&self, run_id: &str) -> Result<Option<SubagentRow>> {
@@ -292,15 +307,20 @@ impl Store {
 
     /// Finish the announce: queue `text` in the outbox (key `announce:<runId>`) or record a
     /// skip, and for `cleanup: delete` arm an immediate archive, in one transaction. Only a
-    /// `pending` announce moves, so a second call does nothing.
+    /// `pending` announce moves, so a second call does nothing. `step_answer` (the session
+    /// and the child's answer to the announce prompt) is stored in the same transaction.
     pub async fn complete_announce(
         &self,
         run_id: &str,
         text: Option<&str>,
         archive_now: bool,
+        step_answer: Option<(&str, &NewMessage)>,
     ) -> Result<bool> {
         let mut w = self.writer().await;
         let mut tx = super::begin_write(&mut w).await?;
+        if let Some((session_id, m)) = step_answer {
+            insert_message(&mut *tx, session_id, None, m).await?;
+        }
         let state = if text.is_some() { "queued" } else { "skipped" };
         let r = sqlx::query(
             "UPDATE subagent_runs SET announce_state = ? WHERE run_id = ? AND announce_state = 'pending'

@@ -25,7 +25,7 @@ const MAX_TOKENS: u32 = 1024;
 /// Queue the announce of `run_id`. Announce steps do not take `subagent` lane slots (a
 /// lane full of long-running children must not hold finished ones' announces back); they
 /// are bounded by their own permits instead, and owned by the runtime's task tracker.
-pub fn schedule(rt: &Arc<Runtime>, run_id: &str, _child_key: &str) {
+pub fn schedule(rt: &Arc<Runtime>, run_id: &str) {
     let rt2 = rt.clone();
     let id = run_id.to_string();
     rt.tasks.spawn(async move {
@@ -41,7 +41,7 @@ pub async fn recover(rt: &Arc<Runtime>) -> Result<usize, StoreError> {
     let pending = rt.store.pending_announces().await?;
     for row in &pending {
         tracing::info!(run_id = %row.run_id, "recovering a pending announce");
-        schedule(rt, &row.run_id, &row.child_session_key);
+        schedule(rt, &row.run_id);
     }
     Ok(pending.len())
 }
@@ -56,19 +56,13 @@ async fn run(rt: Arc<Runtime>, run_id: String) {
             Ok(n) => {
                 // Try again later, without holding a lane slot while waiting.
                 let rt2 = rt.clone();
-                let key = rt
-                    .store
-                    .subagent(&run_id)
-                    .await
-                    .ok()
-                    .flatten()
-                    .map(|r| r.child_session_key);
-                if let Some(key) = key {
-                    rt.tasks.spawn(async move {
-                        tokio::time::sleep(crate::outbox::backoff(n)).await;
-                        schedule(&rt2, &run_id, &key);
-                    });
-                }
+                rt.tasks.spawn(async move {
+                    tokio::select! {
+                        _ = tokio::time::sleep(crate::outbox::backoff(n)) => schedule(&rt2, &run_id),
+                        // Still pending in the store: scheduled again at the next start.
+                        _ = rt2.shutdown.cancelled() => {}
+                    }
+                });
             }
             Err(e) => tracing::error!(error = %e, "cannot record the failed announce"),
         }
@@ -83,14 +77,22 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), StoreError> {
         return Ok(());
     }
     let outcome = row.outcome.clone().unwrap_or_else(|| "cancelled".into());
-    let result = if outcome == "success" {
-        announce_step(rt, &row).await?
+    // The announce step's answer is stored with the announce, in one transaction.
+    let (result, step_answer) = if outcome == "success" {
+        match announce_step(rt, &row).await? {
+            Step::Answered(text) => {
+                let m = NewMessage::assistant(text.clone(), vec![]);
+                (Some(text), Some(m))
+            }
+            Step::Fallback(text) => (text, None),
+        }
     } else {
-        last_reply(rt, &row).await?
+        (last_reply(rt, &row).await?, None)
     };
+    let step_answer = step_answer.as_ref().map(|m| (row.session_id.as_str(), m));
     if result.as_deref().map(str::trim) == Some(SKIP) {
         rt.store
-            .complete_announce(run_id, None, row.cleanup == "delete")
+            .complete_announce(run_id, None, row.cleanup == "delete", step_answer)
             .await?;
         rt.timers_wake.notify_one();
         tracing::info!(run_id, "announce skipped (ANNOUNCE_SKIP)");
@@ -99,7 +101,7 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), StoreError> {
     let text = render::render(&announce_of(&row, &outcome, result));
     if rt
         .store
-        .complete_announce(run_id, Some(&text), row.cleanup == "delete")
+        .complete_announce(run_id, Some(&text), row.cleanup == "delete", step_answer)
         .await?
     {
         rt.outbox_wake.notify_one();
@@ -151,8 +153,17 @@ async fn last_reply(rt: &Runtime, row: &SubagentRow) -> Result<Option<String>, S
         .map(|m| m.content.clone()))
 }
 
-/// Ask the child for its result, in its own session (both messages are stored).
-async fn announce_step(rt: &Arc<Runtime>, row: &SubagentRow) -> Result<Option<String>, StoreError> {
+/// What the announce step produced.
+enum Step {
+    /// The child's answer to the announce prompt (not stored yet).
+    Answered(String),
+    /// No answer (no model, or the call failed): the child's last reply instead.
+    Fallback(Option<String>),
+}
+
+/// Ask the child for its result, in its own session (the prompt is stored here, the
+/// answer with the announce).
+async fn announce_step(rt: &Arc<Runtime>, row: &SubagentRow) -> Result<Step, StoreError> {
     let cfg = rt.config();
     let agent = routing::agent_entry(&cfg, &row.agent_id);
     let reference = row.model.clone().or_else(|| {
@@ -164,7 +175,7 @@ async fn announce_step(rt: &Arc<Runtime>, row: &SubagentRow) -> Result<Option<St
     });
     let model = match models::resolve(&cfg, reference.as_deref(), &rt.http, &rt.env_keys) {
         Ok(m) => m,
-        Err(_) => return last_reply(rt, row).await,
+        Err(_) => return Ok(Step::Fallback(last_reply(rt, row).await?)),
     };
     rt.store
         .append_message(&row.session_id, None, &NewMessage::user(ANNOUNCE_PROMPT))
@@ -191,19 +202,10 @@ async fn announce_step(rt: &Arc<Runtime>, row: &SubagentRow) -> Result<Option<St
         _ = rt.shutdown.cancelled() => return Err(StoreError::Corrupt("shutting down during the announce step".into())),
     };
     match resp {
-        Ok(resp) => {
-            rt.store
-                .append_message(
-                    &row.session_id,
-                    None,
-                    &NewMessage::assistant(resp.text.clone(), vec![]),
-                )
-                .await?;
-            Ok(Some(resp.text))
-        }
+        Ok(resp) => Ok(Step::Answered(resp.text)),
         Err(e) => {
             tracing::warn!(run_id = %row.run_id, error = %e, "announce step failed; announcing the child's last reply");
-            last_reply(rt, row).await
+            Ok(Step::Fallback(last_reply(rt, row).await?))
         }
     }
 }

@@ -39,7 +39,7 @@ pub async fn stop_child(
             archive_after_ms: archive_after_ms(rt),
         };
         rt.store.finish_run(&row.run_id, &end).await?;
-        super::announce::schedule(rt, &row.run_id, &row.child_session_key);
+        super::announce::schedule(rt, &row.run_id);
         return Ok(true);
     }
     Ok(false)

@@ -140,7 +140,8 @@ impl Tool for SessionsSpawn {
         let run_id = uuid::Uuid::new_v4().to_string();
         let child_key = format!("agent:{agent_id}:subagent:{}", uuid::Uuid::new_v4());
         let child_session_id = uuid::Uuid::new_v4().to_string();
-        ctx.rt
+        let run = ctx
+            .rt
             .store
             .create_subagent(
                 &NewSubagent {
@@ -161,7 +162,7 @@ impl Tool for SessionsSpawn {
                 (timeout_secs > 0).then(|| timeout_secs.saturating_mul(1000) as i64),
             )
             .await?;
-        dispatch::schedule(ctx.rt, &run_id, &child_key);
+        dispatch::schedule_row(ctx.rt, run);
         ctx.rt.emit(json!({"type": "subagent.spawned", "runId": run_id, "childSessionKey": child_key, "requester": ctx.session_key}));
         let mut out = json!({"status": "accepted", "runId": run_id, "childSessionKey": child_key});
         if let Some(w) = warning {

@@ -1,0 +1,99 @@
+//! The database's share of a turn, on a real SQLite file in WAL mode: what one statement
+//! round trip to a sqlx-sqlite connection costs, and what the writes of one turn cost.
+//!
+//! Every sqlx-sqlite statement is a hand-off to the connection's own worker thread and
+//! back (two thread wake-ups), so these figures are mostly the machine's cost of a
+//! cross-thread wake-up, times the statements a durable turn needs.
+#![allow(clippy::unwrap_used)]
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use switchboard::store::{Claim, NewMessage, NewRun, RunEnd, RunStatus, Store};
+use switchboard_channels::{ChatKind, Origin};
+
+fn store(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("bench.db").display());
+    let store = rt.block_on(Store::open(&url)).unwrap();
+    let origin = Origin::webchat("bench", ChatKind::Direct);
+    let key = "agent:main:bench";
+    let session = rt
+        .block_on(store.ensure_session(key, "main", Some(&origin)))
+        .unwrap();
+
+    c.bench_function("store_ensure_session_cached", |b| {
+        b.iter(|| {
+            rt.block_on(store.ensure_session(black_box(key), "main", Some(&origin)))
+                .unwrap()
+        })
+    });
+    c.bench_function("store_one_write_round_trip", |b| {
+        // One INSERT (autocommit) on the writer: the unit every write pays.
+        b.iter(|| {
+            rt.block_on(store.push_inbox("agent:main:sink", &origin, "u", "x"))
+                .unwrap()
+        })
+    });
+    c.bench_function("store_one_read_round_trip", |b| {
+        b.iter(|| rt.block_on(store.inbox_len(black_box(key))).unwrap())
+    });
+    c.bench_function("store_turn_writes", |b| {
+        // The writes of one API turn, in order: message in, run queued, run started with
+        // the message claimed, run ended with its answer stored (8 statements).
+        b.iter(|| {
+            rt.block_on(async {
+                store.push_inbox(key, &origin, "u", "hello").await.unwrap();
+                let id = uuid::Uuid::new_v4().to_string();
+                store
+                    .create_run(&NewRun {
+                        id: &id,
+                        session_key: key,
+                        session_id: &session.id,
+                        agent_id: "main",
+                        lane: "main",
+                        claim_all: true,
+                        origin: Some(&origin),
+                        model: None,
+                        timeout_ms: None,
+                    })
+                    .await
+                    .unwrap();
+                let claimed = store
+                    .start_run(&id, key, &session.id, Some("m/x"), Some(Claim::All))
+                    .await
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(claimed.len(), 1);
+                let end = RunEnd {
+                    status: RunStatus::Succeeded,
+                    error: None,
+                    model: None,
+                    steps: 1,
+                    input_tokens: 10,
+                    output_tokens: 5,
+                    cost_usd: None,
+                    reply: Some("hi".into()),
+                    deliver: None,
+                    archive_after_ms: None,
+                };
+                let last = NewMessage::assistant("hi", Vec::new());
+                store
+                    .finish_run_with(&id, &end, Some((&session.id, &last)))
+                    .await
+                    .unwrap()
+            })
+        })
+    });
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3));
+    targets = store
+}
+criterion_main!(benches);

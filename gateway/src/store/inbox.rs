@@ -48,11 +48,9 @@ impl Store {
     /// Move waiting messages of `session_key` into the transcript of `session_id` as user
     /// messages (all of them, or only the oldest), oldest first. Returns what moved.
     ///
-    /// The candidates are read on a reader connection; one `INSERT … SELECT` then moves
-    /// those still waiting (the `messages_claim_inbox` trigger deletes each inbox row in the
-    /// same statement), so the writer is held for one statement. Only the session's one
-    /// run claims, so nothing else takes them in between; `/stop` or `/new` may clear
-    /// them, which is why what moved is what the insert reports.
+    /// One statement: `INSERT … SELECT` copies them (with their origin and sender) and the
+    /// `messages_claim_inbox` trigger deletes each inbox row, atomically, holding the
+    /// writer for that statement only.
     pub async fn claim_inbox(
         &self,
         session_key: &str,
@@ -65,43 +63,31 @@ impl Store {
             Claim::Oldest => 1,
         };
         let rows = sqlx::query(
-            "SELECT id, origin, sender_id, text FROM inbox WHERE session_key = ? ORDER BY id LIMIT ?",
+            "INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id, origin, sender_id)
+             SELECT ?, ?, 'user', text, ?, id, origin, sender_id FROM inbox WHERE session_key = ? ORDER BY id LIMIT ?
+             RETURNING inbox_id, origin, sender_id, content",
         )
+        .bind(session_id)
+        .bind(run_id)
+        .bind(now_ms())
         .bind(session_key)
         .bind(limit)
-        .fetch_all(&mut *self.reader().await)
+        .fetch_all(&mut *self.writer().await)
         .await?;
         let mut items = rows
             .iter()
             .map(|r| {
                 let origin: String = r.try_get("origin")?;
                 Ok(InboxItem {
-                    id: r.try_get("id")?,
+                    id: r.try_get("inbox_id")?,
                     origin: from_json(&origin)?,
                     sender_id: r.try_get("sender_id")?,
-                    text: r.try_get("text")?,
+                    text: r.try_get("content")?,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let Some(last) = items.last().map(|i| i.id) else {
-            return Ok(items);
-        };
-        let moved = sqlx::query(
-            "INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id)
-             SELECT ?, ?, 'user', text, ?, id FROM inbox WHERE session_key = ? AND id <= ? ORDER BY id
-             RETURNING inbox_id",
-        )
-        .bind(session_id)
-        .bind(run_id)
-        .bind(now_ms())
-        .bind(session_key)
-        .bind(last)
-        .fetch_all(&mut *self.writer().await)
-        .await?
-        .iter()
-        .map(|r| r.try_get::<i64, _>("inbox_id"))
-        .collect::<std::result::Result<std::collections::HashSet<_>, _>>()?;
-        items.retain(|i| moved.contains(&i.id));
+        // RETURNING comes in no promised order.
+        items.sort_by_key(|i| i.id);
         Ok(items)
     }
 }

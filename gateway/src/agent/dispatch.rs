@@ -235,15 +235,23 @@ pub async fn recover(rt: &Arc<Runtime>) -> Result<usize> {
     Ok(n)
 }
 
-/// After a run ended with `waiting` messages left in its session's inbox (counted when
-/// it ended): if any still wait and no run is queued for them, queue one.
+/// After a run ended (and stopped being the session's active run) with `waiting` messages
+/// left in its session's inbox (counted when it ended): if any still wait and no run is
+/// queued for them, queue one.
+///
+/// In `steer` mode the count is not enough: a message stored after the run's end was
+/// committed but while it still looked active was left to it, so the inbox is read again
+/// now that it no longer is. (A message's submit stores it, then looks at the active run:
+/// one of the two sides always sees the other.) In the other modes a message only counts
+/// on a queued run, which has not claimed yet.
 pub async fn after_run(
     rt: &Arc<Runtime>,
     session_key: &str,
     agent_id: &str,
     waiting: i64,
 ) -> Result<()> {
-    if waiting == 0 || rt.shutdown.is_cancelled() {
+    let steer = rt.config().messages.queue.mode == QueueMode::Steer;
+    if (waiting == 0 && !steer) || rt.shutdown.is_cancelled() {
         return Ok(());
     }
     if rt.lanes.get(lane_for(session_key)).has_queued(session_key) {

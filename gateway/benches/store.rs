@@ -70,16 +70,11 @@ fn store(c: &mut Criterion) {
                     .unwrap();
                 assert_eq!(claimed.len(), 1);
                 let end = RunEnd {
-                    status: RunStatus::Succeeded,
-                    error: None,
-                    model: None,
                     steps: 1,
                     input_tokens: 10,
                     output_tokens: 5,
-                    cost_usd: None,
                     reply: Some("hi".into()),
-                    deliver: None,
-                    archive_after_ms: None,
+                    ..RunEnd::bare(RunStatus::Succeeded, None)
                 };
                 let last = NewMessage::assistant("hi", Vec::new());
                 store

@@ -205,16 +205,15 @@ pub async fn recover(rt: &Arc<Runtime>) -> Result<usize> {
         {
             tracing::info!(run_id = %run.id, "sub-agent run was mid-flight; ending it as interrupted (subagents.onRestart)");
             let end = crate::store::RunEnd {
-                status: crate::store::RunStatus::Interrupted,
-                error: Some("interrupted by a gateway restart".into()),
-                model: None,
                 steps: run.steps,
                 input_tokens: run.input_tokens,
                 output_tokens: run.output_tokens,
                 cost_usd: run.cost_usd,
-                reply: None,
-                deliver: None,
                 archive_after_ms: crate::subagents::control::archive_after_ms(rt),
+                ..crate::store::RunEnd::bare(
+                    crate::store::RunStatus::Interrupted,
+                    Some("interrupted by a gateway restart".into()),
+                )
             };
             rt.store.finish_run(&run.id, &end).await?;
             continue;

@@ -45,16 +45,8 @@ pub async fn execute(rt: Arc<Runtime>, run_id: String, row: Option<RunRow>) {
         Err(e) => {
             tracing::error!(run_id, error = %e, "run failed on a store error");
             let end = RunEnd {
-                status: RunStatus::Failed,
-                error: Some(e.to_string()),
-                model: None,
-                steps: 0,
-                input_tokens: 0,
-                output_tokens: 0,
-                cost_usd: None,
-                reply: None,
                 deliver: Some(format!("⚠️ Internal error, the run was stopped: {e}")),
-                archive_after_ms: None,
+                ..RunEnd::bare(RunStatus::Failed, Some(e.to_string()))
             };
             if let Ok(f) = rt.store.finish_run(&run_id, &end).await {
                 if f.announce {
@@ -240,12 +232,6 @@ async fn execute_inner(
     if let Some((ch, o)) = &typing {
         let _ = ch.typing(o, false).await;
     }
-    let cost = models::estimate_cost(
-        model.cost,
-        progress.usage.input_tokens,
-        progress.usage.output_tokens,
-    );
-    let _ = cost;
     let finished = match outcome {
         None => match active.reason() {
             Some(CancelReason::Shutdown) | None => {
@@ -363,20 +349,9 @@ async fn finish(
     deliver: Option<String>,
 ) -> Result<RunFinished, StoreError> {
     let end = RunEnd {
-        status,
         error,
-        model: model.map(|m| m.reference.clone()),
-        steps: progress.steps as i64,
-        input_tokens: progress.usage.input_tokens as i64,
-        output_tokens: progress.usage.output_tokens as i64,
-        cost_usd: models::estimate_cost(
-            model.and_then(|m| m.cost),
-            progress.usage.input_tokens,
-            progress.usage.output_tokens,
-        ),
-        reply: None,
         deliver,
-        archive_after_ms: None,
+        ..progress_end(status, progress, model)
     };
     end_run(rt, run, end, progress, None).await
 }
@@ -392,22 +367,24 @@ async fn finish_with_reply(
 ) -> Result<RunFinished, StoreError> {
     let last = NewMessage::assistant(reply.clone(), Vec::new());
     let end = RunEnd {
-        status: RunStatus::Succeeded,
-        error: None,
-        model: Some(model.reference.clone()),
-        steps: progress.steps as i64,
-        input_tokens: progress.usage.input_tokens as i64,
-        output_tokens: progress.usage.output_tokens as i64,
-        cost_usd: models::estimate_cost(
-            model.cost,
-            progress.usage.input_tokens,
-            progress.usage.output_tokens,
-        ),
         reply: Some(reply),
         deliver,
-        archive_after_ms: None,
+        ..progress_end(RunStatus::Succeeded, progress, Some(model))
     };
     end_run(rt, run, end, progress, Some((session_id, &last))).await
+}
+
+/// A run's end with the steps, usage and cost it got to (no error, reply or delivery yet).
+fn progress_end(status: RunStatus, progress: &Progress, model: Option<&ResolvedModel>) -> RunEnd {
+    let (input, output) = (progress.usage.input_tokens, progress.usage.output_tokens);
+    RunEnd {
+        model: model.map(|m| m.reference.clone()),
+        steps: progress.steps as i64,
+        input_tokens: input as i64,
+        output_tokens: output as i64,
+        cost_usd: models::estimate_cost(model.and_then(|m| m.cost), input, output),
+        ..RunEnd::bare(status, None)
+    }
 }
 
 /// End the run; `last`, its final answer (and the session it belongs to), is stored in the

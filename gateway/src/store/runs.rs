@@ -167,6 +167,25 @@ pub(super) fn queued_row(run: &NewRun<'_>) -> RunRow {
     }
 }
 
+impl RunEnd {
+    /// An end with nothing to record but its status and error: no model, usage, reply or
+    /// delivery (stopped before it started, failed outside the agent loop).
+    pub fn bare(status: RunStatus, error: Option<String>) -> RunEnd {
+        RunEnd {
+            status,
+            error,
+            model: None,
+            steps: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: None,
+            reply: None,
+            deliver: None,
+            archive_after_ms: None,
+        }
+    }
+}
+
 /// What ending a run left behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunFinished {

@@ -89,16 +89,11 @@ mod tests {
 
     fn ended(archive_after_ms: i64) -> RunEnd {
         RunEnd {
-            status: RunStatus::Succeeded,
-            error: None,
-            model: None,
             steps: 1,
             input_tokens: 1,
             output_tokens: 1,
-            cost_usd: None,
-            reply: None,
-            deliver: None,
             archive_after_ms: Some(archive_after_ms),
+            ..RunEnd::bare(RunStatus::Succeeded, None)
         }
     }
 

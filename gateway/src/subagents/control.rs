@@ -27,19 +27,12 @@ pub async fn stop_child(
         .remove_queued(&row.child_session_key);
     if removed.iter().any(|id| id == &row.run_id) {
         let end = RunEnd {
-            status: RunStatus::Cancelled,
-            error: Some(note.to_string()),
-            model: None,
-            steps: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            cost_usd: None,
-            reply: None,
-            deliver: None,
             archive_after_ms: archive_after_ms(rt),
+            ..RunEnd::bare(RunStatus::Cancelled, Some(note.to_string()))
         };
-        rt.store.finish_run(&row.run_id, &end).await?;
-        super::announce::schedule(rt, &row.run_id);
+        if rt.store.finish_run(&row.run_id, &end).await?.announce {
+            super::announce::schedule(rt, &row.run_id);
+        }
         return Ok(true);
     }
     Ok(false)

@@ -56,12 +56,12 @@ mod types;
 mod tests;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use tokio::net::TcpListener;
-use tokio_util::task::AbortOnDropHandle;
+
+use crate::fake_support::ServerTask;
 
 use state::State;
 pub use types::{
@@ -80,42 +80,23 @@ pub struct FakeDiscord {
 struct Inner {
     state: Arc<State>,
     addr: SocketAddr,
-    /// The accept loop; aborted when dropped.
-    server: Mutex<Option<AbortOnDropHandle<()>>>,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        // Hanging answers and gateway connections end; the accept loop is aborted by its handle.
-        self.state.cancel.cancel();
-    }
+    server: ServerTask,
 }
 
 impl FakeDiscord {
     /// Binds `127.0.0.1:0` and serves the bot with this token (`Bot ` prefix optional).
     pub async fn start(token: &str) -> anyhow::Result<FakeDiscord> {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .context("binding the fake Discord to 127.0.0.1:0")?;
-        let addr = listener
-            .local_addr()
-            .context("reading the fake Discord's address")?;
+        let (listener, addr) = crate::fake_support::bind("fake Discord").await?;
         let state = Arc::new(State::new(token, format!("ws://{addr}")));
         let app = rest::router(Arc::clone(&state));
-        let stop = state.cancel.clone().cancelled_owned();
-        let server = tokio::spawn(async move {
-            if let Err(error) = axum::serve(listener, app)
-                .with_graceful_shutdown(stop)
-                .await
-            {
-                tracing::warn!(%error, "fake Discord server failed");
-            }
+        let server = ServerTask::spawn("fake Discord", state.cancel.clone(), |stop| {
+            axum::serve(listener, app).with_graceful_shutdown(stop)
         });
         Ok(FakeDiscord {
             inner: Arc::new(Inner {
                 state,
                 addr,
-                server: Mutex::new(Some(AbortOnDropHandle::new(server))),
+                server,
             }),
         })
     }
@@ -279,8 +260,7 @@ impl FakeDiscord {
     /// Stops the server: hanging calls answer 503, gateway connections are dropped, open
     /// connections get `fake_support::SHUTDOWN_GRACE` to close, then the server is aborted.
     pub async fn shutdown(&self) {
-        self.inner.state.cancel.cancel();
-        crate::fake_support::stop_server(&self.inner.server).await;
+        self.inner.server.stop().await;
     }
 
     async fn wait(

@@ -27,12 +27,12 @@ mod wire;
 mod tests;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use tokio::net::TcpListener;
-use tokio_util::task::AbortOnDropHandle;
+
+use crate::fake_support::ServerTask;
 
 pub use script::{DefaultReply, Step, ToolCall};
 pub use state::RecordedRequest;
@@ -49,42 +49,23 @@ pub struct FakeModel {
 struct Inner {
     state: Arc<State>,
     addr: SocketAddr,
-    /// The accept loop; aborted when dropped.
-    server: Mutex<Option<AbortOnDropHandle<()>>>,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        // Hanging and delayed answers give up; the accept loop is aborted by its handle.
-        self.state.cancel.cancel();
-    }
+    server: ServerTask,
 }
 
 impl FakeModel {
     /// Binds `127.0.0.1:0` and serves until shut down.
     pub async fn start() -> anyhow::Result<FakeModel> {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .context("binding the fake model to 127.0.0.1:0")?;
-        let addr = listener
-            .local_addr()
-            .context("reading the fake model's address")?;
+        let (listener, addr) = crate::fake_support::bind("fake model").await?;
         let state = Arc::new(State::default());
         let app = server::router(Arc::clone(&state));
-        let stop = state.cancel.clone().cancelled_owned();
-        let server = tokio::spawn(async move {
-            if let Err(error) = axum::serve(listener, app)
-                .with_graceful_shutdown(stop)
-                .await
-            {
-                tracing::warn!(%error, "fake model server failed");
-            }
+        let server = ServerTask::spawn("fake model", state.cancel.clone(), |stop| {
+            axum::serve(listener, app).with_graceful_shutdown(stop)
         });
         Ok(FakeModel {
             inner: Arc::new(Inner {
                 state,
                 addr,
-                server: Mutex::new(Some(AbortOnDropHandle::new(server))),
+                server,
             }),
         })
     }
@@ -203,7 +184,6 @@ impl FakeModel {
     /// Stops the server: hanging and delayed answers end with a 503, open connections get
     /// `fake_support::SHUTDOWN_GRACE` to close, then the server is aborted. Later requests are refused.
     pub async fn shutdown(&self) {
-        self.inner.state.cancel.cancel();
-        crate::fake_support::stop_server(&self.inner.server).await;
+        self.inner.server.stop().await;
     }
 }

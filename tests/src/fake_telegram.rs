@@ -36,12 +36,12 @@ mod wire;
 mod tests;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use tokio::net::TcpListener;
-use tokio_util::task::AbortOnDropHandle;
+
+use crate::fake_support::ServerTask;
 
 use listener::{Conn, CuttableListener};
 use state::State;
@@ -60,42 +60,23 @@ pub struct FakeTelegram {
 struct Inner {
     state: Arc<State>,
     addr: SocketAddr,
-    /// The accept loop; aborted when dropped.
-    server: Mutex<Option<AbortOnDropHandle<()>>>,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        // Long polls and hanging answers give up; the accept loop is aborted by its handle.
-        self.state.cancel.cancel();
-    }
+    server: ServerTask,
 }
 
 impl FakeTelegram {
     /// Binds `127.0.0.1:0` and serves the bot with this token until shut down.
     pub async fn start(token: &str) -> anyhow::Result<FakeTelegram> {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .context("binding the fake Telegram to 127.0.0.1:0")?;
-        let addr = listener
-            .local_addr()
-            .context("reading the fake Telegram's address")?;
+        let (listener, addr) = crate::fake_support::bind("fake Telegram").await?;
         let state = Arc::new(State::new(token));
         let app = server::router(Arc::clone(&state)).into_make_service_with_connect_info::<Conn>();
-        let stop = state.cancel.clone().cancelled_owned();
-        let server = tokio::spawn(async move {
-            if let Err(error) = axum::serve(CuttableListener::new(listener), app)
-                .with_graceful_shutdown(stop)
-                .await
-            {
-                tracing::warn!(%error, "fake Telegram server failed");
-            }
+        let server = ServerTask::spawn("fake Telegram", state.cancel.clone(), |stop| {
+            axum::serve(CuttableListener::new(listener), app).with_graceful_shutdown(stop)
         });
         Ok(FakeTelegram {
             inner: Arc::new(Inner {
                 state,
                 addr,
-                server: Mutex::new(Some(AbortOnDropHandle::new(server))),
+                server,
             }),
         })
     }
@@ -264,7 +245,6 @@ impl FakeTelegram {
     /// Stops the server: long polls answer `[]`, hanging and stalled calls 503, open
     /// connections get `fake_support::SHUTDOWN_GRACE` to close, then the server is aborted.
     pub async fn shutdown(&self) {
-        self.inner.state.cancel.cancel();
-        crate::fake_support::stop_server(&self.inner.server).await;
+        self.inner.server.stop().await;
     }
 }

@@ -114,14 +114,7 @@ async fn metrics_show_lane_depth_active_and_wait() {
     // reply is in its answer and the run; it is not an outbox message.)
     let mut text = String::new();
     for _ in 0..100 {
-        text = http
-            .get(format!("{}/metrics", gw.base_url()))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        text = crate::common::get_text(&gw, "/metrics").await;
         if text.contains("switchboard_lane_completed_total{lane=\"main\"} 1") {
             break;
         }

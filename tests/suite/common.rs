@@ -64,17 +64,21 @@ pub async fn get_json(gw: &Gateway, path: &str) -> Value {
         .unwrap()
 }
 
-/// The number of outbox rows recorded as sent, from `/metrics`.
-async fn outbox_sent(gw: &Gateway) -> u64 {
-    let text = gw
-        .http()
-        .get(format!("{}/metrics", gw.base_url()))
+/// GET `path` on the gateway; the body as text (`/metrics`, JSONL transcripts).
+pub async fn get_text(gw: &Gateway, path: &str) -> String {
+    gw.http()
+        .get(format!("{}{path}", gw.base_url()))
         .send()
         .await
         .unwrap()
         .text()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// The number of outbox rows recorded as sent, from `/metrics`.
+async fn outbox_sent(gw: &Gateway) -> u64 {
+    let text = get_text(gw, "/metrics").await;
     text.lines()
         .find_map(|l| l.strip_prefix("switchboard_outbox_messages{state=\"sent\"} "))
         .and_then(|n| n.trim().parse().ok())

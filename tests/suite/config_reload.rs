@@ -9,15 +9,7 @@ use switchboard_testkit::fake_model::FakeModel;
 use crate::common::{chat, config_for, start, WAIT};
 
 async fn lane_cap(gw: &switchboard_testkit::harness::Gateway) -> String {
-    let text = gw
-        .http()
-        .get(format!("{}/metrics", gw.base_url()))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = crate::common::get_text(gw, "/metrics").await;
     text.lines()
         .find(|l| l.starts_with("switchboard_lane_capacity{lane=\"main\"}"))
         .unwrap()

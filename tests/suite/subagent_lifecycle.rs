@@ -98,15 +98,7 @@ async fn cleanup_delete_archives_right_after_the_announce_and_keeps_the_transcri
         .unwrap()
         .clone();
     assert_eq!(child["status"], "archived");
-    let transcript = gw
-        .http()
-        .get(format!("{}/api/sessions/{key}/transcript", gw.base_url()))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let transcript = crate::common::get_text(&gw, &format!("/api/sessions/{key}/transcript")).await;
     assert!(transcript.contains("tidy child"), "{transcript}");
     // A message to an archived child is refused with a clear line.
     ws.send_text("/subagents send 1 more please").await.unwrap();

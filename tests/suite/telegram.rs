@@ -223,18 +223,7 @@ async fn a_restart_mid_stream_neither_repeats_nor_skips_updates() {
     want.sort();
     assert_eq!(texts, want);
     // Each update is in the session's transcript exactly once: none processed twice.
-    let transcript = gw
-        .http()
-        .get(format!(
-            "{}/api/sessions/agent:main:main/transcript",
-            gw.base_url()
-        ))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let transcript = crate::common::get_text(&gw, "/api/sessions/agent:main:main/transcript").await;
     let users: Vec<String> = transcript
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())

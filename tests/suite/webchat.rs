@@ -50,18 +50,7 @@ async fn a_tool_call_round_trip_is_stored_message_by_message() {
     );
     fake.assert_no_violations();
 
-    let body = gw
-        .http()
-        .get(format!(
-            "{}/api/sessions/agent:main:main/transcript",
-            gw.base_url()
-        ))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let body = crate::common::get_text(&gw, "/api/sessions/agent:main:main/transcript").await;
     let roles: Vec<String> = body
         .lines()
         .map(|l| {

@@ -22,8 +22,7 @@ fn store(c: &mut Criterion) {
     let store = rt.block_on(Store::open(&url)).unwrap();
     let origin = Origin::webchat("bench", ChatKind::Direct);
     let key = "agent:main:bench";
-    let session = rt
-        .block_on(store.ensure_session(key, "main", Some(&origin)))
+    rt.block_on(store.ensure_session(key, "main", Some(&origin)))
         .unwrap();
 
     c.bench_function("store_ensure_session_cached", |b| {
@@ -42,33 +41,42 @@ fn store(c: &mut Criterion) {
     c.bench_function("store_one_read_round_trip", |b| {
         b.iter(|| rt.block_on(store.inbox_len(black_box(key))).unwrap())
     });
+    let mut turns = 0u64;
     c.bench_function("store_turn_writes", |b| {
-        // The writes of one API turn, in order: message in, run queued, run started with
-        // the message claimed, run ended with its answer stored (8 statements).
+        // The store's part of one API turn, in order: message in with its run queued, run
+        // started with the message claimed and the transcript read, run ended with its
+        // answer stored (three scripts). A session takes 10 turns, then the next.
         b.iter(|| {
             rt.block_on(async {
-                store.push_inbox(key, &origin, "u", "hello").await.unwrap();
-                let id = uuid::Uuid::new_v4().to_string();
-                store
-                    .create_run(&NewRun {
-                        id: &id,
-                        session_key: key,
-                        session_id: &session.id,
-                        agent_id: "main",
-                        lane: "main",
-                        claim_all: true,
-                        origin: Some(&origin),
-                        model: None,
-                        timeout_ms: None,
-                    })
+                turns += 1;
+                let key = format!("agent:main:bench-{}", turns / 10);
+                let session = store
+                    .ensure_session(&key, "main", Some(&origin))
                     .await
                     .unwrap();
-                let claimed = store
-                    .start_run(&id, key, &session.id, Some("m/x"), Some(Claim::All))
+                let id = uuid::Uuid::new_v4().to_string();
+                let run = NewRun {
+                    id: &id,
+                    session_key: &key,
+                    session_id: &session.id,
+                    agent_id: "main",
+                    lane: "main",
+                    claim_all: true,
+                    origin: Some(&origin),
+                    model: None,
+                    timeout_ms: None,
+                };
+                store
+                    .accept_message(&key, &origin, "u", "hello", None, Some(&run))
                     .await
                     .unwrap()
                     .unwrap();
-                assert_eq!(claimed.len(), 1);
+                let started = store
+                    .start_run(&id, &key, &session.id, Some("m/x"), Some(Claim::All))
+                    .await
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(started.claimed.len(), 1);
                 let end = RunEnd {
                     steps: 1,
                     input_tokens: 10,

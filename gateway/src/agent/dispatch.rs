@@ -82,39 +82,53 @@ async fn submit(
         .store
         .ensure_session(session_key, agent_id, Some(origin))
         .await?;
-    let inbox_id = match message_id {
-        Some(id) => match rt
-            .store
-            .push_inbox_once(session_key, origin, sender_id, text, id)
-            .await?
-        {
-            Some(inbox_id) => inbox_id,
-            None => return Ok(None),
-        },
-        None => {
-            rt.store
-                .push_inbox(session_key, origin, sender_id, text)
-                .await?
-        }
-    };
     let mode = rt.config().messages.queue.mode;
     let lane = rt.lanes.get(lane_for(session_key));
-    let active = rt.active_run(session_key);
-    let queued = lane.has_queued(session_key);
-    let need_run = match mode {
-        QueueMode::Followup => true,
-        QueueMode::Collect => !queued,
-        QueueMode::Steer => !queued && active.is_none(),
-        QueueMode::Interrupt => {
-            if let Some(a) = &active {
-                a.cancel(CancelReason::Superseded);
-            }
-            !queued
-        }
+    let claim_all = mode != QueueMode::Followup;
+    // If the session needs a run for this message already, its row commits with the
+    // message (one transaction). Otherwise the message is stored first and the session
+    // looked at again after: a run that ends in between either claimed it, or is seen
+    // to have ended and a new one is queued.
+    let planned = need_run(
+        mode,
+        rt.active_run(session_key).is_some(),
+        lane.has_queued(session_key),
+    )
+    .then(|| uuid::Uuid::new_v4().to_string());
+    let run = planned.as_deref().map(|id| {
+        new_run(
+            id,
+            session_key,
+            agent_id,
+            &session.id,
+            claim_all,
+            Some(origin),
+        )
+    });
+    let Some((inbox_id, row)) = rt
+        .store
+        .accept_message(
+            session_key,
+            origin,
+            sender_id,
+            text,
+            message_id,
+            run.as_ref(),
+        )
+        .await?
+    else {
+        return Ok(None);
     };
-    let run_id = if need_run {
-        let claim_all = mode != QueueMode::Followup;
-        Some(
+    let active = rt.active_run(session_key);
+    if let (QueueMode::Interrupt, Some(a)) = (mode, &active) {
+        a.cancel(CancelReason::Superseded);
+    }
+    let run_id = match row {
+        Some(row) => {
+            schedule_row(rt, row);
+            planned
+        }
+        None if need_run(mode, active.is_some(), lane.has_queued(session_key)) => Some(
             enqueue_new_run(
                 rt,
                 session_key,
@@ -124,11 +138,44 @@ async fn submit(
                 Some(origin),
             )
             .await?,
-        )
-    } else {
-        None
+        ),
+        None => None,
     };
     Ok(Some(Submitted { inbox_id, run_id }))
+}
+
+/// Whether a message for a session needs a run of its own (SPEC §4): in `followup` mode
+/// always, else unless a run is queued (it claims the message) or, in `steer` mode,
+/// one is running (its next model call takes it). In `interrupt` mode the running one
+/// is cancelled, and a new run takes the message.
+fn need_run(mode: QueueMode, active: bool, queued: bool) -> bool {
+    match mode {
+        QueueMode::Followup => true,
+        QueueMode::Collect | QueueMode::Interrupt => !queued,
+        QueueMode::Steer => !queued && !active,
+    }
+}
+
+/// A queued run of `session_key` on its lane.
+fn new_run<'a>(
+    id: &'a str,
+    session_key: &'a str,
+    agent_id: &'a str,
+    session_id: &'a str,
+    claim_all: bool,
+    origin: Option<&'a Origin>,
+) -> NewRun<'a> {
+    NewRun {
+        id,
+        session_key,
+        session_id,
+        agent_id,
+        lane: lane_for(session_key),
+        claim_all,
+        origin,
+        model: None,
+        timeout_ms: None,
+    }
 }
 
 /// Create a run row (committed) and queue it on its lane.
@@ -141,18 +188,14 @@ pub async fn enqueue_new_run(
     origin: Option<&Origin>,
 ) -> Result<String> {
     let run_id = uuid::Uuid::new_v4().to_string();
-    let lane = lane_for(session_key);
-    let new = NewRun {
-        id: &run_id,
+    let new = new_run(
+        &run_id,
         session_key,
-        session_id,
         agent_id,
-        lane,
+        session_id,
         claim_all,
         origin,
-        model: None,
-        timeout_ms: None,
-    };
+    );
     let row = rt.store.create_run(&new).await?;
     schedule_row(rt, row);
     Ok(run_id)

@@ -18,7 +18,7 @@ use crate::config::{Config, QueueMode};
 use crate::routing;
 use crate::runtime::{ActiveRun, CancelReason, Runtime};
 use crate::store::{
-    Claim, MessageRow, NewMessage, RunEnd, RunFinished, RunRow, RunStatus, StoreError,
+    Claim, MessageRow, NewMessage, RunEnd, RunFinished, RunRow, RunStatus, Started, StoreError,
     ToolCallRecord,
 };
 
@@ -143,7 +143,10 @@ async fn execute_inner(
     } else {
         Claim::Oldest
     });
-    let Some(claimed) = rt
+    let Some(Started {
+        claimed,
+        transcript: rows,
+    }) = rt
         .store
         .start_run(
             run_id,
@@ -166,7 +169,6 @@ async fn execute_inner(
         .last()
         .map(|c| c.origin.clone())
         .or(run.origin.clone());
-    let rows = rt.store.transcript(&session.id).await?;
     if claimed.is_empty() && !transcript::needs_answer(&rows) {
         let finished = finish(rt, &run, RunStatus::Succeeded, None, &progress, None, None).await?;
         return Ok(Some((run, finished)));

@@ -12,23 +12,58 @@
 //! the write lock make the loser sleep in SQLite's busy handler (1, 2, 5, 10 ms …); with
 //! one, writers queue on the mutex (FIFO) and wake the moment it is free.
 
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteRow};
 use sqlx::ConnectOptions;
 use tokio::sync::{Mutex, MutexGuard};
 
+use super::writer::{Args, Script, Writer};
 use super::Result;
 
 /// Reader connections. Readers never block each other or the writer in WAL mode.
 const READERS: usize = 4;
 
 pub(super) struct Conns {
-    writer: Mutex<SqliteConnection>,
+    writer: Arc<Mutex<Conn>>,
+    /// The group-commit queue onto `writer` (the hot writes).
+    batches: Writer,
     /// Empty for an in-memory database, whose only connection is the writer.
-    readers: Vec<Mutex<SqliteConnection>>,
+    readers: Vec<Mutex<Conn>>,
     next_reader: AtomicUsize,
+}
+
+/// A connection.
+pub(super) struct Conn {
+    conn: SqliteConnection,
+}
+
+impl Conn {
+    fn new(conn: SqliteConnection) -> Mutex<Conn> {
+        Mutex::new(Conn { conn })
+    }
+
+    pub(super) fn connection(&mut self) -> &mut SqliteConnection {
+        &mut self.conn
+    }
+}
+
+/// A connection held until the guard drops. Derefs to the sqlx connection.
+pub(super) struct ConnGuard<'a>(MutexGuard<'a, Conn>);
+
+impl Deref for ConnGuard<'_> {
+    type Target = SqliteConnection;
+    fn deref(&self) -> &SqliteConnection {
+        &self.0.conn
+    }
+}
+
+impl DerefMut for ConnGuard<'_> {
+    fn deref_mut(&mut self) -> &mut SqliteConnection {
+        &mut self.0.conn
+    }
 }
 
 impl Conns {
@@ -44,34 +79,45 @@ impl Conns {
         let mut conns = Vec::new();
         if readers {
             for _ in 0..READERS {
-                conns.push(Mutex::new(opts.connect().await?));
+                conns.push(Conn::new(opts.connect().await?));
             }
         }
+        let writer = Arc::new(Conn::new(writer));
         Ok(Arc::new(Conns {
-            writer: Mutex::new(writer),
+            batches: Writer::start(writer.clone()),
+            writer,
             readers: conns,
             next_reader: AtomicUsize::new(0),
         }))
     }
 
     /// The writer connection, once every earlier writer is done with it.
-    pub(super) async fn writer(&self) -> MutexGuard<'_, SqliteConnection> {
-        self.writer.lock().await
+    pub(super) async fn writer(&self) -> ConnGuard<'_> {
+        ConnGuard(self.writer.lock().await)
+    }
+
+    /// Run `script` through the group-commit writer (see `writer`).
+    pub(super) async fn write(
+        &self,
+        script: &'static Script,
+        args: Args,
+    ) -> Result<Vec<SqliteRow>> {
+        self.batches.write(script, args).await
     }
 
     /// A reader connection: a free one if there is one, else the next in turn.
-    pub(super) async fn reader(&self) -> MutexGuard<'_, SqliteConnection> {
+    pub(super) async fn reader(&self) -> ConnGuard<'_> {
         if self.readers.is_empty() {
-            return self.writer.lock().await;
+            return self.writer().await;
         }
         let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
         let n = self.readers.len();
         for i in 0..n {
             if let Ok(conn) = self.readers[(start + i) % n].try_lock() {
-                return conn;
+                return ConnGuard(conn);
             }
         }
-        self.readers[start % n].lock().await
+        ConnGuard(self.readers[start % n].lock().await)
     }
 
     /// Checkpoint the WAL into the database file (at shutdown; the connections close

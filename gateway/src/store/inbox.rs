@@ -4,6 +4,8 @@
 use sqlx::Row;
 use switchboard_channels::Origin;
 
+use super::runs::{queued_row, NewRun, RunRow};
+use super::writer::{script, Args, Script};
 use super::{from_json, now_ms, to_json, Result, Store};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -145,30 +147,64 @@ impl Store {
     }
 }
 
+/// `changes()` is the count of the statement just before: the message is queued only if
+/// its id was new (or it has none), the run only if the message was.
+static ACCEPT: Script = script!(
+    "INSERT INTO inbound_seen (channel, message_id, seen_at) SELECT ?, ?, ? WHERE ? IS NOT NULL
+         ON CONFLICT DO NOTHING;
+     INSERT INTO inbox (session_key, origin, sender_id, text, created_at)
+         SELECT ?, ?, ?, ?, ? WHERE ? IS NULL OR changes() = 1
+         RETURNING 'inbox' AS part, id;
+     INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin, model, timeout_ms, created_at)
+         SELECT ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ? WHERE ? AND changes() = 1;"
+);
+
 impl Store {
-    /// Queue an inbound message and record its platform id as taken, in one transaction.
-    /// Returns `None` (and queues nothing) if that id was taken before.
-    pub async fn push_inbox_once(
+    /// Accept an inbound message, in one transaction (one script, one round trip): record
+    /// its platform id as taken (with `message_id`), queue it in the inbox and, with
+    /// `run`, insert the queued run that will take it.
+    ///
+    /// Returns the inbox id and the run's row; `None` (and nothing stored) when that
+    /// platform id was taken before.
+    pub async fn accept_message(
         &self,
         session_key: &str,
         origin: &Origin,
         sender_id: &str,
         text: &str,
-        message_id: &str,
-    ) -> Result<Option<i64>> {
-        let mut w = self.writer().await;
-        let mut tx = super::begin_write(&mut w).await?;
-        let seen = sqlx::query("INSERT INTO inbound_seen (channel, message_id, seen_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
-            .bind(&origin.channel)
+        message_id: Option<&str>,
+        run: Option<&NewRun<'_>>,
+    ) -> Result<Option<(i64, Option<RunRow>)>> {
+        let now = now_ms();
+        let args = Args::default()
+            // inbound_seen
+            .bind(origin.channel.as_str())
             .bind(message_id)
-            .bind(now_ms())
-            .execute(&mut *tx)
-            .await?;
-        if seen.rows_affected() == 0 {
+            .bind(now)
+            .bind(message_id)
+            // inbox
+            .bind(session_key)
+            .bind(to_json(origin)?)
+            .bind(sender_id)
+            .bind(text)
+            .bind(now)
+            .bind(message_id)
+            // runs
+            .bind(run.map(|r| r.id))
+            .bind(run.map(|r| r.session_key))
+            .bind(run.map(|r| r.session_id))
+            .bind(run.map(|r| r.agent_id))
+            .bind(run.map(|r| r.lane))
+            .bind(run.map(|r| if r.claim_all { "all" } else { "one" }))
+            .bind(run.and_then(|r| r.origin).map(to_json).transpose()?)
+            .bind(run.and_then(|r| r.model))
+            .bind(run.and_then(|r| r.timeout_ms))
+            .bind(now)
+            .bind(run.is_some());
+        let rows = self.conns.write(&ACCEPT, args).await?;
+        let Some(r) = rows.first() else {
             return Ok(None);
-        }
-        let id = insert_inbox(&mut *tx, session_key, origin, sender_id, text).await?;
-        tx.commit().await?;
-        Ok(Some(id))
+        };
+        Ok(Some((r.try_get("id")?, run.map(queued_row))))
     }
 }

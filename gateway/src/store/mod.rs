@@ -12,6 +12,7 @@ mod outbox;
 mod runs;
 mod sessions;
 mod subagents;
+mod writer;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -25,7 +26,7 @@ pub use channels::{Pairing, PairingRow};
 pub use inbox::{Claim, InboxItem};
 pub use messages::{MessageRow, NewMessage, Role, ToolCallRecord};
 pub use outbox::OutboxRow;
-pub use runs::{NewRun, RunEnd, RunFinished, RunRow, RunStatus};
+pub use runs::{NewRun, RunEnd, RunFinished, RunRow, RunStatus, Started};
 pub use sessions::SessionRow;
 pub use subagents::{NewSubagent, SubagentRow};
 
@@ -42,6 +43,8 @@ pub enum StoreError {
     Corrupt(String),
     #[error("not found: {0}")]
     NotFound(String),
+    #[error("the store is closed")]
+    Closed,
     #[error("cannot create the database folder {}: {source}", path.display())]
     Folder {
         path: std::path::PathBuf,
@@ -78,6 +81,8 @@ impl Store {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10))
+            // Room for the group-commit writer's chunked scripts (see `writer`).
+            .statement_cache_capacity(256)
             .foreign_keys(true);
         let conns = Conns::open(&opts, true, migrate).await?;
         Ok(Store {
@@ -98,12 +103,12 @@ impl Store {
     }
 
     /// The writer connection (held until the guard drops).
-    async fn writer(&self) -> tokio::sync::MutexGuard<'_, sqlx::SqliteConnection> {
+    async fn writer(&self) -> conns::ConnGuard<'_> {
         self.conns.writer().await
     }
 
     /// A reader connection (held until the guard drops).
-    async fn reader(&self) -> tokio::sync::MutexGuard<'_, sqlx::SqliteConnection> {
+    async fn reader(&self) -> conns::ConnGuard<'_> {
         self.conns.reader().await
     }
 
@@ -143,3 +148,7 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
 fn from_json<T: serde::de::DeserializeOwned>(s: &str) -> Result<T> {
     serde_json::from_str(s).map_err(|e| StoreError::Corrupt(format!("{e}: {s}")))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;

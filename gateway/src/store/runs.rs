@@ -6,8 +6,8 @@ use sqlx::Row;
 use switchboard_channels::Origin;
 
 use super::inbox::{Claim, InboxItem};
-use super::messages::{insert_message, NewMessage};
-use super::outbox::{insert_outbox, NewOutbox};
+use super::messages::{row_to_message, MessageRow, NewMessage};
+use super::writer::{script, Args, Script};
 use super::{from_json, now_ms, to_json, Result, Store, StoreError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -186,6 +186,14 @@ impl RunEnd {
     }
 }
 
+/// What starting a run found: the messages it claimed (oldest first) and the session's
+/// whole transcript, those included.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Started {
+    pub claimed: Vec<InboxItem>,
+    pub transcript: Vec<MessageRow>,
+}
+
 /// What ending a run left behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunFinished {
@@ -211,6 +219,48 @@ pub struct RunEnd {
     /// For a sub-agent's spawn run: archive its session this long after it ends (None = never).
     pub archive_after_ms: Option<i64>,
 }
+
+/// Ending a run: each statement is a no-op when its part does not apply (no last message,
+/// no reply to deliver or no origin to deliver it to, not a sub-agent's spawn run or its
+/// end recorded before, no archive timer). `changes()` in the last one is the count of
+/// the registry UPDATE just before it.
+static FINISH: Script = script!(
+    "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
+         SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ? AND EXISTS (SELECT 1 FROM runs WHERE id = ?);
+     UPDATE runs SET status = ?, error = ?, model = COALESCE(?, model), steps = ?, input_tokens = ?,
+             output_tokens = ?, cost_usd = ?, reply = ?, ended_at = ?
+         WHERE id = ?
+         RETURNING 'run' AS part,
+             (SELECT COUNT(*) FROM inbox i WHERE i.session_key = runs.session_key) AS waiting;
+     INSERT INTO outbox (key, channel, origin, text, next_attempt_at, created_at)
+         SELECT ?, json_extract(origin, '$.channel'), origin, ?, ?, ? FROM runs
+         WHERE id = ? AND origin IS NOT NULL AND ?
+         ON CONFLICT(key) DO NOTHING;
+     UPDATE subagent_runs SET outcome = ?, error = COALESCE(?, error), ended_at = ?,
+             announce_state = 'pending', archive_at = ?
+         WHERE run_id = ? AND outcome IS NULL
+         RETURNING 'child' AS part;
+     INSERT INTO timers (kind, target, due_at)
+         SELECT 'archive', child_session_key, archive_at FROM subagent_runs
+         WHERE run_id = ? AND archive_at IS NOT NULL AND changes() = 1
+         ON CONFLICT(kind, target) DO UPDATE SET due_at = excluded.due_at;"
+);
+
+/// Starting a run: every statement after the UPDATE acts only if it started the run
+/// (after it, the run is `running` exactly when it was queued or running before).
+static START: Script = script!(
+    "UPDATE runs SET status = 'running', started_at = ?, session_id = ?, model = COALESCE(model, ?)
+         WHERE id = ? AND status IN ('queued', 'running')
+         RETURNING 'started' AS part;
+     INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id, origin, sender_id)
+         SELECT ?, ?, 'user', text, ?, id, origin, sender_id FROM inbox
+         WHERE session_key = ? AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND status = 'running')
+         ORDER BY id LIMIT ?
+         RETURNING 'claimed' AS part, inbox_id, origin, sender_id, content;
+     SELECT 'transcript' AS part, * FROM messages
+         WHERE session_id = ? AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND status = 'running')
+         ORDER BY seq;"
+);
 
 impl Store {
     /// Insert a queued run; returns its row (`created_at` read from the clock again).
@@ -258,62 +308,75 @@ impl Store {
         end: &RunEnd,
         last: Option<(&str, &NewMessage)>,
     ) -> Result<RunFinished> {
-        let mut w = self.writer().await;
-        let mut tx = super::begin_write(&mut w).await?;
-        if let Some((session_id, m)) = last {
-            insert_message(&mut *tx, session_id, Some(id), m).await?;
+        let now = now_ms();
+        let (last_session, last) = match last {
+            Some((session_id, m)) => (Some(session_id), Some(m)),
+            None => (None, None),
+        };
+        let calls = match last {
+            Some(m) if !m.tool_calls.is_empty() => Some(to_json(&m.tool_calls)?),
+            _ => None,
+        };
+        let args = Args::default()
+            // the last message
+            .bind(last_session)
+            .bind(id)
+            .bind(last.map(|m| m.role.as_str()))
+            .bind(last.map(|m| m.content.as_str()))
+            .bind(calls)
+            .bind(last.and_then(|m| m.tool_call_id.as_deref()))
+            .bind(last.and_then(|m| m.tool_name.as_deref()))
+            .bind(now)
+            .bind(last.is_some())
+            .bind(id)
+            // the run
+            .bind(end.status.as_str())
+            .bind(end.error.as_deref())
+            .bind(end.model.as_deref())
+            .bind(end.steps)
+            .bind(end.input_tokens)
+            .bind(end.output_tokens)
+            .bind(end.cost_usd)
+            .bind(end.reply.as_deref())
+            .bind(now)
+            .bind(id)
+            // the reply's delivery
+            .bind(format!("run:{id}:reply"))
+            .bind(end.deliver.as_deref())
+            .bind(now)
+            .bind(now)
+            .bind(id)
+            .bind(end.deliver.is_some())
+            // the sub-agent registry and its archive timer
+            .bind(super::subagents::outcome_of(end.status))
+            .bind(end.error.as_deref())
+            .bind(now)
+            .bind(end.archive_after_ms.map(|ms| now + ms))
+            .bind(id)
+            .bind(id);
+        let rows = self.conns.write(&FINISH, args).await?;
+        let mut finished = None;
+        let mut announce = false;
+        for r in &rows {
+            let part: String = r.try_get("part")?;
+            match part.as_str() {
+                "run" => finished = Some(r.try_get::<i64, _>("waiting")?),
+                _ => announce = true,
+            }
         }
-        let r = sqlx::query(
-            "UPDATE runs SET status = ?, error = ?, model = COALESCE(?, model), steps = ?, input_tokens = ?,
-                 output_tokens = ?, cost_usd = ?, reply = ?, ended_at = ?
-             WHERE id = ?
-             RETURNING origin, lane, (SELECT COUNT(*) FROM inbox i WHERE i.session_key = runs.session_key) AS waiting",
-        )
-        .bind(end.status.as_str())
-        .bind(&end.error)
-        .bind(&end.model)
-        .bind(end.steps)
-        .bind(end.input_tokens)
-        .bind(end.output_tokens)
-        .bind(end.cost_usd)
-        .bind(&end.reply)
-        .bind(now_ms())
-        .bind(id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(r) = r else {
+        let Some(waiting) = finished else {
             return Err(StoreError::NotFound(format!("run {id}")));
         };
-        let origin: Option<String> = r.try_get("origin")?;
-        if let (Some(text), Some(origin)) = (&end.deliver, origin) {
-            let origin: Origin = from_json(&origin)?;
-            insert_outbox(
-                &mut *tx,
-                &NewOutbox {
-                    key: &format!("run:{id}:reply"),
-                    origin: &origin,
-                    text,
-                },
-            )
-            .await?;
-        }
-        let lane: String = r.try_get("lane")?;
-        let announce =
-            lane == "subagent" && super::subagents::record_child_end(&mut tx, id, end).await?;
-        let waiting: i64 = r.try_get("waiting")?;
-        tx.commit().await?;
         Ok(RunFinished { waiting, announce })
     }
 
-    /// Mark a run running, then move the session's waiting messages into its transcript
-    /// (`claim`: all of them or only the oldest; `None` when resuming a run that claimed
-    /// its messages before a restart). The session id is refreshed (a `/new` may have
-    /// replaced it); the model is set unless the run has one.
+    /// Start a run, in one transaction (one script, one round trip): mark it running,
+    /// move the session's waiting messages into its transcript (`claim`: all of them or
+    /// only the oldest; `None` when resuming a run that claimed its messages before a
+    /// restart) and read the transcript back. The session id is refreshed (a `/new` may
+    /// have replaced it); the model is set unless the run has one.
     ///
     /// `None` when the run is no longer queued or running (it was stopped while it waited).
-    /// Two statements, no transaction: a crash between them leaves a running run that
-    /// claimed nothing, which resumes, finds nothing to answer, and ends; the messages
-    /// still wait, and the next run takes them.
     pub async fn start_run(
         &self,
         id: &str,
@@ -321,24 +384,53 @@ impl Store {
         session_id: &str,
         model: Option<&str>,
         claim: Option<Claim>,
-    ) -> Result<Option<Vec<InboxItem>>> {
-        let started = sqlx::query(
-            "UPDATE runs SET status = 'running', started_at = ?, session_id = ?, model = COALESCE(model, ?)
-             WHERE id = ? AND status IN ('queued', 'running')",
-        )
-        .bind(now_ms())
-        .bind(session_id)
-        .bind(model)
-        .bind(id)
-        .execute(&mut *self.writer().await)
-        .await?;
-        if started.rows_affected() == 0 {
-            return Ok(None); // gone, or ended while it waited (stopped)
+    ) -> Result<Option<Started>> {
+        let limit: i64 = match claim {
+            Some(Claim::All) => -1,
+            Some(Claim::Oldest) => 1,
+            None => 0,
+        };
+        let now = now_ms();
+        let args = Args::default()
+            // UPDATE
+            .bind(now)
+            .bind(session_id)
+            .bind(model)
+            .bind(id)
+            // INSERT … SELECT (the claim)
+            .bind(session_id)
+            .bind(id)
+            .bind(now)
+            .bind(session_key)
+            .bind(id)
+            .bind(limit)
+            // SELECT (the transcript)
+            .bind(session_id)
+            .bind(id);
+        let rows = self.conns.write(&START, args).await?;
+        let mut started = None;
+        for r in &rows {
+            let part: String = r.try_get("part")?;
+            let s = started.get_or_insert_with(Started::default);
+            match part.as_str() {
+                "started" => {}
+                "claimed" => {
+                    let origin: String = r.try_get("origin")?;
+                    s.claimed.push(InboxItem {
+                        id: r.try_get("inbox_id")?,
+                        origin: from_json(&origin)?,
+                        sender_id: r.try_get("sender_id")?,
+                        text: r.try_get("content")?,
+                    });
+                }
+                _ => s.transcript.push(row_to_message(r)?),
+            }
         }
-        Ok(Some(match claim {
-            Some(claim) => self.claim_inbox(session_key, session_id, id, claim).await?,
-            None => Vec::new(),
-        }))
+        if let Some(s) = &mut started {
+            // RETURNING comes in no promised order.
+            s.claimed.sort_by_key(|i| i.id);
+        }
+        Ok(started)
     }
 
     /// Runs that were queued or running when the process stopped.

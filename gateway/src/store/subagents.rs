@@ -8,7 +8,7 @@ use switchboard_channels::Origin;
 use super::inbox::insert_inbox;
 use super::messages::{insert_message, NewMessage};
 use super::outbox::{insert_outbox, NewOutbox};
-use super::runs::{insert_run, queued_row, NewRun, RunEnd, RunRow, RunStatus};
+use super::runs::{insert_run, queued_row, NewRun, RunRow, RunStatus};
 use super::sessions::SessionRow;
 use super::{from_json, now_ms, to_json, Result, Store};
 
@@ -100,7 +100,7 @@ pub struct NewSubagent<'a> {
     pub run_timeout_seconds: i64,
 }
 
-fn outcome_of(status: RunStatus) -> &'static str {
+pub(super) fn outcome_of(status: RunStatus) -> &'static str {
     match status {
         RunStatus::Succeeded => "success",
         RunStatus::Failed => "error",
@@ -108,34 +108,6 @@ fn outcome_of(status: RunStatus) -> &'static str {
         RunStatus::Interrupted => "interrupted",
         RunStatus::Cancelled | RunStatus::Queued | RunStatus::Running => "cancelled",
     }
-}
-
-/// Inside `finish_run`'s transaction: if `run_id` is a sub-agent's spawn run, record its
-/// outcome, mark its announce pending and arm its archive timer.
-pub(super) async fn record_child_end(
-    tx: &mut sqlx::SqliteConnection,
-    run_id: &str,
-    end: &RunEnd,
-) -> Result<bool> {
-    let now = now_ms();
-    let archive_at = end.archive_after_ms.map(|ms| now + ms);
-    let r = sqlx::query(
-        "UPDATE subagent_runs SET outcome = ?, error = COALESCE(?, error), ended_at = ?, announce_state = 'pending', archive_at = ?
-         WHERE run_id = ? AND outcome IS NULL RETURNING child_session_key",
-    )
-    .bind(outcome_of(end.status))
-    .bind(&end.error)
-    .bind(now)
-    .bind(archive_at)
-    .bind(run_id)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let recorded = r.is_some();
-    if let (Some(r), Some(at)) = (r, archive_at) {
-        let key: String = r.try_get("child_session_key")?;
-        insert_timer(&mut *tx, "archive", &key, at).await?;
-    }
-    Ok(recorded)
 }
 
 async fn insert_timer<'e, E>(ex: E, kind: &str, target: &str, due_at: i64) -> Result<()>

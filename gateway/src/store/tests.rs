@@ -1,0 +1,324 @@
+//! The store's scripts (a turn's three writes) and the group-commit writer that runs them:
+//! what each statement does or skips, and that a batch answers every caller with exactly
+//! its own rows and commits or fails each script on its own.
+
+use futures::future::join_all;
+use switchboard_channels::{ChatKind, Origin};
+
+use super::*;
+
+async fn file_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    let store = Store::open(&url).await.expect("open");
+    (dir, store)
+}
+
+fn origin() -> Origin {
+    Origin::webchat("chat-1", ChatKind::Direct)
+}
+
+fn run<'a>(id: &'a str, key: &'a str, session_id: &'a str, origin: &'a Origin) -> NewRun<'a> {
+    NewRun {
+        id,
+        session_key: key,
+        session_id,
+        agent_id: "main",
+        lane: "main",
+        claim_all: true,
+        origin: Some(origin),
+        model: None,
+        timeout_ms: None,
+    }
+}
+
+#[tokio::test]
+async fn accept_message_queues_the_message_and_its_run_once_per_platform_id() {
+    let (_d, store) = file_store().await;
+    let o = origin();
+    let key = "agent:main:webchat:direct:chat-1";
+    let s = store.ensure_session(key, "main", Some(&o)).await.unwrap();
+    let new = run("r1", key, &s.id, &o);
+    let (inbox_id, row) = store
+        .accept_message(key, &o, "ann", "hello", Some("m-1"), Some(&new))
+        .await
+        .unwrap()
+        .expect("a new id is taken");
+    assert!(inbox_id > 0);
+    assert_eq!(row.expect("the run's row").status, RunStatus::Queued);
+    assert_eq!(
+        store.get_run("r1").await.unwrap().unwrap().status,
+        RunStatus::Queued
+    );
+
+    // The same platform id again: nothing stored, not even its run.
+    let again = run("r2", key, &s.id, &o);
+    assert_eq!(
+        store
+            .accept_message(key, &o, "ann", "hello", Some("m-1"), Some(&again))
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.inbox_len(key).await.unwrap(), 1);
+    assert!(store.get_run("r2").await.unwrap().is_none());
+
+    // Without a platform id there is no dedupe; without a run, none is stored.
+    let (second, row) = store
+        .accept_message(key, &o, "ann", "hello", None, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(second > inbox_id);
+    assert!(row.is_none());
+    assert_eq!(store.inbox_len(key).await.unwrap(), 2);
+}
+
+#[tokio::test]
+async fn start_run_claims_and_reads_the_transcript_only_for_a_run_still_waiting() {
+    let (_d, store) = file_store().await;
+    let o = origin();
+    let key = "agent:main:webchat:direct:chat-1";
+    let s = store.ensure_session(key, "main", Some(&o)).await.unwrap();
+    for text in ["one", "two"] {
+        store
+            .accept_message(key, &o, "ann", text, None, None)
+            .await
+            .unwrap();
+    }
+    store.create_run(&run("r1", key, &s.id, &o)).await.unwrap();
+    let started = store
+        .start_run("r1", key, &s.id, Some("m/x"), Some(Claim::Oldest))
+        .await
+        .unwrap()
+        .expect("queued, so it starts");
+    let texts: Vec<_> = started.claimed.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(texts, ["one"]);
+    assert_eq!(started.transcript.len(), 1);
+    assert_eq!(started.transcript[0].content, "one");
+    assert_eq!(store.inbox_len(key).await.unwrap(), 1);
+
+    // Resuming (no claim) takes nothing more but still reads the transcript.
+    let resumed = store
+        .start_run("r1", key, &s.id, None, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(resumed.claimed.is_empty());
+    assert_eq!(resumed.transcript.len(), 1);
+
+    // A run stopped while it waited neither starts nor claims.
+    store.create_run(&run("r2", key, &s.id, &o)).await.unwrap();
+    store.cancel_queued_run("r2").await.unwrap();
+    assert_eq!(
+        store
+            .start_run("r2", key, &s.id, None, Some(Claim::All))
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.inbox_len(key).await.unwrap(), 1);
+    assert_eq!(
+        store.get_run("r2").await.unwrap().unwrap().status,
+        RunStatus::Cancelled
+    );
+}
+
+#[tokio::test]
+async fn finish_run_stores_the_answer_queues_the_reply_and_counts_what_waits() {
+    let (_d, store) = file_store().await;
+    let o = origin();
+    let key = "agent:main:webchat:direct:chat-1";
+    let s = store.ensure_session(key, "main", Some(&o)).await.unwrap();
+    store.create_run(&run("r1", key, &s.id, &o)).await.unwrap();
+    store
+        .accept_message(key, &o, "ann", "later", None, None)
+        .await
+        .unwrap();
+    let end = RunEnd {
+        deliver: Some("hi there".into()),
+        reply: Some("hi there".into()),
+        ..RunEnd::bare(RunStatus::Succeeded, None)
+    };
+    let answer = NewMessage::assistant("hi there", Vec::new());
+    let f = store
+        .finish_run_with("r1", &end, Some((&s.id, &answer)))
+        .await
+        .unwrap();
+    assert_eq!(
+        f,
+        RunFinished {
+            waiting: 1,
+            announce: false
+        }
+    );
+    let t = store.transcript(&s.id).await.unwrap();
+    assert_eq!(t.last().unwrap().content, "hi there");
+    assert_eq!(t.last().unwrap().run_id.as_deref(), Some("r1"));
+    let due = store.due_outbox(10).await.unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(due[0].key, "run:r1:reply");
+    assert_eq!(due[0].origin, o);
+    assert_eq!(due[0].text, "hi there");
+
+    // A run without an origin delivers nowhere; an unknown run stores nothing.
+    let mut bare = run("r2", key, &s.id, &o);
+    bare.origin = None;
+    store.create_run(&bare).await.unwrap();
+    store.finish_run("r2", &end).await.unwrap();
+    assert_eq!(store.due_outbox(10).await.unwrap().len(), 1);
+    assert!(matches!(
+        store
+            .finish_run_with("nope", &end, Some((&s.id, &answer)))
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert_eq!(store.transcript(&s.id).await.unwrap().len(), t.len());
+}
+
+#[tokio::test]
+async fn a_child_run_s_end_is_recorded_and_its_archive_timer_armed_once() {
+    let (_d, store) = file_store().await;
+    let o = origin();
+    store
+        .ensure_session("agent:main:main", "main", Some(&o))
+        .await
+        .unwrap();
+    store
+        .create_subagent(
+            &NewSubagent {
+                run_id: "c1",
+                child_session_key: "agent:main:subagent:c1",
+                child_session_id: "sid-c1",
+                requester_session_key: "agent:main:main",
+                requester_run_id: None,
+                requester_origin: Some(&o),
+                task: "look",
+                label: None,
+                agent_id: "main",
+                model: None,
+                thinking: None,
+                cleanup: "keep",
+                run_timeout_seconds: 0,
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    let end = RunEnd {
+        archive_after_ms: Some(60_000),
+        ..RunEnd::bare(RunStatus::Succeeded, None)
+    };
+    assert!(store.finish_run("c1", &end).await.unwrap().announce);
+    let (_, kind, target, due) = store.next_timer().await.unwrap().expect("armed");
+    assert_eq!(
+        (kind.as_str(), target.as_str()),
+        ("archive", "agent:main:subagent:c1")
+    );
+    let row = store.subagent("c1").await.unwrap().unwrap();
+    assert_eq!(row.outcome.as_deref(), Some("success"));
+    assert_eq!(row.announce_state, "pending");
+
+    // Ending it again records nothing and leaves the timer as it was.
+    let later = RunEnd {
+        archive_after_ms: Some(999_999_999),
+        ..RunEnd::bare(RunStatus::Failed, Some("late".into()))
+    };
+    assert!(!store.finish_run("c1", &later).await.unwrap().announce);
+    assert_eq!(store.next_timer().await.unwrap().unwrap().3, due);
+    let row = store.subagent("c1").await.unwrap().unwrap();
+    assert_eq!(row.outcome.as_deref(), Some("success"));
+}
+
+#[tokio::test]
+async fn a_batch_answers_each_caller_with_its_own_rows() {
+    let (_d, store) = file_store().await;
+    let o = origin();
+    // Queued together before the writer task runs (one thread): one batch, chunked
+    // 16 + 16 + 4 + 1 of the same script.
+    let texts: Vec<String> = (0..37).map(|i| format!("message {i}")).collect();
+    let ids = join_all(texts.iter().enumerate().map(|(i, text)| {
+        let (store, o) = (&store, &o);
+        async move {
+            let key = format!("agent:main:k{}", i % 5);
+            store
+                .accept_message(&key, o, "ann", text, None, None)
+                .await
+                .unwrap()
+                .unwrap()
+                .0
+        }
+    }))
+    .await;
+    let mut stored = Vec::new();
+    for k in 0..5 {
+        let s = store
+            .ensure_session(&format!("agent:main:k{k}"), "main", None)
+            .await
+            .unwrap();
+        let id = format!("run-{k}");
+        store
+            .create_run(&run(&id, &format!("agent:main:k{k}"), &s.id, &o))
+            .await
+            .unwrap();
+        stored.extend(
+            store
+                .start_run(
+                    &id,
+                    &format!("agent:main:k{k}"),
+                    &s.id,
+                    None,
+                    Some(Claim::All),
+                )
+                .await
+                .unwrap()
+                .unwrap()
+                .claimed,
+        );
+    }
+    assert_eq!(stored.len(), 37);
+    for item in stored {
+        let i = ids
+            .iter()
+            .position(|id| *id == item.id)
+            .expect("an id we got");
+        assert_eq!(
+            item.text, texts[i],
+            "inbox id {} went to another caller",
+            item.id
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_failing_script_in_a_batch_fails_alone() {
+    let (_d, store) = file_store().await;
+    let o = origin();
+    let key = "agent:main:main";
+    let s = store.ensure_session(key, "main", Some(&o)).await.unwrap();
+    store
+        .create_run(&run("taken", key, &s.id, &o))
+        .await
+        .unwrap();
+    let ids = ["a", "b", "taken", "c", "d"];
+    let results = join_all(ids.iter().map(|id| {
+        let new = run(id, key, &s.id, &o);
+        let (store, o) = (&store, &o);
+        async move {
+            store
+                .accept_message(key, o, "ann", id, None, Some(&new))
+                .await
+        }
+    }))
+    .await;
+    for (id, r) in ids.iter().zip(&results) {
+        if *id == "taken" {
+            assert!(r.is_err(), "a run id used twice fails");
+        } else {
+            assert!(r.as_ref().unwrap().is_some(), "{id} committed");
+            assert!(store.get_run(id).await.unwrap().is_some());
+        }
+    }
+    // The failed one stored nothing: its message is not in the inbox either.
+    assert_eq!(store.inbox_len(key).await.unwrap(), 4);
+}

@@ -247,7 +247,7 @@ async fn a_slow_command_is_deferred_then_edited_in() {
     let fake = FakeModel::start().await.unwrap();
     fake.push_for(
         "ponder",
-        Step::ToolCalls(vec![spawn_call("ponder child", json!({}))]),
+        Step::ToolCalls(vec![spawn_call("musing child", json!({}))]),
     );
     fake.push_for("ponder", Step::Text("spawned".into()));
     fake.push_for(

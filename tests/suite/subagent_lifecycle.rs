@@ -72,7 +72,7 @@ async fn cleanup_delete_archives_right_after_the_announce_and_keeps_the_transcri
     let fake = FakeModel::start().await.unwrap();
     fake.push_for(
         "tidy",
-        Step::ToolCalls(vec![spawn_call("tidy child", json!({"cleanup": "delete"}))]),
+        Step::ToolCalls(vec![spawn_call("neat child", json!({"cleanup": "delete"}))]),
     );
     fake.push_for("tidy", Step::Text("spawned".into()));
     let gw = start(&fake, json!({})).await;
@@ -99,7 +99,7 @@ async fn cleanup_delete_archives_right_after_the_announce_and_keeps_the_transcri
         .clone();
     assert_eq!(child["status"], "archived");
     let transcript = crate::common::get_text(&gw, &format!("/api/sessions/{key}/transcript")).await;
-    assert!(transcript.contains("tidy child"), "{transcript}");
+    assert!(transcript.contains("neat child"), "{transcript}");
     // A message to an archived child is refused with a clear line.
     ws.send_text("/subagents send 1 more please").await.unwrap();
     let answer = ws.next_message(WAIT).await.unwrap();
@@ -114,7 +114,7 @@ async fn announce_skip_posts_nothing() {
     let fake = FakeModel::start().await.unwrap();
     fake.push_for(
         "quiet",
-        Step::ToolCalls(vec![spawn_call("quiet child", json!({}))]),
+        Step::ToolCalls(vec![spawn_call("hush-hush child", json!({}))]),
     );
     fake.push_for("quiet", Step::Text("spawned".into()));
     fake.push_for("Your task has ended", Step::Text("ANNOUNCE_SKIP".into()));

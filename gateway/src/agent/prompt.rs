@@ -13,12 +13,19 @@ const MAX_FILE_CHARS: usize = 20_000;
 const BASE: &str = "You are an assistant reached through Switchboard, a chat gateway. \
 Answer concisely; your reply is sent to the chat the message came from.";
 
+/// The first `MAX_FILE_CHARS` characters' worth of bytes of a file, as text (invalid
+/// UTF-8 replaced).
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_FILE_CHARS as u64 * 4)
+        .read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// Build the system prompt. Missing files are skipped; unreadable ones are logged.
-pub async fn system_prompt(
-    workspace: &Path,
-    agent_prompt: Option<&str>,
-    is_subagent: bool,
-) -> String {
+pub fn system_prompt(workspace: &Path, agent_prompt: Option<&str>, is_subagent: bool) -> String {
     let mut out = String::from(BASE);
     if is_subagent {
         out.push_str(
@@ -35,16 +42,12 @@ pub async fn system_prompt(
     } else {
         MAIN_FILES
     };
-    // One hop to the blocking pool for all files, not one per file.
-    let dir = workspace.to_path_buf();
-    let read = tokio::task::spawn_blocking(move || {
-        files
-            .iter()
-            .map(|name| (*name, std::fs::read_to_string(dir.join(name))))
-            .collect::<Vec<_>>()
-    })
-    .await
-    .unwrap_or_default();
+    // Read here rather than on the blocking pool: at most a few small local files
+    // (bounded below), in the page cache after the first turn, cost microseconds, less
+    // than the two thread hand-offs of `spawn_blocking` on every turn.
+    let read = files
+        .iter()
+        .map(|name| (*name, read_bounded(&workspace.join(name))));
     for (name, result) in read {
         match result {
             Ok(text) => {
@@ -65,18 +68,18 @@ pub async fn system_prompt(
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn includes_present_files_and_subagents_get_fewer() {
+    #[test]
+    fn includes_present_files_and_subagents_get_fewer() {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("AGENTS.md"), "be kind").expect("write");
         std::fs::write(dir.path().join("SOUL.md"), "a soul").expect("write");
-        let main = system_prompt(dir.path(), Some("extra"), false).await;
+        let main = system_prompt(dir.path(), Some("extra"), false);
         assert!(
             main.contains("## AGENTS.md\n\nbe kind")
                 && main.contains("a soul")
                 && main.contains("extra")
         );
-        let sub = system_prompt(dir.path(), None, true).await;
+        let sub = system_prompt(dir.path(), None, true);
         assert!(sub.contains("be kind") && !sub.contains("a soul"));
     }
 }

@@ -202,8 +202,7 @@ async fn execute_inner(
         &workspace,
         agent.as_ref().and_then(|a| a.system_prompt.as_deref()),
         is_subagent,
-    )
-    .await;
+    );
     let tools = ToolRegistry::builtin().for_run(&cfg.tools, is_subagent);
     let run_timeout = match run.timeout_ms {
         Some(ms) => Some(Duration::from_millis(ms.max(0) as u64)),

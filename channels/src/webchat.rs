@@ -175,17 +175,6 @@ impl WebChat {
         None
     }
 
-    /// Send a live event to every socket (or only those on `chat_id`).
-    pub fn publish_event(&self, chat_id: Option<&str>, event: serde_json::Value) {
-        for c in self.lock_conns().iter() {
-            if chat_id.is_none_or(|id| id == c.chat_id) {
-                let _ = c.tx.try_send(ServerFrame::Event {
-                    event: event.clone(),
-                });
-            }
-        }
-    }
-
     /// Push a frame to every socket on `chat_id`; returns how many took it.
     fn push(&self, chat_id: &str, frame: &ServerFrame) -> usize {
         let mut delivered = 0;

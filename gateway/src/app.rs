@@ -115,11 +115,6 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         cfg_rx.clone(),
         accept_cancel.clone(),
     ));
-    tasks.spawn(forward_events(
-        rt.clone(),
-        webchat.clone(),
-        accept_cancel.clone(),
-    ));
 
     let outbox_cancel = CancellationToken::new();
     let outbox_task = tokio::spawn(outbox::run(rt.clone(), outbox_cancel.clone()));
@@ -253,24 +248,5 @@ async fn apply_live_config(
             subagent = cfg.agents.defaults.subagents.max_concurrent,
             "config applied"
         );
-    }
-}
-
-/// Forward the runtime's live events to web chat sockets.
-async fn forward_events(rt: Arc<Runtime>, webchat: Arc<WebChat>, cancel: CancellationToken) {
-    let mut rx = rt.events.subscribe();
-    loop {
-        tokio::select! {
-            ev = rx.recv() => match ev {
-                Ok(ev) => {
-                    if webchat.connections() > 0 {
-                        webchat.publish_event(None, (*ev.0).clone());
-                    }
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(_) => return,
-            },
-            _ = cancel.cancelled() => return,
-        }
     }
 }

@@ -219,3 +219,28 @@ async fn without_a_model_the_reply_says_how_to_configure_one() {
         .unwrap();
     assert_eq!(health.status(), 200);
 }
+
+#[tokio::test]
+async fn live_events_reach_the_socket_after_the_message_they_report() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("report on yourself").await.unwrap();
+    let mut seen = Vec::new();
+    loop {
+        let frame = ws.next_frame(WAIT).await.unwrap();
+        let label = match frame["type"].as_str() {
+            Some("event") => frame["event"]["type"].as_str().unwrap_or("?").to_string(),
+            Some("message") => "message".to_string(),
+            _ => continue,
+        };
+        seen.push(label.clone());
+        if label == "outbox.sent" {
+            break;
+        }
+    }
+    let at = |name: &str| seen.iter().position(|s| s == name);
+    assert!(at("run.started").is_some(), "{seen:?}");
+    assert!(at("run.ended").is_some(), "{seen:?}");
+    assert!(at("message") < at("outbox.sent"), "{seen:?}");
+}

@@ -6,6 +6,7 @@ use axum::extract::{Query, State};
 use axum::response::Response;
 use serde::Deserialize;
 use switchboard_channels::webchat::{ServerFrame, DEFAULT_CHAT};
+use tokio::sync::broadcast::error::RecvError;
 
 use super::error::ApiError;
 use super::AppState;
@@ -41,6 +42,9 @@ pub async fn upgrade(
 }
 
 async fn serve(state: AppState, mut socket: WebSocket, chat: String) {
+    // Each socket listens to the event bus itself, from before it registers: with no
+    // socket open, nobody listens and `Runtime::emit` costs nothing.
+    let mut events = state.rt.events.subscribe();
     let (conn, mut frames) = state.webchat.connect(&chat);
     // Messages that waited for this chat (nobody had it open) go out now, not after backoff.
     match state
@@ -55,6 +59,14 @@ async fn serve(state: AppState, mut socket: WebSocket, chat: String) {
     }
     loop {
         tokio::select! {
+            // Frames before events: a message is queued before the event that reports it.
+            biased;
+            out = frames.recv() => {
+                let Some(frame) = out else { break };
+                if socket.send(Message::Text(frame.to_json().into())).await.is_err() {
+                    break;
+                }
+            }
             incoming = socket.recv() => {
                 let answer = match incoming {
                     Some(Ok(Message::Text(text))) => state.webchat.handle_frame(conn, text.as_str()).await,
@@ -72,8 +84,17 @@ async fn serve(state: AppState, mut socket: WebSocket, chat: String) {
                     }
                 }
             }
-            out = frames.recv() => {
-                let Some(frame) = out else { break };
+            ev = events.recv() => {
+                let event = match ev {
+                    Ok(ev) => (*ev.0).clone(),
+                    // A socket too slow for the bus misses events, not messages.
+                    Err(RecvError::Lagged(n)) => {
+                        tracing::debug!(missed = n, "web chat socket fell behind the event bus");
+                        continue;
+                    }
+                    Err(RecvError::Closed) => break,
+                };
+                let frame = ServerFrame::Event { event };
                 if socket.send(Message::Text(frame.to_json().into())).await.is_err() {
                     break;
                 }

@@ -6,10 +6,10 @@ use sqlx::Row;
 use switchboard_channels::Origin;
 
 use super::inbox::insert_inbox;
-use super::messages::{insert_message, NewMessage};
-use super::outbox::{insert_outbox, NewOutbox};
+use super::messages::NewMessage;
 use super::runs::{insert_run, queued_row, NewRun, RunRow, RunStatus};
 use super::sessions::SessionRow;
+use super::writer::{script, Args, Script};
 use super::{from_json, now_ms, to_json, Result, Store};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -110,18 +110,26 @@ pub(super) fn outcome_of(status: RunStatus) -> &'static str {
     }
 }
 
-async fn insert_timer<'e, E>(ex: E, kind: &str, target: &str, due_at: i64) -> Result<()>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
-{
-    sqlx::query("INSERT INTO timers (kind, target, due_at) VALUES (?, ?, ?) ON CONFLICT(kind, target) DO UPDATE SET due_at = excluded.due_at")
-        .bind(kind)
-        .bind(target)
-        .bind(due_at)
-        .execute(ex)
-        .await?;
-    Ok(())
-}
+/// Finishing an announce. Only a `pending` announce moves (the UPDATE's row says it did):
+/// the step's answer is stored only then, the outbox row only then (`changes()` is the
+/// UPDATE's count), and the timer only for the archive the UPDATE just set (`archive_at`
+/// is this call's time; a repeat in the same millisecond re-arms the same timer).
+static COMPLETE_ANNOUNCE: Script = script!(
+    "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
+         SELECT ?, NULL, ?, ?, ?, ?, ?, ? WHERE ?
+             AND EXISTS (SELECT 1 FROM subagent_runs WHERE run_id = ? AND announce_state = 'pending');
+     UPDATE subagent_runs SET announce_state = ?, archive_at = CASE WHEN ? THEN ? ELSE archive_at END
+         WHERE run_id = ? AND announce_state = 'pending'
+         RETURNING 'announce' AS part;
+     INSERT INTO outbox (key, channel, origin, text, next_attempt_at, created_at)
+         SELECT ?, json_extract(requester_origin, '$.channel'), requester_origin, ?, ?, ? FROM subagent_runs
+         WHERE run_id = ? AND changes() = 1 AND requester_origin IS NOT NULL AND ?
+         ON CONFLICT(key) DO NOTHING;
+     INSERT INTO timers (kind, target, due_at)
+         SELECT 'archive', child_session_key, ? FROM subagent_runs
+         WHERE run_id = ? AND ? AND announce_state = ? AND archive_at = ?
+         ON CONFLICT(kind, target) DO UPDATE SET due_at = excluded.due_at;"
+);
 
 impl Store {
     /// Register a spawn: child session, registry row, run row and the task as the child's
@@ -288,48 +296,47 @@ impl Store {
         archive_now: bool,
         step_answer: Option<(&str, &NewMessage)>,
     ) -> Result<bool> {
-        let mut w = self.writer().await;
-        let mut tx = super::begin_write(&mut w).await?;
-        if let Some((session_id, m)) = step_answer {
-            insert_message(&mut *tx, session_id, None, m).await?;
-        }
-        let state = if text.is_some() { "queued" } else { "skipped" };
-        let r = sqlx::query(
-            "UPDATE subagent_runs SET announce_state = ? WHERE run_id = ? AND announce_state = 'pending'
-             RETURNING requester_origin, child_session_key",
-        )
-        .bind(state)
-        .bind(run_id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(r) = r else {
-            return Ok(false);
+        let now = now_ms();
+        let (session_id, m) = match step_answer {
+            Some((session_id, m)) => (Some(session_id), Some(m)),
+            None => (None, None),
         };
-        let origin: Option<String> = r.try_get("requester_origin")?;
-        let child: String = r.try_get("child_session_key")?;
-        if let (Some(text), Some(origin)) = (text, origin) {
-            let origin: Origin = from_json(&origin)?;
-            insert_outbox(
-                &mut *tx,
-                &NewOutbox {
-                    key: &format!("announce:{run_id}"),
-                    origin: &origin,
-                    text,
-                },
-            )
-            .await?;
-        }
-        if archive_now {
-            let now = now_ms();
-            sqlx::query("UPDATE subagent_runs SET archive_at = ? WHERE run_id = ?")
-                .bind(now)
-                .bind(run_id)
-                .execute(&mut *tx)
-                .await?;
-            insert_timer(&mut *tx, "archive", &child, now).await?;
-        }
-        tx.commit().await?;
-        Ok(true)
+        let calls = match m {
+            Some(m) if !m.tool_calls.is_empty() => Some(to_json(&m.tool_calls)?),
+            _ => None,
+        };
+        let state = if text.is_some() { "queued" } else { "skipped" };
+        let args = Args::default()
+            // the step's answer
+            .bind(session_id)
+            .bind(m.map(|m| m.role.as_str()))
+            .bind(m.map(|m| m.content.as_str()))
+            .bind(calls)
+            .bind(m.and_then(|m| m.tool_call_id.as_deref()))
+            .bind(m.and_then(|m| m.tool_name.as_deref()))
+            .bind(now)
+            .bind(m.is_some())
+            .bind(run_id)
+            // the registry
+            .bind(state)
+            .bind(archive_now)
+            .bind(now)
+            .bind(run_id)
+            // the announce message
+            .bind(format!("announce:{run_id}"))
+            .bind(text)
+            .bind(now)
+            .bind(now)
+            .bind(run_id)
+            .bind(text.is_some())
+            // the archive timer
+            .bind(now)
+            .bind(run_id)
+            .bind(archive_now)
+            .bind(state)
+            .bind(now);
+        let rows = self.conns.write(&COMPLETE_ANNOUNCE, args).await?;
+        Ok(!rows.is_empty())
     }
 
     /// Mark an announce failed for good (kept for `/subagents info`).

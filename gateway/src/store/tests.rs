@@ -32,6 +32,31 @@ fn run<'a>(id: &'a str, key: &'a str, session_id: &'a str, origin: &'a Origin) -
     }
 }
 
+/// A spawned child `run_id` of `agent:main:main` (which must exist), announcing to `o`.
+async fn spawned(store: &Store, run_id: &str, o: &Origin) {
+    store
+        .create_subagent(
+            &NewSubagent {
+                run_id,
+                child_session_key: &format!("agent:main:subagent:{run_id}"),
+                child_session_id: &format!("sid-{run_id}"),
+                requester_session_key: "agent:main:main",
+                requester_run_id: None,
+                requester_origin: Some(o),
+                task: "look",
+                label: None,
+                agent_id: "main",
+                model: None,
+                thinking: None,
+                cleanup: "keep",
+                run_timeout_seconds: 0,
+            },
+            None,
+        )
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn accept_message_queues_the_message_and_its_run_once_per_platform_id() {
     let (_d, store) = file_store().await;
@@ -184,27 +209,7 @@ async fn a_child_run_s_end_is_recorded_and_its_archive_timer_armed_once() {
         .ensure_session("agent:main:main", "main", Some(&o))
         .await
         .unwrap();
-    store
-        .create_subagent(
-            &NewSubagent {
-                run_id: "c1",
-                child_session_key: "agent:main:subagent:c1",
-                child_session_id: "sid-c1",
-                requester_session_key: "agent:main:main",
-                requester_run_id: None,
-                requester_origin: Some(&o),
-                task: "look",
-                label: None,
-                agent_id: "main",
-                model: None,
-                thinking: None,
-                cleanup: "keep",
-                run_timeout_seconds: 0,
-            },
-            None,
-        )
-        .await
-        .unwrap();
+    spawned(&store, "c1", &o).await;
     let end = RunEnd {
         archive_after_ms: Some(60_000),
         ..RunEnd::bare(RunStatus::Succeeded, None)
@@ -321,4 +326,64 @@ async fn a_failing_script_in_a_batch_fails_alone() {
     }
     // The failed one stored nothing: its message is not in the inbox either.
     assert_eq!(store.inbox_len(key).await.unwrap(), 4);
+}
+
+#[tokio::test]
+async fn an_announce_completes_once() {
+    let (_d, store) = file_store().await;
+    let o = origin();
+    store
+        .ensure_session("agent:main:main", "main", Some(&o))
+        .await
+        .unwrap();
+    spawned(&store, "c1", &o).await;
+    spawned(&store, "c2", &o).await;
+    for id in ["c1", "c2"] {
+        store
+            .finish_run(id, &RunEnd::bare(RunStatus::Succeeded, None))
+            .await
+            .unwrap();
+    }
+    let answer = NewMessage::assistant("all done", Vec::new());
+    assert!(store
+        .complete_announce("c1", Some("Status: ok"), true, Some(("sid-c1", &answer)))
+        .await
+        .unwrap());
+    let row = store.subagent("c1").await.unwrap().unwrap();
+    assert_eq!(row.announce_state, "queued");
+    let due = store.due_outbox(10).await.unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(
+        (due[0].key.as_str(), due[0].text.as_str()),
+        ("announce:c1", "Status: ok")
+    );
+    assert_eq!(due[0].origin, o);
+    let (_, kind, target, at) = store.next_timer().await.unwrap().expect("archive now");
+    assert_eq!(
+        (kind.as_str(), target.as_str(), Some(at)),
+        ("archive", "agent:main:subagent:c1", row.archive_at)
+    );
+    let t = store.transcript("sid-c1").await.unwrap();
+    assert_eq!(t.len(), 1, "the task waits in the inbox; the answer is stored");
+    assert_eq!(t[0].content, "all done");
+
+    // Again: nothing moves, nothing is stored twice.
+    assert!(!store
+        .complete_announce("c1", Some("Status: ok"), true, Some(("sid-c1", &answer)))
+        .await
+        .unwrap());
+    assert_eq!(store.due_outbox(10).await.unwrap().len(), 1);
+    assert_eq!(store.transcript("sid-c1").await.unwrap().len(), 1);
+
+    // A skip queues nothing and arms no timer without an archive.
+    assert!(store
+        .complete_announce("c2", None, false, None)
+        .await
+        .unwrap());
+    assert_eq!(
+        store.subagent("c2").await.unwrap().unwrap().announce_state,
+        "skipped"
+    );
+    assert_eq!(store.due_outbox(10).await.unwrap().len(), 1);
+    assert_eq!(store.next_timer().await.unwrap().unwrap().2, target);
 }

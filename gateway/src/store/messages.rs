@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
 
+use super::writer::Args;
 use super::{from_json, now_ms, to_json, Result, Store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -147,6 +148,21 @@ where
     .fetch_one(ex)
     .await?;
     Ok(r.try_get("seq")?)
+}
+
+/// Bind an optional message's columns for a script, in this order: role, content,
+/// tool_calls (JSON, NULL when none), tool_call_id, tool_name.
+pub(super) fn bind_message(args: Args, m: Option<&NewMessage>) -> Result<Args> {
+    let calls = match m {
+        Some(m) if !m.tool_calls.is_empty() => Some(to_json(&m.tool_calls)?),
+        _ => None,
+    };
+    Ok(args
+        .bind(m.map(|m| m.role.as_str()))
+        .bind(m.map(|m| m.content.as_str()))
+        .bind(calls)
+        .bind(m.and_then(|m| m.tool_call_id.as_deref()))
+        .bind(m.and_then(|m| m.tool_name.as_deref())))
 }
 
 impl Store {

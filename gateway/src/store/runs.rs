@@ -6,7 +6,7 @@ use sqlx::Row;
 use switchboard_channels::Origin;
 
 use super::inbox::{Claim, InboxItem};
-use super::messages::{row_to_message, MessageRow, NewMessage};
+use super::messages::{bind_message, row_to_message, MessageRow, NewMessage};
 use super::writer::{script, Args, Script};
 use super::{from_json, now_ms, to_json, Result, Store, StoreError};
 
@@ -313,19 +313,8 @@ impl Store {
             Some((session_id, m)) => (Some(session_id), Some(m)),
             None => (None, None),
         };
-        let calls = match last {
-            Some(m) if !m.tool_calls.is_empty() => Some(to_json(&m.tool_calls)?),
-            _ => None,
-        };
-        let args = Args::default()
-            // the last message
-            .bind(last_session)
-            .bind(id)
-            .bind(last.map(|m| m.role.as_str()))
-            .bind(last.map(|m| m.content.as_str()))
-            .bind(calls)
-            .bind(last.and_then(|m| m.tool_call_id.as_deref()))
-            .bind(last.and_then(|m| m.tool_name.as_deref()))
+        // the last message
+        let args = bind_message(Args::default().bind(last_session).bind(id), last)?
             .bind(now)
             .bind(last.is_some())
             .bind(id)

@@ -6,7 +6,7 @@ use sqlx::Row;
 use switchboard_channels::Origin;
 
 use super::inbox::insert_inbox;
-use super::messages::NewMessage;
+use super::messages::{bind_message, NewMessage};
 use super::runs::{insert_run, queued_row, NewRun, RunRow, RunStatus};
 use super::sessions::SessionRow;
 use super::writer::{script, Args, Script};
@@ -301,19 +301,9 @@ impl Store {
             Some((session_id, m)) => (Some(session_id), Some(m)),
             None => (None, None),
         };
-        let calls = match m {
-            Some(m) if !m.tool_calls.is_empty() => Some(to_json(&m.tool_calls)?),
-            _ => None,
-        };
         let state = if text.is_some() { "queued" } else { "skipped" };
-        let args = Args::default()
-            // the step's answer
-            .bind(session_id)
-            .bind(m.map(|m| m.role.as_str()))
-            .bind(m.map(|m| m.content.as_str()))
-            .bind(calls)
-            .bind(m.and_then(|m| m.tool_call_id.as_deref()))
-            .bind(m.and_then(|m| m.tool_name.as_deref()))
+        // the step's answer
+        let args = bind_message(Args::default().bind(session_id), m)?
             .bind(now)
             .bind(m.is_some())
             .bind(run_id)

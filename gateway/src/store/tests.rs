@@ -364,7 +364,11 @@ async fn an_announce_completes_once() {
         ("archive", "agent:main:subagent:c1", row.archive_at)
     );
     let t = store.transcript("sid-c1").await.unwrap();
-    assert_eq!(t.len(), 1, "the task waits in the inbox; the answer is stored");
+    assert_eq!(
+        t.len(),
+        1,
+        "the task waits in the inbox; the answer is stored"
+    );
     assert_eq!(t[0].content, "all done");
 
     // Again: nothing moves, nothing is stored twice.

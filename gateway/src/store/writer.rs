@@ -10,9 +10,10 @@
 //! batch's transaction, run in chunks of the same script (one round trip per chunk).
 //!
 //! - A batch of one runs its script's own `BEGIN IMMEDIATE … COMMIT` (one round trip).
-//! - A batch of several runs `BEGIN IMMEDIATE`, its scripts grouped by kind in chunks of
-//!   1, 2, 4, 8 or 16 copies (each chunk a cached prepared query, its copies' binds one
-//!   after another), then `COMMIT`. Scripts of a batch were all queued before any of
+//! - A batch of several runs its scripts grouped by kind in chunks of 1, 2, 4, 8 or 16
+//!   copies (each chunk a cached prepared query, its copies' binds one after another), in
+//!   one transaction: the first chunk begins with `BEGIN IMMEDIATE`, the last ends with
+//!   `COMMIT`. Scripts of a batch were all queued before any of
 //!   them was answered, so running them grouped rather than in queue order is a valid
 //!   order: no caller can have seen one's result before another was sent.
 //! - Answers go back only after the commit. If anything in a batch fails, the batch is
@@ -50,18 +51,30 @@ pub(super) struct Script {
     pub(super) solo: &'static str,
     /// The statements, run inside a batch's transaction.
     pub(super) body: &'static str,
-    /// `CHUNKS.len()` texts: the body repeated that many times, each copy opened by MARK.
-    pub(super) chunks: OnceLock<Vec<String>>,
+    /// Per chunk size of `CHUNKS`, four texts: the body repeated that many times (each
+    /// copy opened by MARK), alone, after `BEGIN IMMEDIATE`, before `COMMIT`, and both.
+    pub(super) chunks: OnceLock<Vec<[String; 4]>>,
 }
 
 impl Script {
-    fn chunk(&self, i: usize) -> &str {
-        &self.chunks.get_or_init(|| {
+    /// The text of a chunk of `CHUNKS[i]` copies, opening and/or closing the batch's
+    /// transaction (which saves a round trip each).
+    fn chunk(&self, i: usize, begin: bool, commit: bool) -> &str {
+        let texts = &self.chunks.get_or_init(|| {
             CHUNKS
                 .iter()
-                .map(|&n| format!("{MARK}{}\n", self.body).repeat(n))
+                .map(|&n| {
+                    let copies = format!("{MARK}{}\n", self.body).repeat(n);
+                    [
+                        copies.clone(),
+                        format!("BEGIN IMMEDIATE;\n{copies}"),
+                        format!("{copies}COMMIT;"),
+                        format!("BEGIN IMMEDIATE;\n{copies}COMMIT;"),
+                    ]
+                })
                 .collect()
-        })[i]
+        })[i];
+        &texts[usize::from(begin) + 2 * usize::from(commit)]
     }
 }
 
@@ -206,7 +219,15 @@ async fn run(conn: Arc<Mutex<Conn>>, mut rx: mpsc::UnboundedReceiver<Pending>) {
                     }
                     continue;
                 }
-                Err(e) => {
+                Err(Failed::Committed(e)) => {
+                    // Committed, so not to be run again; only its answers are lost.
+                    tracing::error!(error = %e, "a committed batch returned rows it cannot split");
+                    for p in batch.drain(..) {
+                        let _ = p.reply.send(Err(StoreError::Corrupt(e.to_string())));
+                    }
+                    continue;
+                }
+                Err(Failed::RolledBack(e)) => {
                     tracing::debug!(error = %e, scripts = batch.len(), "batch rolled back; running its scripts one by one");
                     rollback(c).await;
                 }
@@ -230,13 +251,23 @@ async fn solo(c: &mut SqliteConnection, p: &Pending) -> Result<Vec<SqliteRow>> {
     Ok(r?)
 }
 
+/// Why a batch failed: before its commit (nothing of it kept) or after.
+enum Failed {
+    RolledBack(StoreError),
+    Committed(StoreError),
+}
+
 /// Every script of `batch` (sorted by script) in one transaction; its rows per script.
-async fn together(c: &mut SqliteConnection, batch: &[Pending]) -> Result<Vec<Vec<SqliteRow>>> {
-    sqlx::query("BEGIN IMMEDIATE").execute(&mut *c).await?;
-    let mut out = Vec::with_capacity(batch.len());
-    let mut rest = batch;
-    while let Some(first) = rest.first() {
-        let same = rest
+/// The first chunk opens the transaction and the last one commits it.
+async fn together(
+    c: &mut SqliteConnection,
+    batch: &[Pending],
+) -> std::result::Result<Vec<Vec<SqliteRow>>, Failed> {
+    // (first script of the chunk, index into CHUNKS, its copies)
+    let mut plan: Vec<(usize, usize, usize)> = Vec::new();
+    let mut at = 0;
+    while let Some(first) = batch.get(at) {
+        let same = batch[at..]
             .iter()
             .take_while(|p| std::ptr::eq(p.script, first.script))
             .count();
@@ -245,17 +276,23 @@ async fn together(c: &mut SqliteConnection, batch: &[Pending]) -> Result<Vec<Vec
             .enumerate()
             .find(|(_, &n)| n <= same)
             .expect("CHUNKS ends with 1");
-        let (chunk, tail) = rest.split_at(n);
-        let rows = sqlx::query_with(
-            first.script.chunk(i),
-            sqlite_args(chunk.iter().map(|p| &p.args)),
-        )
-        .fetch_all(&mut *c)
-        .await?;
-        split_copies(rows, n, &mut out)?;
-        rest = tail;
+        plan.push((at, i, n));
+        at += n;
     }
-    sqlx::query("COMMIT").execute(&mut *c).await?;
+    let mut chunks = Vec::with_capacity(plan.len());
+    for (k, &(at, i, n)) in plan.iter().enumerate() {
+        let copies = &batch[at..at + n];
+        let text = copies[0].script.chunk(i, k == 0, k + 1 == plan.len());
+        let rows = sqlx::query_with(text, sqlite_args(copies.iter().map(|p| &p.args)))
+            .fetch_all(&mut *c)
+            .await
+            .map_err(|e| Failed::RolledBack(e.into()))?;
+        chunks.push((rows, n));
+    }
+    let mut out = Vec::with_capacity(batch.len());
+    for (rows, n) in chunks {
+        split_copies(rows, n, &mut out).map_err(Failed::Committed)?;
+    }
     Ok(out)
 }
 

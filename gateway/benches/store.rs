@@ -41,15 +41,34 @@ fn store(c: &mut Criterion) {
     c.bench_function("store_one_read_round_trip", |b| {
         b.iter(|| rt.block_on(store.inbox_len(black_box(key))).unwrap())
     });
+    c.bench_function("store_64_concurrent_accepts", |b| {
+        // 64 messages accepted at once (as by 64 sessions): the group-commit writer runs
+        // them as one batch (chunks of 16), one transaction. Divide by 64 for per message.
+        b.iter(|| {
+            rt.block_on(futures::future::join_all((0..64).map(|i| {
+                let (store, origin) = (&store, &origin);
+                async move {
+                    let key = format!("agent:main:many-{i}");
+                    store
+                        .accept_message(&key, origin, "u", "hello", None, None)
+                        .await
+                        .unwrap()
+                }
+            })))
+        })
+    });
     let mut turns = 0u64;
     c.bench_function("store_turn_writes", |b| {
         // The store's part of one API turn, in order: message in with its run queued, run
         // started with the message claimed and the transcript read, run ended with its
         // answer stored (three scripts). A session takes 10 turns, then the next.
         b.iter(|| {
-            rt.block_on(async {
-                turns += 1;
-                let key = format!("agent:main:bench-{}", turns / 10);
+            turns += 1;
+            let (store, origin, n) = (store.clone(), origin.clone(), turns);
+            // On a runtime worker, as a turn runs in the daemon (from `block_on`'s own
+            // thread every hand-off to the writer task would wake a worker thread too).
+            let turn = rt.spawn(async move {
+                let key = format!("agent:main:bench-{}", n / 10);
                 let session = store
                     .ensure_session(&key, "main", Some(&origin))
                     .await
@@ -89,7 +108,8 @@ fn store(c: &mut Criterion) {
                     .finish_run_with(&id, &end, Some((&session.id, &last)))
                     .await
                     .unwrap()
-            })
+            });
+            rt.block_on(turn).unwrap()
         })
     });
 }

@@ -10,9 +10,10 @@
 //!
 //! One writer, because SQLite allows one at a time: two writer connections colliding on
 //! the write lock make the loser sleep in SQLite's busy handler (1, 2, 5, 10 ms …); with
-//! one, writers queue on the mutex (FIFO) and wake the moment it is free.
+//! one, writers queue on the mutex (FIFO) and wake the moment it is free. The hot writes
+//! (a turn's scripts) go through the group-commit writer task (`writer`), which takes the
+//! same mutex once per batch.
 
-use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,19 +30,14 @@ use super::Result;
 const READERS: usize = 4;
 
 pub(super) struct Conns {
-    writer: Arc<Mutex<Conn>>,
+    writer: Arc<Mutex<SqliteConnection>>,
     /// The group-commit queue onto `writer` (the hot writes).
     batches: Writer,
     /// Stops the checkpoint task (file databases only) when the store is dropped.
     _checkpoints: Option<DropGuard>,
     /// Empty for an in-memory database, whose only connection is the writer.
-    readers: Vec<Arc<Mutex<Conn>>>,
+    readers: Vec<Arc<Mutex<SqliteConnection>>>,
     next_reader: AtomicUsize,
-}
-
-/// A connection.
-pub(super) struct Conn {
-    conn: SqliteConnection,
 }
 
 /// How often the WAL is checkpointed into the database file.
@@ -53,7 +49,7 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 /// WAL pages, on the writer, with an fsync of the database file: one turn in a hundred
 /// took milliseconds longer (the p99 of the turn overhead). A passive checkpoint on a
 /// reader copies what no reader still needs and blocks no one.
-async fn checkpoints(conn: Arc<Mutex<Conn>>, cancel: CancellationToken) {
+async fn checkpoints(conn: Arc<Mutex<SqliteConnection>>, cancel: CancellationToken) {
     let mut tick = tokio::time::interval(CHECKPOINT_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -63,37 +59,11 @@ async fn checkpoints(conn: Arc<Mutex<Conn>>, cancel: CancellationToken) {
         }
         let mut c = conn.lock().await;
         if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-            .execute(c.connection())
+            .execute(&mut *c)
             .await
         {
             tracing::warn!(error = %e, "cannot checkpoint the database");
         }
-    }
-}
-
-impl Conn {
-    fn new(conn: SqliteConnection) -> Mutex<Conn> {
-        Mutex::new(Conn { conn })
-    }
-
-    pub(super) fn connection(&mut self) -> &mut SqliteConnection {
-        &mut self.conn
-    }
-}
-
-/// A connection held until the guard drops. Derefs to the sqlx connection.
-pub(super) struct ConnGuard<'a>(MutexGuard<'a, Conn>);
-
-impl Deref for ConnGuard<'_> {
-    type Target = SqliteConnection;
-    fn deref(&self) -> &SqliteConnection {
-        &self.0.conn
-    }
-}
-
-impl DerefMut for ConnGuard<'_> {
-    fn deref_mut(&mut self) -> &mut SqliteConnection {
-        &mut self.0.conn
     }
 }
 
@@ -116,13 +86,13 @@ impl Conns {
                 .execute(&mut writer)
                 .await?;
             for _ in 0..READERS {
-                conns.push(Arc::new(Conn::new(opts.connect().await?)));
+                conns.push(Arc::new(Mutex::new(opts.connect().await?)));
             }
             let cancel = CancellationToken::new();
             tokio::spawn(checkpoints(conns[0].clone(), cancel.clone()));
             stop_checkpoints = Some(cancel.drop_guard());
         }
-        let writer = Arc::new(Conn::new(writer));
+        let writer = Arc::new(Mutex::new(writer));
         Ok(Arc::new(Conns {
             batches: Writer::start(writer.clone()),
             _checkpoints: stop_checkpoints,
@@ -133,8 +103,8 @@ impl Conns {
     }
 
     /// The writer connection, once every earlier writer is done with it.
-    pub(super) async fn writer(&self) -> ConnGuard<'_> {
-        ConnGuard(self.writer.lock().await)
+    pub(super) async fn writer(&self) -> MutexGuard<'_, SqliteConnection> {
+        self.writer.lock().await
     }
 
     /// Run `script` through the group-commit writer (see `writer`).
@@ -147,7 +117,7 @@ impl Conns {
     }
 
     /// A reader connection: a free one if there is one, else the next in turn.
-    pub(super) async fn reader(&self) -> ConnGuard<'_> {
+    pub(super) async fn reader(&self) -> MutexGuard<'_, SqliteConnection> {
         if self.readers.is_empty() {
             return self.writer().await;
         }
@@ -155,10 +125,10 @@ impl Conns {
         let n = self.readers.len();
         for i in 0..n {
             if let Ok(conn) = self.readers[(start + i) % n].try_lock() {
-                return ConnGuard(conn);
+                return conn;
             }
         }
-        ConnGuard(self.readers[start % n].lock().await)
+        self.readers[start % n].lock().await
     }
 
     /// Checkpoint the WAL into the database file (at shutdown; the connections close

@@ -39,6 +39,18 @@ where
     Ok(r.try_get("id")?)
 }
 
+/// A message a claim moved into the transcript, from the claim's `RETURNING inbox_id,
+/// origin, sender_id, content`.
+pub(super) fn row_to_claimed(r: &sqlx::sqlite::SqliteRow) -> Result<InboxItem> {
+    let origin: String = r.try_get("origin")?;
+    Ok(InboxItem {
+        id: r.try_get("inbox_id")?,
+        origin: from_json(&origin)?,
+        sender_id: r.try_get("sender_id")?,
+        text: r.try_get("content")?,
+    })
+}
+
 /// Which waiting messages a run takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Claim {
@@ -78,15 +90,7 @@ impl Store {
         .await?;
         let mut items = rows
             .iter()
-            .map(|r| {
-                let origin: String = r.try_get("origin")?;
-                Ok(InboxItem {
-                    id: r.try_get("inbox_id")?,
-                    origin: from_json(&origin)?,
-                    sender_id: r.try_get("sender_id")?,
-                    text: r.try_get("content")?,
-                })
-            })
+            .map(row_to_claimed)
             .collect::<Result<Vec<_>>>()?;
         // RETURNING comes in no promised order.
         items.sort_by_key(|i| i.id);

@@ -103,12 +103,12 @@ impl Store {
     }
 
     /// The writer connection (held until the guard drops).
-    async fn writer(&self) -> conns::ConnGuard<'_> {
+    async fn writer(&self) -> tokio::sync::MutexGuard<'_, sqlx::SqliteConnection> {
         self.conns.writer().await
     }
 
     /// A reader connection (held until the guard drops).
-    async fn reader(&self) -> conns::ConnGuard<'_> {
+    async fn reader(&self) -> tokio::sync::MutexGuard<'_, sqlx::SqliteConnection> {
         self.conns.reader().await
     }
 

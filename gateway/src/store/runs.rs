@@ -5,7 +5,7 @@ use serde::Serialize;
 use sqlx::Row;
 use switchboard_channels::Origin;
 
-use super::inbox::{Claim, InboxItem};
+use super::inbox::{row_to_claimed, Claim, InboxItem};
 use super::messages::{bind_message, row_to_message, MessageRow, NewMessage};
 use super::writer::{script, Args, Script};
 use super::{from_json, now_ms, to_json, Result, Store, StoreError};
@@ -309,10 +309,7 @@ impl Store {
         last: Option<(&str, &NewMessage)>,
     ) -> Result<RunFinished> {
         let now = now_ms();
-        let (last_session, last) = match last {
-            Some((session_id, m)) => (Some(session_id), Some(m)),
-            None => (None, None),
-        };
+        let (last_session, last) = last.unzip();
         // the last message
         let args = bind_message(Args::default().bind(last_session).bind(id), last)?
             .bind(now)
@@ -403,15 +400,7 @@ impl Store {
             let s = started.get_or_insert_with(Started::default);
             match part.as_str() {
                 "started" => {}
-                "claimed" => {
-                    let origin: String = r.try_get("origin")?;
-                    s.claimed.push(InboxItem {
-                        id: r.try_get("inbox_id")?,
-                        origin: from_json(&origin)?,
-                        sender_id: r.try_get("sender_id")?,
-                        text: r.try_get("content")?,
-                    });
-                }
+                "claimed" => s.claimed.push(row_to_claimed(r)?),
                 _ => s.transcript.push(row_to_message(r)?),
             }
         }

@@ -297,10 +297,7 @@ impl Store {
         step_answer: Option<(&str, &NewMessage)>,
     ) -> Result<bool> {
         let now = now_ms();
-        let (session_id, m) = match step_answer {
-            Some((session_id, m)) => (Some(session_id), Some(m)),
-            None => (None, None),
-        };
+        let (session_id, m) = step_answer.unzip();
         let state = if text.is_some() { "queued" } else { "skipped" };
         // the step's answer
         let args = bind_message(Args::default().bind(session_id), m)?

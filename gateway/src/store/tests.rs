@@ -14,6 +14,17 @@ async fn file_store() -> (tempfile::TempDir, Store) {
     (dir, store)
 }
 
+/// A file store with the requester session `agent:main:main` that children report to.
+async fn requester_store() -> (tempfile::TempDir, Store, Origin) {
+    let (dir, store) = file_store().await;
+    let o = origin();
+    store
+        .ensure_session("agent:main:main", "main", Some(&o))
+        .await
+        .unwrap();
+    (dir, store, o)
+}
+
 fn origin() -> Origin {
     Origin::webchat("chat-1", ChatKind::Direct)
 }
@@ -203,12 +214,7 @@ async fn finish_run_stores_the_answer_queues_the_reply_and_counts_what_waits() {
 
 #[tokio::test]
 async fn a_child_run_s_end_is_recorded_and_its_archive_timer_armed_once() {
-    let (_d, store) = file_store().await;
-    let o = origin();
-    store
-        .ensure_session("agent:main:main", "main", Some(&o))
-        .await
-        .unwrap();
+    let (_d, store, o) = requester_store().await;
     spawned(&store, "c1", &o).await;
     let end = RunEnd {
         archive_after_ms: Some(60_000),
@@ -330,12 +336,7 @@ async fn a_failing_script_in_a_batch_fails_alone() {
 
 #[tokio::test]
 async fn an_announce_completes_once() {
-    let (_d, store) = file_store().await;
-    let o = origin();
-    store
-        .ensure_session("agent:main:main", "main", Some(&o))
-        .await
-        .unwrap();
+    let (_d, store, o) = requester_store().await;
     spawned(&store, "c1", &o).await;
     spawned(&store, "c2", &o).await;
     for id in ["c1", "c2"] {

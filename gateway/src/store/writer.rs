@@ -30,7 +30,6 @@ use sqlx::{Arguments, Row, SqliteConnection};
 use tokio::sync::{mpsc, oneshot, Mutex};
 use tokio::task::JoinHandle;
 
-use super::conns::Conn;
 use super::{Result, StoreError};
 
 /// Most scripts committed in one transaction.
@@ -177,7 +176,7 @@ pub(super) struct Writer {
 impl Writer {
     /// Start the writer task on `conn` (shared with the store's direct writes, which take
     /// turns with the batches on its mutex).
-    pub(super) fn start(conn: Arc<Mutex<Conn>>) -> Writer {
+    pub(super) fn start(conn: Arc<Mutex<SqliteConnection>>) -> Writer {
         let (queue, rx) = mpsc::unbounded_channel();
         Writer {
             queue,
@@ -204,11 +203,11 @@ impl Writer {
     }
 }
 
-async fn run(conn: Arc<Mutex<Conn>>, mut rx: mpsc::UnboundedReceiver<Pending>) {
+async fn run(conn: Arc<Mutex<SqliteConnection>>, mut rx: mpsc::UnboundedReceiver<Pending>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let mut guard = conn.lock().await;
-        let c = guard.connection();
+        let c = &mut *guard;
         if batch.len() > 1 {
             // Same scripts next to each other, queue order kept among them.
             batch.sort_by_key(|p| p.script as *const Script);

@@ -9,7 +9,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use switchboard::store::{Claim, NewMessage, NewRun, RunEnd, RunStatus, Store};
+use switchboard::store::{NewInbound, NewMessage, NewRun, RunEnd, RunStatus, Store};
 use switchboard_channels::{ChatKind, Origin};
 
 fn store(c: &mut Criterion) {
@@ -50,7 +50,16 @@ fn store(c: &mut Criterion) {
                 async move {
                     let key = format!("agent:main:many-{i}");
                     store
-                        .accept_message(&key, origin, "u", "hello", None, None)
+                        .accept_message(
+                            &NewInbound {
+                                session_key: &key,
+                                origin,
+                                sender_id: "u",
+                                text: "hello",
+                                message_id: None,
+                            },
+                            None,
+                        )
                         .await
                         .unwrap()
                 }
@@ -59,9 +68,10 @@ fn store(c: &mut Criterion) {
     });
     let mut turns = 0u64;
     c.bench_function("store_turn_writes", |b| {
-        // The store's part of one API turn, in order: message in with its run queued, run
-        // started with the message claimed and the transcript read, run ended with its
-        // answer stored (three scripts). A session takes 10 turns, then the next.
+        // The store's part of one API turn to an idle session, in order: message in with
+        // its run started (the message claimed, the transcript read), run ended with its
+        // answer stored (two scripts). A session takes 10 turns, then the next (whose
+        // creation is a script too).
         b.iter(|| {
             turns += 1;
             let (store, origin, n) = (store.clone(), origin.clone(), turns);
@@ -85,13 +95,18 @@ fn store(c: &mut Criterion) {
                     model: None,
                     timeout_ms: None,
                 };
-                store
-                    .accept_message(&key, &origin, "u", "hello", None, Some(&run))
-                    .await
-                    .unwrap()
-                    .unwrap();
-                let started = store
-                    .start_run(&id, &key, &session.id, Some("m/x"), Some(Claim::All))
+                let (_, _, started) = store
+                    .accept_and_start(
+                        &NewInbound {
+                            session_key: &key,
+                            origin: &origin,
+                            sender_id: "u",
+                            text: "hello",
+                            message_id: None,
+                        },
+                        &run,
+                        Some("m/x"),
+                    )
                     .await
                     .unwrap()
                     .unwrap();

@@ -8,18 +8,18 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::models::{self, ResolvedModel};
+use super::models::{self, ModelError, ResolvedModel};
 use super::provider::{
     complete_with_retry, ChatMessage, ModelRequest, ProviderError, RetryPolicy, ToolSpec, Usage,
 };
 use super::tools::{Tool, ToolContext, ToolError, ToolRegistry};
 use super::{dispatch, prompt, transcript};
-use crate::config::{Config, QueueMode};
+use crate::config::{AgentEntry, Config, QueueMode};
 use crate::routing;
 use crate::runtime::{ActiveRun, CancelReason, Runtime};
 use crate::store::{
-    Claim, MessageRow, NewMessage, RunEnd, RunFinished, RunRow, RunStatus, Started, StoreError,
-    ToolCallRecord,
+    Claim, MessageRow, NewMessage, RunEnd, RunFinished, RunRow, RunStatus, SessionRow, Started,
+    StoreError, ToolCallRecord,
 };
 
 /// Most characters of one tool result kept in the transcript.
@@ -30,13 +30,40 @@ const MAX_TOKENS: u32 = 4096;
 /// Run `run_id` to its end (`row`: its row, if the caller has it; else it is read).
 /// Errors are logged and recorded on the run; never panics.
 pub async fn execute(rt: Arc<Runtime>, run_id: String, row: Option<RunRow>) {
-    match execute_inner(&rt, &run_id, row).await {
+    let ended = execute_inner(&rt, &run_id, row).await;
+    after(&rt, &run_id, ended).await;
+}
+
+/// Run a run that was started in the transaction that accepted its message (see
+/// `dispatch`): `setup` and `active` are what it was started with, `started` what its
+/// start found.
+pub async fn execute_started(
+    rt: Arc<Runtime>,
+    run: RunRow,
+    session: SessionRow,
+    setup: Setup,
+    active: Activation,
+    started: Started,
+) {
+    let run_id = run.id.clone();
+    let ended = run_started(&rt, run, &session, setup, active, started).await;
+    after(&rt, &run_id, ended).await;
+}
+
+/// After a run: its announce, the session's waiting messages, or the record of a store
+/// error that stopped it.
+async fn after(
+    rt: &Arc<Runtime>,
+    run_id: &str,
+    ended: Result<Option<(RunRow, RunFinished)>, StoreError>,
+) {
+    match ended {
         Ok(Some((run, finished))) => {
             if finished.announce {
-                crate::subagents::announce::schedule(&rt, &run.id);
+                crate::subagents::announce::schedule(rt, &run.id);
             }
             if let Err(e) =
-                dispatch::after_run(&rt, &run.session_key, &run.agent_id, finished.waiting).await
+                dispatch::after_run(rt, &run.session_key, &run.agent_id, finished.waiting).await
             {
                 tracing::error!(run_id, error = %e, "cannot schedule waiting messages");
             }
@@ -48,9 +75,9 @@ pub async fn execute(rt: Arc<Runtime>, run_id: String, row: Option<RunRow>) {
                 deliver: Some(format!("⚠️ Internal error, the run was stopped: {e}")),
                 ..RunEnd::bare(RunStatus::Failed, Some(e.to_string()))
             };
-            if let Ok(f) = rt.store.finish_run(&run_id, &end).await {
+            if let Ok(f) = rt.store.finish_run(run_id, &end).await {
                 if f.announce {
-                    crate::subagents::announce::schedule(&rt, &run_id);
+                    crate::subagents::announce::schedule(rt, run_id);
                 }
             }
             rt.outbox_wake.notify_one();
@@ -76,15 +103,64 @@ struct Progress {
     claimed: Vec<i64>,
 }
 
-struct ClearActive<'a> {
-    rt: &'a Runtime,
-    key: String,
-    run_id: String,
+/// What a run is set up with before it starts: the config in force, its agent's entry and
+/// its model.
+pub struct Setup {
+    cfg: Arc<Config>,
+    agent: Option<AgentEntry>,
+    model: Result<ResolvedModel, ModelError>,
 }
 
-impl Drop for ClearActive<'_> {
+impl Setup {
+    /// For a run of `agent_id`, with `model` if the run names one (else the agent's or the
+    /// default model).
+    pub fn new(rt: &Runtime, agent_id: &str, model: Option<&str>) -> Setup {
+        let cfg = rt.config();
+        let agent = routing::agent_entry(&cfg, agent_id);
+        let reference = model.map(str::to_string).or_else(|| {
+            models::default_reference(
+                &cfg,
+                agent.as_ref().and_then(|a| a.model.as_deref()),
+                &rt.env_keys,
+            )
+        });
+        let model = models::resolve(&cfg, reference.as_deref(), &rt.http, &rt.env_keys);
+        Setup { cfg, agent, model }
+    }
+
+    /// The model reference recorded when the run starts.
+    pub fn model_reference(&self) -> Option<&str> {
+        self.model.as_ref().ok().map(|m| m.reference.as_str())
+    }
+}
+
+/// A run made the active run of its session (what `/stop` and the busy-session modes
+/// look at); it stops being that when this is dropped.
+pub struct Activation {
+    rt: Arc<Runtime>,
+    key: String,
+    active: ActiveRun,
+}
+
+impl Activation {
+    pub fn new(rt: &Arc<Runtime>, session_key: &str, run_id: &str) -> Activation {
+        let active = ActiveRun {
+            run_id: run_id.to_string(),
+            cancel: rt.shutdown.child_token(),
+            reason: Arc::new(Mutex::new(None)),
+        };
+        rt.set_active(session_key, active.clone());
+        Activation {
+            rt: rt.clone(),
+            key: session_key.to_string(),
+            active,
+        }
+    }
+}
+
+impl Drop for Activation {
     fn drop(&mut self) {
-        self.rt.clear_active(&self.key, &self.run_id);
+        self.rt.clear_active(&self.key, &self.active.run_id);
     }
 }
 
@@ -105,33 +181,12 @@ async fn execute_inner(
     if run.status.is_terminal() {
         return Ok(None);
     }
-    let cfg = rt.config();
-    let is_subagent = run.lane == crate::queue::SUBAGENT;
     let session = rt
         .store
         .ensure_session(&run.session_key, &run.agent_id, None)
         .await?;
-    let active = ActiveRun {
-        run_id: run.id.clone(),
-        cancel: rt.shutdown.child_token(),
-        reason: Arc::new(Mutex::new(None)),
-    };
-    rt.set_active(&run.session_key, active.clone());
-    let _clear = ClearActive {
-        rt,
-        key: run.session_key.clone(),
-        run_id: run.id.clone(),
-    };
-
-    let agent = routing::agent_entry(&cfg, &run.agent_id);
-    let model_ref = run.model.clone().or_else(|| {
-        models::default_reference(
-            &cfg,
-            agent.as_ref().and_then(|a| a.model.as_deref()),
-            &rt.env_keys,
-        )
-    });
-    let model = models::resolve(&cfg, model_ref.as_deref(), &rt.http, &rt.env_keys);
+    let active = Activation::new(rt, &run.session_key, &run.id);
+    let setup = Setup::new(rt, &run.agent_id, run.model.as_deref());
     // A run that was already running when the process stopped claimed its messages then;
     // resuming it must not take more (they belong to the runs queued behind it).
     let resuming = run.status == RunStatus::Running;
@@ -143,16 +198,13 @@ async fn execute_inner(
     } else {
         Claim::Oldest
     });
-    let Some(Started {
-        claimed,
-        transcript: rows,
-    }) = rt
+    let Some(started) = rt
         .store
         .start_run(
             run_id,
             &run.session_key,
             &session.id,
-            model.as_ref().ok().map(|m| m.reference.as_str()),
+            setup.model_reference(),
             claim,
         )
         .await?
@@ -160,7 +212,27 @@ async fn execute_inner(
         tracing::info!(run_id, "run ended before it started (stopped while queued)");
         return Ok(None);
     };
+    run_started(rt, run, &session, setup, active, started).await
+}
+
+/// The run from its start on: the loop, then its end.
+async fn run_started(
+    rt: &Arc<Runtime>,
+    run: RunRow,
+    session: &SessionRow,
+    setup: Setup,
+    activation: Activation,
+    started: Started,
+) -> Result<Option<(RunRow, RunFinished)>, StoreError> {
+    let run_id = run.id.as_str();
     rt.emit(json!({"type": "run.started", "runId": run_id, "sessionKey": run.session_key}));
+    let Started {
+        claimed,
+        transcript: rows,
+    } = started;
+    let Setup { cfg, agent, model } = setup;
+    let active = &activation.active;
+    let is_subagent = run.lane == crate::queue::SUBAGENT;
 
     let mut progress = Progress::default();
     progress.claimed.extend(claimed.iter().map(|c| c.id));

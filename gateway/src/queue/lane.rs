@@ -86,6 +86,32 @@ impl Lane {
         self.pump();
     }
 
+    /// Take a slot for a job of `session_key` now, if the lane would start one at once:
+    /// open, under its cap, and no job of the session running or queued. (Every queued job
+    /// then waits for its own session, so taking the slot jumps no one.) The job given to
+    /// [`Slot::run`] holds it; dropping the slot unused frees it.
+    pub fn try_start(self: &Arc<Self>, session_key: &str) -> Option<Slot> {
+        {
+            let mut st = self.lock();
+            if st.closed
+                || st.active >= st.cap
+                || st.busy_sessions.contains(session_key)
+                || st.queue.iter().any(|q| q.job.session_key == session_key)
+            {
+                return None;
+            }
+            st.active += 1;
+            st.started_total += 1;
+            st.busy_sessions.insert(session_key.to_string());
+        }
+        Some(Slot {
+            guard: SlotGuard {
+                lane: self.clone(),
+                session_key: session_key.to_string(),
+            },
+        })
+    }
+
     /// Change the cap. A smaller cap lets running jobs finish; a larger one starts more.
     pub fn resize(self: &Arc<Self>, cap: usize) {
         self.lock().cap = cap.max(1);
@@ -202,6 +228,24 @@ impl Lane {
     }
 }
 
+/// A lane slot taken by [`Lane::try_start`] for one session.
+pub struct Slot {
+    guard: SlotGuard,
+}
+
+impl Slot {
+    /// Run `work` in the slot, owned by the lane's tracker like any job; the slot is freed
+    /// when it ends.
+    pub fn run(self, work: impl std::future::Future<Output = ()> + Send + 'static) {
+        let tracker = self.guard.lane.tracker.clone();
+        let guard = self.guard;
+        tracker.spawn(async move {
+            let _guard = guard;
+            work.await;
+        });
+    }
+}
+
 struct SlotGuard {
     lane: Arc<Lane>,
     session_key: String,
@@ -289,6 +333,43 @@ mod tests {
         gate.cancel();
         lane.wait_idle().await;
         assert_eq!(lane.stats().completed_total, 4);
+    }
+
+    #[tokio::test]
+    async fn try_start_takes_a_free_slot_and_never_jumps_the_queue() {
+        let lane = Lane::new("main", 2);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let gate = Arc::new(Notify::new());
+        let a = lane.try_start("a").expect("a free slot");
+        // The session is busy while the slot is held: its jobs queue behind it.
+        assert!(lane.try_start("a").is_none());
+        lane.enqueue(job("a", 1, tx.clone(), gate.clone()));
+        assert_eq!(lane.stats().depth, 1);
+        let b = lane.try_start("b").expect("the second slot");
+        assert!(lane.try_start("c").is_none(), "over the cap");
+        assert_eq!(lane.stats().active, 2);
+        // Dropping a slot unused frees it, and the queued job of its session starts.
+        drop(a);
+        assert_eq!(rx.recv().await, Some((1, "start")));
+        // Running work in a slot holds it until the work ends.
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+        b.run(async move {
+            let _ = done_rx.await;
+        });
+        tokio::task::yield_now().await;
+        assert_eq!(lane.stats().active, 2);
+        assert!(lane.try_start("b").is_none());
+        let _ = done_tx.send(());
+        gate.notify_one();
+        lane.wait_idle().await;
+        let s = lane.stats();
+        assert_eq!((s.started_total, s.completed_total), (3, 3));
+        assert!(lane.try_start("b").is_some());
+        lane.close();
+        assert!(
+            lane.try_start("d").is_none(),
+            "a closed lane starts nothing"
+        );
     }
 
     #[tokio::test]

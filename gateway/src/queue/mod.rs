@@ -9,7 +9,7 @@ mod lane;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub use lane::{Job, Lane, LaneStats};
+pub use lane::{Job, Lane, LaneStats, Slot};
 
 pub const MAIN: &str = "main";
 pub const SUBAGENT: &str = "subagent";

@@ -4,7 +4,11 @@
 use sqlx::Row;
 use switchboard_channels::Origin;
 
-use super::runs::{queued_row, NewRun, RunRow};
+use sqlx::sqlite::SqliteRow;
+
+use super::runs::{
+    queued_row, start_args, start_sql, NewRun, RunRow, RunStatus, StartRun, Started,
+};
 use super::writer::{script, Args, Script};
 use super::{from_json, now_ms, to_json, Result, Store};
 
@@ -151,64 +155,130 @@ impl Store {
     }
 }
 
-/// `changes()` is the count of the statement just before: the message is queued only if
-/// its id was new (or it has none), the run only if the message was.
-static ACCEPT: Script = script!(
-    "INSERT INTO inbound_seen (channel, message_id, seen_at) SELECT ?, ?, ? WHERE ? IS NOT NULL
-         ON CONFLICT DO NOTHING;
-     INSERT INTO inbox (session_key, origin, sender_id, text, created_at)
-         SELECT ?, ?, ?, ?, ? WHERE ? IS NULL OR changes() = 1
-         RETURNING 'inbox' AS part, id;
-     INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin, model, timeout_ms, created_at)
-         SELECT ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ? WHERE ? AND changes() = 1;"
-);
+/// Accepting a message. `changes()` is the count of the statement just before: the
+/// message is queued only if its id was new (or it has none), the run only if the message
+/// was. (A macro, so the accept-and-start script can repeat it.)
+macro_rules! accept_sql {
+    () => {
+        "INSERT INTO inbound_seen (channel, message_id, seen_at) SELECT ?, ?, ? WHERE ? IS NOT NULL
+             ON CONFLICT DO NOTHING;
+         INSERT INTO inbox (session_key, origin, sender_id, text, created_at)
+             SELECT ?, ?, ?, ?, ? WHERE ? IS NULL OR changes() = 1
+             RETURNING 'inbox' AS part, id;
+         INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin, model, timeout_ms, created_at)
+             SELECT ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ? WHERE ? AND changes() = 1;\n"
+    };
+}
+
+static ACCEPT: Script = script!(accept_sql!());
+
+/// Accepting a message with a run that starts at once: the accept, then the start (which
+/// finds the run queued only if the accept inserted it).
+static ACCEPT_START: Script = script!(concat!(accept_sql!(), start_sql!()));
+
+/// A message to accept (see [`Store::accept_message`]).
+pub struct NewInbound<'a> {
+    pub session_key: &'a str,
+    pub origin: &'a Origin,
+    pub sender_id: &'a str,
+    pub text: &'a str,
+    /// The platform's message id, for dedupe.
+    pub message_id: Option<&'a str>,
+}
+
+/// The binds of `accept_sql!`.
+fn accept_args(m: &NewInbound<'_>, run: Option<&NewRun<'_>>, now: i64) -> Result<Args> {
+    Ok(Args::default()
+        // inbound_seen
+        .bind(m.origin.channel.as_str())
+        .bind(m.message_id)
+        .bind(now)
+        .bind(m.message_id)
+        // inbox
+        .bind(m.session_key)
+        .bind(to_json(m.origin)?)
+        .bind(m.sender_id)
+        .bind(m.text)
+        .bind(now)
+        .bind(m.message_id)
+        // runs
+        .bind(run.map(|r| r.id))
+        .bind(run.map(|r| r.session_key))
+        .bind(run.map(|r| r.session_id))
+        .bind(run.map(|r| r.agent_id))
+        .bind(run.map(|r| r.lane))
+        .bind(run.map(|r| if r.claim_all { "all" } else { "one" }))
+        .bind(run.and_then(|r| r.origin).map(to_json).transpose()?)
+        .bind(run.and_then(|r| r.model))
+        .bind(run.and_then(|r| r.timeout_ms))
+        .bind(now)
+        .bind(run.is_some()))
+}
+
+/// The inbox id a script's `accept_sql!` returned, if it stored the message.
+fn accepted_id(rows: &[SqliteRow]) -> Result<Option<i64>> {
+    for r in rows {
+        if r.try_get::<String, _>("part")? == "inbox" {
+            return Ok(Some(r.try_get("id")?));
+        }
+    }
+    Ok(None)
+}
 
 impl Store {
     /// Accept an inbound message, in one transaction (one script, one round trip): record
-    /// its platform id as taken (with `message_id`), queue it in the inbox and, with
+    /// its platform id as taken (with a `message_id`), queue it in the inbox and, with
     /// `run`, insert the queued run that will take it.
     ///
     /// Returns the inbox id and the run's row; `None` (and nothing stored) when that
     /// platform id was taken before.
     pub async fn accept_message(
         &self,
-        session_key: &str,
-        origin: &Origin,
-        sender_id: &str,
-        text: &str,
-        message_id: Option<&str>,
+        m: &NewInbound<'_>,
         run: Option<&NewRun<'_>>,
     ) -> Result<Option<(i64, Option<RunRow>)>> {
+        let rows = self
+            .conns
+            .write(&ACCEPT, accept_args(m, run, now_ms())?)
+            .await?;
+        Ok(accepted_id(&rows)?.map(|id| (id, run.map(queued_row))))
+    }
+
+    /// [`Store::accept_message`] with a run that starts at once, in the same transaction
+    /// (see [`Store::start_run`]; `model` is the model it starts with unless `run` names
+    /// one): for a session that nothing runs for, whose lane has a free slot.
+    ///
+    /// Returns the inbox id, the run's row (running) and what its start found; `None` (and
+    /// nothing stored) when that platform id was taken before.
+    pub async fn accept_and_start(
+        &self,
+        m: &NewInbound<'_>,
+        run: &NewRun<'_>,
+        model: Option<&str>,
+    ) -> Result<Option<(i64, RunRow, Started)>> {
         let now = now_ms();
-        let args = Args::default()
-            // inbound_seen
-            .bind(origin.channel.as_str())
-            .bind(message_id)
-            .bind(now)
-            .bind(message_id)
-            // inbox
-            .bind(session_key)
-            .bind(to_json(origin)?)
-            .bind(sender_id)
-            .bind(text)
-            .bind(now)
-            .bind(message_id)
-            // runs
-            .bind(run.map(|r| r.id))
-            .bind(run.map(|r| r.session_key))
-            .bind(run.map(|r| r.session_id))
-            .bind(run.map(|r| r.agent_id))
-            .bind(run.map(|r| r.lane))
-            .bind(run.map(|r| if r.claim_all { "all" } else { "one" }))
-            .bind(run.and_then(|r| r.origin).map(to_json).transpose()?)
-            .bind(run.and_then(|r| r.model))
-            .bind(run.and_then(|r| r.timeout_ms))
-            .bind(now)
-            .bind(run.is_some());
-        let rows = self.conns.write(&ACCEPT, args).await?;
-        let Some(r) = rows.first() else {
+        let claim = if run.claim_all {
+            Claim::All
+        } else {
+            Claim::Oldest
+        };
+        let start = StartRun {
+            id: run.id,
+            session_key: run.session_key,
+            session_id: run.session_id,
+            model,
+            claim: Some(claim),
+            cached: self.transcripts.get(run.session_id),
+        };
+        let args = start_args(accept_args(m, Some(run), now)?, &start, now);
+        let rows = self.conns.write(&ACCEPT_START, args).await?;
+        let (Some(id), Some(started)) = (accepted_id(&rows)?, self.started(&start, &rows)?) else {
             return Ok(None);
         };
-        Ok(Some((r.try_get("id")?, run.map(queued_row))))
+        let mut row = queued_row(run);
+        row.status = RunStatus::Running;
+        row.started_at = Some(now);
+        row.model = row.model.or(model.map(str::to_string));
+        Ok(Some((id, row, started)))
     }
 }

@@ -12,6 +12,7 @@ mod outbox;
 mod runs;
 mod sessions;
 mod subagents;
+mod transcripts;
 mod writer;
 
 use std::str::FromStr;
@@ -23,7 +24,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use conns::Conns;
 
 pub use channels::{Pairing, PairingRow};
-pub use inbox::{Claim, InboxItem};
+pub use inbox::{Claim, InboxItem, NewInbound};
 pub use messages::{MessageRow, NewMessage, Role, ToolCallRecord};
 pub use outbox::OutboxRow;
 pub use runs::{NewRun, RunEnd, RunFinished, RunRow, RunStatus, Started};
@@ -62,6 +63,7 @@ pub type Result<T> = std::result::Result<T, StoreError>;
 pub struct Store {
     conns: Arc<Conns>,
     sessions: sessions::SessionCache,
+    transcripts: transcripts::TranscriptCache,
 }
 
 impl Store {
@@ -83,11 +85,16 @@ impl Store {
             .busy_timeout(Duration::from_secs(10))
             // Room for the group-commit writer's chunked scripts (see `writer`).
             .statement_cache_capacity(256)
+            // A chunk's rows (transcripts of up to 16 starts) are sent by the connection's
+            // thread as it steps; with sqlx's default of 50 it waits for the writer task to
+            // take them, which under load sits in the runtime's queue.
+            .row_buffer_size(4096)
             .foreign_keys(true);
         let conns = Conns::open(&opts, true, migrate).await?;
         Ok(Store {
             conns,
             sessions: Default::default(),
+            transcripts: Default::default(),
         })
     }
 
@@ -99,6 +106,7 @@ impl Store {
         Ok(Store {
             conns,
             sessions: Default::default(),
+            transcripts: Default::default(),
         })
     }
 

@@ -1,7 +1,10 @@
 //! Runs: one agent turn (or sub-agent run) each, with its lifecycle and usage.
 //! Ending a run and queueing its reply in the outbox happen in one transaction.
 
+use std::sync::Arc;
+
 use serde::Serialize;
+use sqlx::sqlite::SqliteRow;
 use sqlx::Row;
 use switchboard_channels::Origin;
 
@@ -247,20 +250,123 @@ static FINISH: Script = script!(
 );
 
 /// Starting a run: every statement after the UPDATE acts only if it started the run
-/// (after it, the run is `running` exactly when it was queued or running before).
-static START: Script = script!(
-    "UPDATE runs SET status = 'running', started_at = ?, session_id = ?, model = COALESCE(model, ?)
-         WHERE id = ? AND status IN ('queued', 'running')
-         RETURNING 'started' AS part;
-     INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id, origin, sender_id)
-         SELECT ?, ?, 'user', text, ?, id, origin, sender_id FROM inbox
-         WHERE session_key = ? AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND status = 'running')
-         ORDER BY id LIMIT ?
-         RETURNING 'claimed' AS part, inbox_id, origin, sender_id, content;
-     SELECT 'transcript' AS part, * FROM messages
-         WHERE session_id = ? AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND status = 'running')
-         ORDER BY seq;"
-);
+/// (after it, the run is `running` exactly when it was queued or running before). (A
+/// macro, so the accept-and-start script can repeat it.)
+macro_rules! start_sql {
+    () => {
+        "UPDATE runs SET status = 'running', started_at = ?, session_id = ?, model = COALESCE(model, ?)
+             WHERE id = ? AND status IN ('queued', 'running')
+             RETURNING 'started' AS part;
+         INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id, origin, sender_id)
+             SELECT ?, ?, 'user', text, ?, id, origin, sender_id FROM inbox
+             WHERE session_key = ? AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND status = 'running')
+             ORDER BY id LIMIT ?
+             RETURNING 'claimed' AS part, inbox_id, origin, sender_id, content;
+         SELECT 'transcript' AS part, * FROM messages
+             WHERE session_id = ? AND seq > ?
+                 AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND status = 'running')
+             ORDER BY seq;\n"
+    };
+}
+pub(super) use start_sql;
+
+static START: Script = script!(start_sql!());
+
+/// A run's start, as `start_sql!` takes it.
+pub(super) struct StartRun<'a> {
+    pub(super) id: &'a str,
+    pub(super) session_key: &'a str,
+    pub(super) session_id: &'a str,
+    pub(super) model: Option<&'a str>,
+    pub(super) claim: Option<Claim>,
+    /// The session's transcript as cached: the start reads the messages after it.
+    pub(super) cached: Arc<Vec<MessageRow>>,
+}
+
+/// The binds of `start_sql!` for `run`, after `args`.
+pub(super) fn start_args(args: Args, run: &StartRun<'_>, now: i64) -> Args {
+    let StartRun {
+        id,
+        session_key,
+        session_id,
+        model,
+        claim,
+        ..
+    } = *run;
+    let limit: i64 = match claim {
+        Some(Claim::All) => -1,
+        Some(Claim::Oldest) => 1,
+        None => 0,
+    };
+    args
+        // UPDATE
+        .bind(now)
+        .bind(session_id)
+        .bind(model)
+        .bind(id)
+        // INSERT … SELECT (the claim)
+        .bind(session_id)
+        .bind(id)
+        .bind(now)
+        .bind(session_key)
+        .bind(id)
+        .bind(limit)
+        // SELECT (the transcript past the cached part)
+        .bind(session_id)
+        .bind(run.cached.last().map_or(0, |m| m.seq))
+        .bind(id)
+}
+
+impl Store {
+    /// What the script's `start_sql!` for `run` found (`None` if it did not start it),
+    /// with the whole transcript: the cached part, then what the script read, which is
+    /// cached in turn.
+    pub(super) fn started(
+        &self,
+        run: &StartRun<'_>,
+        rows: &[SqliteRow],
+    ) -> Result<Option<Started>> {
+        let Some(mut started) = parse_started(rows)? else {
+            return Ok(None);
+        };
+        if !run.cached.is_empty() {
+            let read = std::mem::take(&mut started.transcript);
+            started.transcript = Vec::with_capacity(run.cached.len() + read.len());
+            started.transcript.extend(run.cached.iter().cloned());
+            started.transcript.extend(read);
+        }
+        self.transcripts
+            .put(run.session_id, started.transcript.clone());
+        Ok(Some(started))
+    }
+}
+
+/// What a script's `start_sql!` found; `None` if it did not start the run.
+fn parse_started(rows: &[SqliteRow]) -> Result<Option<Started>> {
+    let mut started = None;
+    for r in rows {
+        let part: String = r.try_get("part")?;
+        match part.as_str() {
+            "started" => {
+                started.get_or_insert_with(Started::default);
+            }
+            "claimed" => started
+                .get_or_insert_with(Started::default)
+                .claimed
+                .push(row_to_claimed(r)?),
+            "transcript" => started
+                .get_or_insert_with(Started::default)
+                .transcript
+                .push(row_to_message(r)?),
+            _ => {}
+        }
+    }
+    if let Some(s) = &mut started {
+        // RETURNING comes in no promised order.
+        s.claimed.sort_by_key(|i| i.id);
+    }
+    Ok(started)
+}
 
 impl Store {
     /// Insert a queued run; returns its row (`created_at` read from the clock again).
@@ -371,44 +477,19 @@ impl Store {
         model: Option<&str>,
         claim: Option<Claim>,
     ) -> Result<Option<Started>> {
-        let limit: i64 = match claim {
-            Some(Claim::All) => -1,
-            Some(Claim::Oldest) => 1,
-            None => 0,
+        let run = StartRun {
+            id,
+            session_key,
+            session_id,
+            model,
+            claim,
+            cached: self.transcripts.get(session_id),
         };
-        let now = now_ms();
-        let args = Args::default()
-            // UPDATE
-            .bind(now)
-            .bind(session_id)
-            .bind(model)
-            .bind(id)
-            // INSERT … SELECT (the claim)
-            .bind(session_id)
-            .bind(id)
-            .bind(now)
-            .bind(session_key)
-            .bind(id)
-            .bind(limit)
-            // SELECT (the transcript)
-            .bind(session_id)
-            .bind(id);
-        let rows = self.conns.write(&START, args).await?;
-        let mut started = None;
-        for r in &rows {
-            let part: String = r.try_get("part")?;
-            let s = started.get_or_insert_with(Started::default);
-            match part.as_str() {
-                "started" => {}
-                "claimed" => s.claimed.push(row_to_claimed(r)?),
-                _ => s.transcript.push(row_to_message(r)?),
-            }
-        }
-        if let Some(s) = &mut started {
-            // RETURNING comes in no promised order.
-            s.claimed.sort_by_key(|i| i.id);
-        }
-        Ok(started)
+        let rows = self
+            .conns
+            .write(&START, start_args(Args::default(), &run, now_ms()))
+            .await?;
+        self.started(&run, &rows)
     }
 
     /// Runs that were queued or running when the process stopped.

@@ -7,7 +7,8 @@ use sqlx::Row;
 use switchboard_channels::Origin;
 use uuid::Uuid;
 
-use super::{from_json, now_ms, to_json, Result, Store};
+use super::writer::{script, Args, Script};
+use super::{from_json, now_ms, to_json, Result, Store, StoreError};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRow {
@@ -35,14 +36,26 @@ fn row_to_session(r: &sqlx::sqlite::SqliteRow) -> Result<SessionRow> {
     })
 }
 
+/// The active session of a key: inserted if there is none, else its origin updated if a
+/// different one is given (`changes()`: only if nothing was inserted), then read.
+static ENSURE: Script = script!(
+    "INSERT INTO sessions (id, key, agent_id, origin, status, created_at, updated_at)
+         SELECT ?, ?, ?, ?, 'active', ?, ?
+         WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE key = ? AND status = 'active');
+     UPDATE sessions SET origin = ?, updated_at = ?
+         WHERE changes() = 0 AND key = ? AND status = 'active' AND ? AND origin IS NOT ?;
+     SELECT 'session' AS part, * FROM sessions WHERE key = ? AND status = 'active';"
+);
+
 impl Store {
     /// The active session for `key`, created if there is none. `origin`, when given and
     /// different from the stored one, becomes the session's last-known origin.
     ///
     /// Active sessions are cached: a hit with the same origin costs no database round trip.
-    /// The cache is filled while the write transaction still holds the writer, and every
-    /// archive drops the key before its own transaction commits, so a stale (archived) row
-    /// is never served.
+    /// A miss is one script through the group-commit writer. Every archive drops the key
+    /// from the cache before its own transaction commits, and a row read before such a drop
+    /// is not cached (see [`SessionCache::put_unless_forgotten`]), so a stale (archived)
+    /// row is never served.
     pub async fn ensure_session(
         &self,
         key: &str,
@@ -55,59 +68,33 @@ impl Store {
             }
         }
         let now = now_ms();
-        let origin_json = origin.map(to_json).transpose()?;
-        let mut w = self.writer().await;
-        let mut tx = super::begin_write(&mut w).await?;
-        let existing = sqlx::query("SELECT * FROM sessions WHERE key = ? AND status = 'active'")
+        let args = Args::default()
+            // INSERT
+            .bind(Uuid::new_v4().to_string())
             .bind(key)
-            .fetch_optional(&mut *tx)
-            .await?;
-        let row = match existing {
-            Some(r) => {
-                let mut s = row_to_session(&r)?;
-                if let Some(o) = origin_json.as_ref().filter(|_| s.origin.as_ref() != origin) {
-                    sqlx::query("UPDATE sessions SET origin = ?, updated_at = ? WHERE id = ?")
-                        .bind(o)
-                        .bind(now)
-                        .bind(&s.id)
-                        .execute(&mut *tx)
-                        .await?;
-                    s.origin = origin.cloned();
-                    s.updated_at = now;
-                }
-                s
-            }
-            None => {
-                let id = Uuid::new_v4().to_string();
-                sqlx::query(
-                    "INSERT INTO sessions (id, key, agent_id, origin, status, created_at, updated_at)
-                     VALUES (?, ?, ?, ?, 'active', ?, ?)",
-                )
-                .bind(&id)
-                .bind(key)
-                .bind(agent_id)
-                .bind(&origin_json)
-                .bind(now)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-                SessionRow {
-                    id,
-                    key: key.to_string(),
-                    agent_id: agent_id.to_string(),
-                    origin: origin.cloned(),
-                    status: "active".into(),
-                    created_at: now,
-                    updated_at: now,
-                    archived_at: None,
-                }
-            }
-        };
-        self.sessions.put(row.clone());
-        if let Err(e) = tx.commit().await {
-            self.sessions.forget(key);
-            return Err(e.into());
-        }
+            .bind(agent_id)
+            .bind(origin.map(to_json).transpose()?)
+            .bind(now)
+            .bind(now)
+            .bind(key)
+            // UPDATE
+            .bind(origin.map(to_json).transpose()?)
+            .bind(now)
+            .bind(key)
+            .bind(origin.is_some())
+            .bind(origin.map(to_json).transpose()?)
+            // SELECT
+            .bind(key);
+        let forgotten = self.sessions.forgotten();
+        let rows = self.conns.write(&ENSURE, args).await?;
+        let row = rows
+            .first()
+            .map(row_to_session)
+            .transpose()?
+            .ok_or_else(|| {
+                StoreError::Corrupt(format!("no active session {key} after ensuring one"))
+            })?;
+        self.sessions.put_unless_forgotten(row.clone(), forgotten);
         Ok(row)
     }
 
@@ -155,8 +142,11 @@ impl Store {
         .bind(key)
         .fetch_optional(&mut *tx)
         .await?;
-        // While the writer is held: no `ensure_session` can cache the row again before commit.
+        // Before the commit: see `ensure_session`.
         self.sessions.forget(key);
+        if let Some(r) = &r {
+            self.transcripts.forget(&r.try_get::<String, _>("id")?);
+        }
         tx.commit().await?;
         r.as_ref().map(row_to_session).transpose()
     }
@@ -190,30 +180,60 @@ impl Store {
 /// Active sessions by key (see [`Store::ensure_session`]). Bounded: when full it is
 /// cleared, and misses go back to the database.
 #[derive(Clone, Default)]
-pub(super) struct SessionCache(Arc<Mutex<HashMap<String, SessionRow>>>);
+pub(super) struct SessionCache(Arc<Mutex<Cached>>);
+
+#[derive(Default)]
+pub(super) struct Cached {
+    rows: HashMap<String, SessionRow>,
+    /// Keys dropped so far (see [`SessionCache::put_unless_forgotten`]).
+    forgotten: u64,
+}
 
 /// Most cached sessions.
 const CACHE_MAX: usize = 10_000;
 
 impl SessionCache {
-    fn map(&self) -> MutexGuard<'_, HashMap<String, SessionRow>> {
+    fn lock(&self) -> MutexGuard<'_, Cached> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn get(&self, key: &str) -> Option<SessionRow> {
-        self.map().get(key).cloned()
+        self.lock().rows.get(key).cloned()
     }
 
+    /// Cache `row`; only while the writer is held, in the transaction that wrote it.
     pub(super) fn put(&self, row: SessionRow) {
-        let mut map = self.map();
-        if map.len() >= CACHE_MAX {
-            map.clear();
+        self.lock().insert(row);
+    }
+
+    /// How many keys were dropped so far; pass it to [`Self::put_unless_forgotten`].
+    fn forgotten(&self) -> u64 {
+        self.lock().forgotten
+    }
+
+    /// Cache `row`, read (committed) after `forgotten` was taken, unless some key was
+    /// dropped since: that drop may have been this row's archive, committed after the row
+    /// was read. (Rare, and a miss only costs a round trip.)
+    fn put_unless_forgotten(&self, row: SessionRow, forgotten: u64) {
+        let mut c = self.lock();
+        if c.forgotten == forgotten {
+            c.insert(row);
         }
-        map.insert(row.key.clone(), row);
     }
 
     /// Drop `key`; called before any change to its active row is committed.
     pub(super) fn forget(&self, key: &str) {
-        self.map().remove(key);
+        let mut c = self.lock();
+        c.rows.remove(key);
+        c.forgotten += 1;
+    }
+}
+
+impl Cached {
+    fn insert(&mut self, row: SessionRow) {
+        if self.rows.len() >= CACHE_MAX {
+            self.rows.clear();
+        }
+        self.rows.insert(row.key.clone(), row);
     }
 }

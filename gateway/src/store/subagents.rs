@@ -357,14 +357,17 @@ impl Store {
         let now = now_ms();
         let mut w = self.writer().await;
         let mut tx = super::begin_write(&mut w).await?;
-        // While the writer is held: no `ensure_session` can cache the row again before commit.
+        // Before the commit: see `ensure_session`.
         self.sessions.forget(session_key);
-        sqlx::query("UPDATE sessions SET status = 'archived', archived_at = ?, updated_at = ? WHERE key = ? AND status = 'active'")
+        let archived: Option<String> = sqlx::query_scalar("UPDATE sessions SET status = 'archived', archived_at = ?, updated_at = ? WHERE key = ? AND status = 'active' RETURNING id")
             .bind(now)
             .bind(now)
             .bind(session_key)
-            .execute(&mut *tx)
+            .fetch_optional(&mut *tx)
             .await?;
+        if let Some(id) = &archived {
+            self.transcripts.forget(id);
+        }
         sqlx::query("UPDATE subagent_runs SET archived_at = ? WHERE child_session_key = ? AND archived_at IS NULL")
             .bind(now)
             .bind(session_key)

@@ -1,4 +1,4 @@
-//! The store's scripts (a turn's three writes) and the group-commit writer that runs them:
+//! The store's scripts (a turn's writes) and the group-commit writer that runs them:
 //! what each statement does or skips, and that a batch answers every caller with exactly
 //! its own rows and commits or fails each script on its own.
 
@@ -76,7 +76,16 @@ async fn accept_message_queues_the_message_and_its_run_once_per_platform_id() {
     let s = store.ensure_session(key, "main", Some(&o)).await.unwrap();
     let new = run("r1", key, &s.id, &o);
     let (inbox_id, row) = store
-        .accept_message(key, &o, "ann", "hello", Some("m-1"), Some(&new))
+        .accept_message(
+            &NewInbound {
+                session_key: key,
+                origin: &o,
+                sender_id: "ann",
+                text: "hello",
+                message_id: Some("m-1"),
+            },
+            Some(&new),
+        )
         .await
         .unwrap()
         .expect("a new id is taken");
@@ -91,7 +100,16 @@ async fn accept_message_queues_the_message_and_its_run_once_per_platform_id() {
     let again = run("r2", key, &s.id, &o);
     assert_eq!(
         store
-            .accept_message(key, &o, "ann", "hello", Some("m-1"), Some(&again))
+            .accept_message(
+                &NewInbound {
+                    session_key: key,
+                    origin: &o,
+                    sender_id: "ann",
+                    text: "hello",
+                    message_id: Some("m-1")
+                },
+                Some(&again)
+            )
             .await
             .unwrap(),
         None
@@ -101,7 +119,16 @@ async fn accept_message_queues_the_message_and_its_run_once_per_platform_id() {
 
     // Without a platform id there is no dedupe; without a run, none is stored.
     let (second, row) = store
-        .accept_message(key, &o, "ann", "hello", None, None)
+        .accept_message(
+            &NewInbound {
+                session_key: key,
+                origin: &o,
+                sender_id: "ann",
+                text: "hello",
+                message_id: None,
+            },
+            None,
+        )
         .await
         .unwrap()
         .unwrap();
@@ -118,7 +145,16 @@ async fn start_run_claims_and_reads_the_transcript_only_for_a_run_still_waiting(
     let s = store.ensure_session(key, "main", Some(&o)).await.unwrap();
     for text in ["one", "two"] {
         store
-            .accept_message(key, &o, "ann", text, None, None)
+            .accept_message(
+                &NewInbound {
+                    session_key: key,
+                    origin: &o,
+                    sender_id: "ann",
+                    text,
+                    message_id: None,
+                },
+                None,
+            )
             .await
             .unwrap();
     }
@@ -161,6 +197,147 @@ async fn start_run_claims_and_reads_the_transcript_only_for_a_run_still_waiting(
 }
 
 #[tokio::test]
+async fn accept_and_start_commits_message_run_and_start_together_once() {
+    let (_d, store) = file_store().await;
+    let o = origin();
+    let key = "agent:main:webchat:direct:chat-1";
+    let s = store.ensure_session(key, "main", Some(&o)).await.unwrap();
+    let msg = |text, id| NewInbound {
+        session_key: key,
+        origin: &o,
+        sender_id: "ann",
+        text,
+        message_id: id,
+    };
+    // A message that waited already is claimed with the new one, oldest first.
+    store
+        .accept_message(&msg("earlier", None), None)
+        .await
+        .unwrap();
+    let (inbox_id, row, started) = store
+        .accept_and_start(
+            &msg("hello", Some("m-1")),
+            &run("r1", key, &s.id, &o),
+            Some("p/m"),
+        )
+        .await
+        .unwrap()
+        .expect("a new message");
+    assert_eq!(row.status, RunStatus::Running);
+    assert_eq!(row.model.as_deref(), Some("p/m"));
+    let texts: Vec<_> = started.claimed.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(texts, ["earlier", "hello"]);
+    assert_eq!(started.claimed[1].id, inbox_id);
+    let transcript: Vec<_> = started
+        .transcript
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(transcript, ["earlier", "hello"]);
+    assert_eq!(store.inbox_len(key).await.unwrap(), 0);
+    let stored = store.get_run("r1").await.unwrap().unwrap();
+    assert_eq!(
+        (
+            stored.status,
+            stored.model.as_deref(),
+            stored.started_at.is_some()
+        ),
+        (RunStatus::Running, Some("p/m"), true)
+    );
+
+    // The same platform message again: nothing stored, no run.
+    assert_eq!(
+        store
+            .accept_and_start(&msg("hello", Some("m-1")), &run("r2", key, &s.id, &o), None)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.get_run("r2").await.unwrap(), None);
+    assert_eq!(store.inbox_len(key).await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn a_start_reads_what_was_added_since_the_cached_transcript() {
+    let (_d, store) = file_store().await;
+    let o = origin();
+    let key = "agent:main:webchat:direct:chat-1";
+    let s = store.ensure_session(key, "main", Some(&o)).await.unwrap();
+    let msg = |text| NewInbound {
+        session_key: key,
+        origin: &o,
+        sender_id: "ann",
+        text,
+        message_id: None,
+    };
+    let end = RunEnd::bare(RunStatus::Succeeded, None);
+    for (i, text) in ["one", "two", "three"].into_iter().enumerate() {
+        let id = format!("r{i}");
+        let (_, _, started) = store
+            .accept_and_start(&msg(text), &run(&id, key, &s.id, &o), None)
+            .await
+            .unwrap()
+            .unwrap();
+        // Whatever the start got from the cache and the database is the whole transcript.
+        assert_eq!(started.transcript, store.transcript(&s.id).await.unwrap());
+        // Rows added by any other path are read by the next start.
+        store
+            .append_message(
+                &s.id,
+                Some(&id),
+                &NewMessage::assistant(format!("tool step {i}"), Vec::new()),
+            )
+            .await
+            .unwrap();
+        let answer = NewMessage::assistant(format!("answer {i}"), Vec::new());
+        store
+            .finish_run_with(&id, &end, Some((&s.id, &answer)))
+            .await
+            .unwrap();
+    }
+    // A queued run's start (not the accept path) reads the same way.
+    store.accept_message(&msg("four"), None).await.unwrap();
+    store.create_run(&run("r9", key, &s.id, &o)).await.unwrap();
+    let started = store
+        .start_run("r9", key, &s.id, None, Some(Claim::All))
+        .await
+        .unwrap()
+        .unwrap();
+    let full = store.transcript(&s.id).await.unwrap();
+    assert_eq!(full.len(), 10);
+    assert_eq!(started.transcript, full);
+}
+
+#[tokio::test]
+async fn ensure_session_creates_updates_the_origin_and_follows_an_archive() {
+    let (_d, store) = file_store().await;
+    let o = origin();
+    let key = "agent:main:webchat:direct:chat-1";
+    let first = store.ensure_session(key, "main", None).await.unwrap();
+    assert_eq!(
+        (first.origin.as_ref(), first.status.as_str()),
+        (None, "active")
+    );
+    // Same key: the same session; a new origin is recorded on it.
+    let again = store.ensure_session(key, "main", Some(&o)).await.unwrap();
+    assert_eq!(again.id, first.id);
+    assert_eq!(again.origin.as_ref(), Some(&o));
+    assert_eq!(
+        store.active_session(key).await.unwrap().unwrap().origin,
+        Some(o.clone())
+    );
+    // Many at once for a new key: one session.
+    let all = join_all((0..8).map(|_| store.ensure_session("agent:main:x", "main", None))).await;
+    let ids: std::collections::HashSet<_> = all.into_iter().map(|s| s.unwrap().id).collect();
+    assert_eq!(ids.len(), 1);
+    // After an archive the key gets a new session, never the cached old one.
+    store.archive_session(key).await.unwrap().expect("archived");
+    let next = store.ensure_session(key, "main", Some(&o)).await.unwrap();
+    assert_ne!(next.id, first.id);
+    assert_eq!(next.status, "active");
+}
+
+#[tokio::test]
 async fn finish_run_stores_the_answer_queues_the_reply_and_counts_what_waits() {
     let (_d, store) = file_store().await;
     let o = origin();
@@ -168,7 +345,16 @@ async fn finish_run_stores_the_answer_queues_the_reply_and_counts_what_waits() {
     let s = store.ensure_session(key, "main", Some(&o)).await.unwrap();
     store.create_run(&run("r1", key, &s.id, &o)).await.unwrap();
     store
-        .accept_message(key, &o, "ann", "later", None, None)
+        .accept_message(
+            &NewInbound {
+                session_key: key,
+                origin: &o,
+                sender_id: "ann",
+                text: "later",
+                message_id: None,
+            },
+            None,
+        )
         .await
         .unwrap();
     let end = RunEnd {
@@ -253,7 +439,16 @@ async fn a_batch_answers_each_caller_with_its_own_rows() {
         async move {
             let key = format!("agent:main:k{}", i % 5);
             store
-                .accept_message(&key, o, "ann", text, None, None)
+                .accept_message(
+                    &NewInbound {
+                        session_key: &key,
+                        origin: o,
+                        sender_id: "ann",
+                        text,
+                        message_id: None,
+                    },
+                    None,
+                )
                 .await
                 .unwrap()
                 .unwrap()
@@ -317,7 +512,16 @@ async fn a_failing_script_in_a_batch_fails_alone() {
         let (store, o) = (&store, &o);
         async move {
             store
-                .accept_message(key, o, "ann", id, None, Some(&new))
+                .accept_message(
+                    &NewInbound {
+                        session_key: key,
+                        origin: o,
+                        sender_id: "ann",
+                        text: id,
+                        message_id: None,
+                    },
+                    Some(&new),
+                )
                 .await
         }
     }))

@@ -1,4 +1,4 @@
-//! The group-commit writer: the hot writes (a turn's three) as scripts queued to one task
+//! The group-commit writer: the hot writes (a turn's) as scripts queued to one task
 //! that owns their use of the writer connection and commits whatever is queued together.
 //!
 //! Why: every sqlx-sqlite query is a hand-off to the connection's worker thread and back
@@ -77,9 +77,10 @@ impl Script {
     }
 }
 
-/// A [`Script`] from its body, a string literal of `;`-terminated statements.
+/// A [`Script`] from its body: a string literal of `;`-terminated statements (or a macro
+/// call that makes one, e.g. `concat!`).
 macro_rules! script {
-    ($body:literal) => {
+    ($body:expr) => {
         $crate::store::writer::Script {
             solo: concat!("BEGIN IMMEDIATE;\n", $body, "\nCOMMIT;"),
             body: $body,

@@ -10,6 +10,8 @@ use tokio::sync::{broadcast, watch, Notify};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::agent::prompt::{Bootstrap, FRESH_FOR};
+use crate::agent::tools::ToolRegistry;
 use crate::agent::waiters::RunEndHub;
 use crate::config::Config;
 use crate::queue::Lanes;
@@ -69,6 +71,10 @@ pub struct Runtime {
     pub config: watch::Receiver<Arc<Config>>,
     pub http: reqwest::Client,
     pub env_keys: EnvKeys,
+    /// The built-in tools (each run takes those its policy allows).
+    pub tools: ToolRegistry,
+    /// Workspace bootstrap files, as read lately (see `prompt::FRESH_FOR`).
+    pub bootstrap: Bootstrap,
     pub state_dir: PathBuf,
     pub channels: Mutex<HashMap<String, Arc<dyn Channel>>>,
     active: Mutex<HashMap<String, ActiveRun>>,
@@ -106,6 +112,8 @@ impl Runtime {
             config,
             http: reqwest::Client::new(),
             env_keys,
+            tools: ToolRegistry::builtin(),
+            bootstrap: Bootstrap::new(FRESH_FOR),
             state_dir,
             channels: Mutex::new(HashMap::new()),
             active: Mutex::new(HashMap::new()),

@@ -12,7 +12,7 @@ use super::models::{self, ModelError, ResolvedModel};
 use super::provider::{
     complete_with_retry, ChatMessage, ModelRequest, ProviderError, RetryPolicy, ToolSpec, Usage,
 };
-use super::tools::{Tool, ToolContext, ToolError, ToolRegistry};
+use super::tools::{Tool, ToolContext, ToolError};
 use super::{dispatch, prompt, transcript};
 use crate::config::{AgentEntry, Config, QueueMode};
 use crate::routing;
@@ -271,11 +271,11 @@ async fn run_started(
 
     let workspace = routing::workspace_for(&cfg, agent.as_ref(), &rt.state_dir);
     let system = prompt::system_prompt(
-        &workspace,
+        &rt.bootstrap.files(&workspace, is_subagent),
         agent.as_ref().and_then(|a| a.system_prompt.as_deref()),
         is_subagent,
     );
-    let tools = ToolRegistry::builtin().for_run(&cfg.tools, is_subagent);
+    let tools = rt.tools.for_run(&cfg.tools, is_subagent);
     let run_timeout = match run.timeout_ms {
         Some(ms) => Some(Duration::from_millis(ms.max(0) as u64)),
         None if is_subagent => None,
@@ -519,7 +519,7 @@ async fn run_loop(
     mut rows: Vec<MessageRow>,
     progress: &mut Progress,
 ) -> LoopEnd {
-    let specs: Vec<ToolSpec> = ctx.tools.values().map(|t| t.spec()).collect();
+    let specs: Arc<[ToolSpec]> = ctx.tools.values().map(|t| t.spec()).collect();
     let defaults = &ctx.cfg.agents.defaults;
     let policy = RetryPolicy::new(
         ctx.model.max_retries,

@@ -185,7 +185,7 @@ async fn announce_step(rt: &Arc<Runtime>, row: &SubagentRow) -> Result<Step, Sto
         model: model.model_id.clone(),
         system: "You are a sub-agent reporting back to the agent that started you.".into(),
         messages: crate::agent::run::chat_view(&rows),
-        tools: vec![],
+        tools: Default::default(),
         max_tokens: MAX_TOKENS,
     };
     let step_timeout = Duration::from_secs(cfg.agents.defaults.step_timeout_seconds.clamp(1, 1800));

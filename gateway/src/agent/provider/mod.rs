@@ -44,7 +44,8 @@ pub struct ModelRequest {
     pub model: String,
     pub system: String,
     pub messages: Vec<ChatMessage>,
-    pub tools: Vec<ToolSpec>,
+    /// Shared by every model call of a run.
+    pub tools: Arc<[ToolSpec]>,
     pub max_tokens: u32,
 }
 

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use futures::StreamExt;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::sse::SseParser;
@@ -48,27 +49,64 @@ fn wire_message(m: &ChatMessage) -> Value {
     }
 }
 
-fn request_body(req: &ModelRequest) -> Value {
+/// The chat completions request body. Borrowed from the request (no copy of the tool
+/// schemas on every model call).
+#[derive(Serialize)]
+struct WireRequest<'a> {
+    model: &'a str,
+    messages: Vec<Value>,
+    stream: bool,
+    stream_options: StreamOptions,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    r#type: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+fn request_body(req: &ModelRequest) -> WireRequest<'_> {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
     if !req.system.is_empty() {
         messages.push(json!({"role": "system", "content": req.system}));
     }
     messages.extend(req.messages.iter().map(wire_message));
-    let mut body = json!({
-        "model": req.model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-        "max_tokens": req.max_tokens,
-    });
-    if !req.tools.is_empty() {
-        body["tools"] = req
+    WireRequest {
+        model: &req.model,
+        messages,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        max_tokens: req.max_tokens,
+        tools: req
             .tools
             .iter()
-            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
-            .collect();
+            .map(|t| WireTool {
+                r#type: "function",
+                function: WireFunction {
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
+                },
+            })
+            .collect(),
     }
-    body
 }
 
 /// Tool call being assembled from stream deltas, by index.

@@ -80,7 +80,7 @@ mod tests {
             model: "m".into(),
             system: String::new(),
             messages: vec![],
-            tools: vec![],
+            tools: Default::default(),
             max_tokens: 10,
         }
     }

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::models::{self, ModelError, ResolvedModel};
 use super::provider::{
-    complete_with_retry, ChatMessage, ModelRequest, ProviderError, RetryPolicy, ToolSpec, Usage,
+    complete_with_retry, ChatMessage, ModelRequest, ProviderError, RetryPolicy, Usage,
 };
 use super::tools::{Tool, ToolContext, ToolError};
 use super::{dispatch, prompt, transcript};
@@ -519,7 +519,7 @@ async fn run_loop(
     mut rows: Vec<MessageRow>,
     progress: &mut Progress,
 ) -> LoopEnd {
-    let specs: Arc<[ToolSpec]> = ctx.tools.values().map(|t| t.spec()).collect();
+    let specs = ctx.rt.tools.specs(&ctx.tools);
     let defaults = &ctx.cfg.agents.defaults;
     let policy = RetryPolicy::new(
         ctx.model.max_retries,

@@ -3,8 +3,8 @@
 
 mod sessions;
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
@@ -63,12 +63,17 @@ pub trait Tool: Send + Sync {
 /// Every built-in tool, by name.
 pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<dyn Tool>>,
+    /// The specs of each set of tools a run was given (by their names): building the
+    /// JSON schemas was a few percent of the daemon's CPU per turn. Sets are few (one
+    /// per tool policy in force).
+    specs: Mutex<HashMap<Vec<String>, Arc<[ToolSpec]>>>,
 }
 
 impl ToolRegistry {
     pub fn builtin() -> Self {
         let mut r = ToolRegistry {
             tools: BTreeMap::new(),
+            specs: Mutex::default(),
         };
         r.add(Arc::new(sessions::SessionsList));
         r.add(Arc::new(sessions::SessionsHistory));
@@ -85,6 +90,16 @@ impl ToolRegistry {
 
     /// The tools an agent run may use under `cfg`. For sub-agents the session tools are
     /// removed, then `tools.subagents.tools` applies (allow-only if set; deny wins).
+    /// The specs of `tools` (a run's, from [`Self::for_run`]), shared by its model calls.
+    pub fn specs(&self, tools: &BTreeMap<String, Arc<dyn Tool>>) -> Arc<[ToolSpec]> {
+        let names: Vec<String> = tools.keys().cloned().collect();
+        let mut cached = self.specs.lock().unwrap_or_else(|e| e.into_inner());
+        cached
+            .entry(names)
+            .or_insert_with(|| tools.values().map(|t| t.spec()).collect())
+            .clone()
+    }
+
     pub fn for_run(&self, cfg: &ToolsConfig, is_subagent: bool) -> BTreeMap<String, Arc<dyn Tool>> {
         self.tools
             .iter()
@@ -135,6 +150,19 @@ mod tests {
 
     fn names(m: &BTreeMap<String, Arc<dyn Tool>>) -> Vec<&str> {
         m.keys().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn a_tool_set_s_specs_are_built_once() {
+        let reg = ToolRegistry::builtin();
+        let cfg = ToolsConfig::default();
+        let main = reg.for_run(&cfg, false);
+        let a = reg.specs(&main);
+        let b = reg.specs(&reg.for_run(&cfg, false));
+        assert!(Arc::ptr_eq(&a, &b));
+        let names: Vec<&str> = a.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, self::names(&main));
+        assert!(reg.specs(&reg.for_run(&cfg, true)).is_empty());
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use futures::StreamExt;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::sse::SseParser;
 use super::{
@@ -31,21 +31,57 @@ impl OpenAiProvider {
     }
 }
 
-fn wire_message(m: &ChatMessage) -> Value {
-    match m.role {
-        Role::User => json!({"role": "user", "content": m.content}),
-        Role::Assistant => {
-            let mut v = json!({"role": "assistant", "content": m.content});
-            if !m.tool_calls.is_empty() {
-                v["tool_calls"] = m
-                    .tool_calls
-                    .iter()
-                    .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
-                    .collect();
-            }
-            v
-        }
-        Role::Tool => json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}),
+/// One message of the request, borrowed from the model request.
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireCall<'a>>,
+    /// Only on tool results (`null` if the call had no id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<Option<&'a str>>,
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    r#type: &'static str,
+    function: WireCallFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireCallFunction<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+fn wire_message(m: &ChatMessage) -> WireMessage<'_> {
+    let role = match m.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    let tool_calls = match m.role {
+        Role::Assistant => m
+            .tool_calls
+            .iter()
+            .map(|c| WireCall {
+                id: &c.id,
+                r#type: "function",
+                function: WireCallFunction {
+                    name: &c.name,
+                    arguments: &c.arguments,
+                },
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    WireMessage {
+        role,
+        content: &m.content,
+        tool_calls,
+        tool_call_id: (m.role == Role::Tool).then_some(m.tool_call_id.as_deref()),
     }
 }
 
@@ -54,7 +90,7 @@ fn wire_message(m: &ChatMessage) -> Value {
 #[derive(Serialize)]
 struct WireRequest<'a> {
     model: &'a str,
-    messages: Vec<Value>,
+    messages: Vec<WireMessage<'a>>,
     stream: bool,
     stream_options: StreamOptions,
     max_tokens: u32,
@@ -83,7 +119,12 @@ struct WireFunction<'a> {
 fn request_body(req: &ModelRequest) -> WireRequest<'_> {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
     if !req.system.is_empty() {
-        messages.push(json!({"role": "system", "content": req.system}));
+        messages.push(WireMessage {
+            role: "system",
+            content: &req.system,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        });
     }
     messages.extend(req.messages.iter().map(wire_message));
     WireRequest {
@@ -330,6 +371,60 @@ fn head(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::provider::ToolSpec;
+    use serde_json::json;
+
+    #[test]
+    fn request_body_has_the_chat_completions_shape() {
+        let call = ToolCallRecord {
+            id: "call_1".into(),
+            name: "sessions_list".into(),
+            arguments: "{}".into(),
+        };
+        let msg =
+            |role, content: &str, tool_calls: Vec<ToolCallRecord>, id: Option<&str>| ChatMessage {
+                role,
+                content: content.into(),
+                tool_calls,
+                tool_call_id: id.map(str::to_string),
+                tool_name: None,
+            };
+        let req = ModelRequest {
+            model: "m".into(),
+            system: "be brief".into(),
+            messages: vec![
+                msg(Role::User, "hi", Vec::new(), None),
+                msg(Role::Assistant, "", vec![call], None),
+                msg(Role::Tool, "[]", Vec::new(), Some("call_1")),
+            ],
+            tools: vec![ToolSpec {
+                name: "sessions_list".into(),
+                description: "list".into(),
+                parameters: json!({"type": "object"}),
+            }]
+            .into(),
+            max_tokens: 7,
+        };
+        let body = serde_json::to_value(request_body(&req)).expect("serializes");
+        assert_eq!(
+            body,
+            json!({
+                "model": "m",
+                "messages": [
+                    {"role": "system", "content": "be brief"},
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": "", "tool_calls": [
+                        {"id": "call_1", "type": "function", "function": {"name": "sessions_list", "arguments": "{}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "call_1", "content": "[]"},
+                ],
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "max_tokens": 7,
+                "tools": [{"type": "function", "function": {"name": "sessions_list", "description": "list", "parameters": {"type": "object"}}}],
+            })
+        );
+    }
 
     #[test]
     fn assembles_tool_calls_from_deltas() {

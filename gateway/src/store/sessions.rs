@@ -201,20 +201,15 @@ impl SessionCache {
         self.lock().rows.get(key).cloned()
     }
 
-    /// Cache `row`; only while the writer is held, in the transaction that wrote it.
-    pub(super) fn put(&self, row: SessionRow) {
-        self.lock().insert(row);
-    }
-
     /// How many keys were dropped so far; pass it to [`Self::put_unless_forgotten`].
-    fn forgotten(&self) -> u64 {
+    pub(super) fn forgotten(&self) -> u64 {
         self.lock().forgotten
     }
 
     /// Cache `row`, read (committed) after `forgotten` was taken, unless some key was
     /// dropped since: that drop may have been this row's archive, committed after the row
     /// was read. (Rare, and a miss only costs a round trip.)
-    fn put_unless_forgotten(&self, row: SessionRow, forgotten: u64) {
+    pub(super) fn put_unless_forgotten(&self, row: SessionRow, forgotten: u64) {
         let mut c = self.lock();
         if c.forgotten == forgotten {
             c.insert(row);

@@ -5,9 +5,8 @@ use serde::Serialize;
 use sqlx::Row;
 use switchboard_channels::Origin;
 
-use super::inbox::insert_inbox;
 use super::messages::{bind_message, NewMessage};
-use super::runs::{insert_run, queued_row, NewRun, RunRow, RunStatus};
+use super::runs::{queued_row, NewRun, RunRow, RunStatus};
 use super::sessions::SessionRow;
 use super::writer::{script, Args, Script};
 use super::{from_json, now_ms, to_json, Result, Store};
@@ -131,47 +130,88 @@ static COMPLETE_ANNOUNCE: Script = script!(
          ON CONFLICT(kind, target) DO UPDATE SET due_at = excluded.due_at;"
 );
 
+/// A spawn: the child's session, its registry row, its first run (queued) and the task as
+/// its first message, in one transaction.
+static SPAWN: Script = script!(
+    "INSERT INTO sessions (id, key, agent_id, origin, status, created_at, updated_at)
+         VALUES (?, ?, ?, NULL, 'active', ?, ?);
+     INSERT INTO subagent_runs (run_id, child_session_key, requester_session_key, requester_run_id,
+             requester_origin, task, label, agent_id, model, thinking, cleanup, run_timeout_seconds, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+     INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin, model, timeout_ms, created_at)
+         VALUES (?, ?, ?, ?, 'subagent', 'all', 'queued', NULL, ?, ?, ?);
+     INSERT INTO inbox (session_key, origin, sender_id, text, created_at)
+         VALUES (?, ?, ?, ?, ?);"
+);
+
 impl Store {
     /// Register a spawn: child session, registry row, run row and the task as the child's
-    /// first message, all committed together before the run is queued.
+    /// first message, all committed together (one script) before the run is queued.
     pub async fn create_subagent(
         &self,
         s: &NewSubagent<'_>,
         timeout_ms: Option<i64>,
     ) -> Result<RunRow> {
         let now = now_ms();
-        let mut w = self.writer().await;
-        let mut tx = super::begin_write(&mut w).await?;
-        sqlx::query(
-            "INSERT INTO sessions (id, key, agent_id, origin, status, created_at, updated_at) VALUES (?, ?, ?, NULL, 'active', ?, ?)",
-        )
-        .bind(s.child_session_id)
-        .bind(s.child_session_key)
-        .bind(s.agent_id)
-        .bind(now)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query(
-            "INSERT INTO subagent_runs (run_id, child_session_key, requester_session_key, requester_run_id, requester_origin,
-                 task, label, agent_id, model, thinking, cleanup, run_timeout_seconds, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(s.run_id)
-        .bind(s.child_session_key)
-        .bind(s.requester_session_key)
-        .bind(s.requester_run_id)
-        .bind(s.requester_origin.map(to_json).transpose()?)
-        .bind(s.task)
-        .bind(s.label)
-        .bind(s.agent_id)
-        .bind(s.model)
-        .bind(s.thinking)
-        .bind(s.cleanup)
-        .bind(s.run_timeout_seconds)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
+        let origin = Origin {
+            channel: "internal".into(),
+            account: None,
+            chat_id: s.requester_session_key.to_string(),
+            thread_id: None,
+            kind: switchboard_channels::ChatKind::Direct,
+            reply_handle: None,
+        };
+        let args = Args::default()
+            // sessions
+            .bind(s.child_session_id)
+            .bind(s.child_session_key)
+            .bind(s.agent_id)
+            .bind(now)
+            .bind(now)
+            // subagent_runs
+            .bind(s.run_id)
+            .bind(s.child_session_key)
+            .bind(s.requester_session_key)
+            .bind(s.requester_run_id)
+            .bind(s.requester_origin.map(to_json).transpose()?)
+            .bind(s.task)
+            .bind(s.label)
+            .bind(s.agent_id)
+            .bind(s.model)
+            .bind(s.thinking)
+            .bind(s.cleanup)
+            .bind(s.run_timeout_seconds)
+            .bind(now)
+            // runs
+            .bind(s.run_id)
+            .bind(s.child_session_key)
+            .bind(s.child_session_id)
+            .bind(s.agent_id)
+            .bind(s.model)
+            .bind(timeout_ms)
+            .bind(now)
+            // inbox
+            .bind(s.child_session_key)
+            .bind(to_json(&origin)?)
+            .bind(s.requester_session_key)
+            .bind(s.task)
+            .bind(now);
+        let forgotten = self.sessions.forgotten();
+        self.conns.write(&SPAWN, args).await?;
+        // The child's first run asks for its session at once.
+        self.sessions.put_unless_forgotten(
+            SessionRow {
+                id: s.child_session_id.to_string(),
+                key: s.child_session_key.to_string(),
+                agent_id: s.agent_id.to_string(),
+                origin: None,
+                status: "active".into(),
+                created_at: now,
+                updated_at: now,
+                archived_at: None,
+            },
+            forgotten,
+        );
         let run = NewRun {
             id: s.run_id,
             session_key: s.child_session_key,
@@ -183,39 +223,6 @@ impl Store {
             model: s.model,
             timeout_ms,
         };
-        insert_run(&mut *tx, &run).await?;
-        let origin = Origin {
-            channel: "internal".into(),
-            account: None,
-            chat_id: s.requester_session_key.to_string(),
-            thread_id: None,
-            kind: switchboard_channels::ChatKind::Direct,
-            reply_handle: None,
-        };
-        insert_inbox(
-            &mut *tx,
-            s.child_session_key,
-            &origin,
-            s.requester_session_key,
-            s.task,
-        )
-        .await?;
-        // The child's first run asks for its session at once: cache it while the writer is
-        // still held (see `ensure_session`).
-        self.sessions.put(SessionRow {
-            id: s.child_session_id.to_string(),
-            key: s.child_session_key.to_string(),
-            agent_id: s.agent_id.to_string(),
-            origin: None,
-            status: "active".into(),
-            created_at: now,
-            updated_at: now,
-            archived_at: None,
-        });
-        if let Err(e) = tx.commit().await {
-            self.sessions.forget(s.child_session_key);
-            return Err(e.into());
-        }
         Ok(queued_row(&run))
     }
 

@@ -43,27 +43,33 @@ fn run<'a>(id: &'a str, key: &'a str, session_id: &'a str, origin: &'a Origin) -
     }
 }
 
+/// A spawn of child `run_id` (session `key`, id `sid`) by `agent:main:main`, announcing to `o`.
+fn spawn<'a>(run_id: &'a str, key: &'a str, sid: &'a str, o: &'a Origin) -> NewSubagent<'a> {
+    NewSubagent {
+        run_id,
+        child_session_key: key,
+        child_session_id: sid,
+        requester_session_key: "agent:main:main",
+        requester_run_id: None,
+        requester_origin: Some(o),
+        task: "look",
+        label: None,
+        agent_id: "main",
+        model: None,
+        thinking: None,
+        cleanup: "keep",
+        run_timeout_seconds: 0,
+    }
+}
+
 /// A spawned child `run_id` of `agent:main:main` (which must exist), announcing to `o`.
 async fn spawned(store: &Store, run_id: &str, o: &Origin) {
+    let (key, sid) = (
+        format!("agent:main:subagent:{run_id}"),
+        format!("sid-{run_id}"),
+    );
     store
-        .create_subagent(
-            &NewSubagent {
-                run_id,
-                child_session_key: &format!("agent:main:subagent:{run_id}"),
-                child_session_id: &format!("sid-{run_id}"),
-                requester_session_key: "agent:main:main",
-                requester_run_id: None,
-                requester_origin: Some(o),
-                task: "look",
-                label: None,
-                agent_id: "main",
-                model: None,
-                thinking: None,
-                cleanup: "keep",
-                run_timeout_seconds: 0,
-            },
-            None,
-        )
+        .create_subagent(&spawn(run_id, &key, &sid, o), None)
         .await
         .unwrap();
 }
@@ -396,6 +402,45 @@ async fn finish_run_stores_the_answer_queues_the_reply_and_counts_what_waits() {
         Err(StoreError::NotFound(_))
     ));
     assert_eq!(store.transcript(&s.id).await.unwrap().len(), t.len());
+}
+
+#[tokio::test]
+async fn a_spawn_commits_all_of_its_rows_or_none() {
+    let (_d, store, o) = requester_store().await;
+    spawned(&store, "c1", &o).await;
+    let child = "agent:main:subagent:c1";
+    let session = store
+        .active_session(child)
+        .await
+        .unwrap()
+        .expect("child session");
+    assert_eq!(session.id, "sid-c1");
+    assert_eq!(store.inbox_len(child).await.unwrap(), 1);
+    let run = store.get_run("c1").await.unwrap().expect("child run");
+    assert_eq!(
+        (run.status, run.lane.as_str()),
+        (RunStatus::Queued, "subagent")
+    );
+    assert!(store.subagent("c1").await.unwrap().is_some());
+    // The same spawn again fails on the registry's key, and leaves nothing behind.
+    let again = store
+        .create_subagent(
+            &spawn("c1", "agent:main:subagent:other", "sid-other", &o),
+            None,
+        )
+        .await;
+    assert!(again.is_err());
+    assert_eq!(
+        store
+            .active_session("agent:main:subagent:other")
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store.inbox_len("agent:main:subagent:other").await.unwrap(),
+        0
+    );
 }
 
 #[tokio::test]

@@ -45,6 +45,15 @@ struct State {
     max_wait: Duration,
 }
 
+impl State {
+    /// Count a job of `session_key` as running (its slot is freed by a `SlotGuard`).
+    fn take_slot(&mut self, session_key: &str) {
+        self.active += 1;
+        self.started_total += 1;
+        self.busy_sessions.insert(session_key.to_string());
+    }
+}
+
 pub struct Lane {
     name: &'static str,
     state: Mutex<State>,
@@ -100,16 +109,9 @@ impl Lane {
             {
                 return None;
             }
-            st.active += 1;
-            st.started_total += 1;
-            st.busy_sessions.insert(session_key.to_string());
+            st.take_slot(session_key);
         }
-        Some(Slot {
-            guard: SlotGuard {
-                lane: self.clone(),
-                session_key: session_key.to_string(),
-            },
-        })
+        Some(self.slot(session_key.to_string()))
     }
 
     /// Change the cap. A smaller cap lets running jobs finish; a larger one starts more.
@@ -187,25 +189,24 @@ impl Lane {
                 };
                 let Some(q) = st.queue.remove(pos) else { break };
                 let waited = q.enqueued_at.elapsed();
-                st.active += 1;
-                st.started_total += 1;
+                st.take_slot(&q.job.session_key);
                 st.wait_total += waited;
                 st.max_wait = st.max_wait.max(waited);
-                st.busy_sessions.insert(q.job.session_key.clone());
                 to_start.push(q.job);
             }
         }
         for job in to_start {
-            let guard = SlotGuard {
+            self.slot(job.session_key).run((job.work)());
+        }
+    }
+
+    /// The guard of a slot already counted in the state (see `State::take_slot`).
+    fn slot(self: &Arc<Self>, session_key: String) -> Slot {
+        Slot {
+            guard: SlotGuard {
                 lane: self.clone(),
-                session_key: job.session_key,
-            };
-            let fut = (job.work)();
-            self.tracker.spawn(async move {
-                // The guard frees the slot even if the job panics.
-                let _guard = guard;
-                fut.await;
-            });
+                session_key,
+            },
         }
     }
 
@@ -228,7 +229,7 @@ impl Lane {
     }
 }
 
-/// A lane slot taken by [`Lane::try_start`] for one session.
+/// A lane slot taken for one session's job (by the queue, or by [`Lane::try_start`]).
 pub struct Slot {
     guard: SlotGuard,
 }
@@ -240,6 +241,7 @@ impl Slot {
         let tracker = self.guard.lane.tracker.clone();
         let guard = self.guard;
         tracker.spawn(async move {
+            // The guard frees the slot even if the job panics.
             let _guard = guard;
             work.await;
         });

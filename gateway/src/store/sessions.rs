@@ -68,21 +68,22 @@ impl Store {
             }
         }
         let now = now_ms();
+        let origin_json = origin.map(to_json).transpose()?;
         let args = Args::default()
             // INSERT
             .bind(Uuid::new_v4().to_string())
             .bind(key)
             .bind(agent_id)
-            .bind(origin.map(to_json).transpose()?)
+            .bind(origin_json.clone())
             .bind(now)
             .bind(now)
             .bind(key)
             // UPDATE
-            .bind(origin.map(to_json).transpose()?)
+            .bind(origin_json.clone())
             .bind(now)
             .bind(key)
             .bind(origin.is_some())
-            .bind(origin.map(to_json).transpose()?)
+            .bind(origin_json)
             // SELECT
             .bind(key);
         let forgotten = self.sessions.forgotten();

@@ -25,6 +25,28 @@ async fn requester_store() -> (tempfile::TempDir, Store, Origin) {
     (dir, store, o)
 }
 
+/// The session key most tests use (see [`chat_store`]).
+const KEY: &str = "agent:main:webchat:direct:chat-1";
+
+/// A file store with the session `KEY`, its origin and its row.
+async fn chat_store() -> (tempfile::TempDir, Store, Origin, SessionRow) {
+    let (dir, store) = file_store().await;
+    let o = origin();
+    let s = store.ensure_session(KEY, "main", Some(&o)).await.unwrap();
+    (dir, store, o, s)
+}
+
+/// A message from `ann` for `key`, with platform id `id`.
+fn inbound<'a>(key: &'a str, o: &'a Origin, text: &'a str, id: Option<&'a str>) -> NewInbound<'a> {
+    NewInbound {
+        session_key: key,
+        origin: o,
+        sender_id: "ann",
+        text,
+        message_id: id,
+    }
+}
+
 fn origin() -> Origin {
     Origin::webchat("chat-1", ChatKind::Direct)
 }
@@ -76,22 +98,11 @@ async fn spawned(store: &Store, run_id: &str, o: &Origin) {
 
 #[tokio::test]
 async fn accept_message_queues_the_message_and_its_run_once_per_platform_id() {
-    let (_d, store) = file_store().await;
-    let o = origin();
-    let key = "agent:main:webchat:direct:chat-1";
-    let s = store.ensure_session(key, "main", Some(&o)).await.unwrap();
+    let (_d, store, o, s) = chat_store().await;
+    let key = KEY;
     let new = run("r1", key, &s.id, &o);
     let (inbox_id, row) = store
-        .accept_message(
-            &NewInbound {
-                session_key: key,
-                origin: &o,
-                sender_id: "ann",
-                text: "hello",
-                message_id: Some("m-1"),
-            },
-            Some(&new),
-        )
+        .accept_message(&inbound(key, &o, "hello", Some("m-1")), Some(&new))
         .await
         .unwrap()
         .expect("a new id is taken");
@@ -106,16 +117,7 @@ async fn accept_message_queues_the_message_and_its_run_once_per_platform_id() {
     let again = run("r2", key, &s.id, &o);
     assert_eq!(
         store
-            .accept_message(
-                &NewInbound {
-                    session_key: key,
-                    origin: &o,
-                    sender_id: "ann",
-                    text: "hello",
-                    message_id: Some("m-1")
-                },
-                Some(&again)
-            )
+            .accept_message(&inbound(key, &o, "hello", Some("m-1")), Some(&again))
             .await
             .unwrap(),
         None
@@ -125,16 +127,7 @@ async fn accept_message_queues_the_message_and_its_run_once_per_platform_id() {
 
     // Without a platform id there is no dedupe; without a run, none is stored.
     let (second, row) = store
-        .accept_message(
-            &NewInbound {
-                session_key: key,
-                origin: &o,
-                sender_id: "ann",
-                text: "hello",
-                message_id: None,
-            },
-            None,
-        )
+        .accept_message(&inbound(key, &o, "hello", None), None)
         .await
         .unwrap()
         .unwrap();
@@ -145,22 +138,11 @@ async fn accept_message_queues_the_message_and_its_run_once_per_platform_id() {
 
 #[tokio::test]
 async fn start_run_claims_and_reads_the_transcript_only_for_a_run_still_waiting() {
-    let (_d, store) = file_store().await;
-    let o = origin();
-    let key = "agent:main:webchat:direct:chat-1";
-    let s = store.ensure_session(key, "main", Some(&o)).await.unwrap();
+    let (_d, store, o, s) = chat_store().await;
+    let key = KEY;
     for text in ["one", "two"] {
         store
-            .accept_message(
-                &NewInbound {
-                    session_key: key,
-                    origin: &o,
-                    sender_id: "ann",
-                    text,
-                    message_id: None,
-                },
-                None,
-            )
+            .accept_message(&inbound(key, &o, text, None), None)
             .await
             .unwrap();
     }
@@ -204,17 +186,9 @@ async fn start_run_claims_and_reads_the_transcript_only_for_a_run_still_waiting(
 
 #[tokio::test]
 async fn accept_and_start_commits_message_run_and_start_together_once() {
-    let (_d, store) = file_store().await;
-    let o = origin();
-    let key = "agent:main:webchat:direct:chat-1";
-    let s = store.ensure_session(key, "main", Some(&o)).await.unwrap();
-    let msg = |text, id| NewInbound {
-        session_key: key,
-        origin: &o,
-        sender_id: "ann",
-        text,
-        message_id: id,
-    };
+    let (_d, store, o, s) = chat_store().await;
+    let key = KEY;
+    let msg = |text, id| inbound(key, &o, text, id);
     // A message that waited already is claimed with the new one, oldest first.
     store
         .accept_message(&msg("earlier", None), None)
@@ -265,17 +239,9 @@ async fn accept_and_start_commits_message_run_and_start_together_once() {
 
 #[tokio::test]
 async fn a_start_reads_what_was_added_since_the_cached_transcript() {
-    let (_d, store) = file_store().await;
-    let o = origin();
-    let key = "agent:main:webchat:direct:chat-1";
-    let s = store.ensure_session(key, "main", Some(&o)).await.unwrap();
-    let msg = |text| NewInbound {
-        session_key: key,
-        origin: &o,
-        sender_id: "ann",
-        text,
-        message_id: None,
-    };
+    let (_d, store, o, s) = chat_store().await;
+    let key = KEY;
+    let msg = |text| inbound(key, &o, text, None);
     let end = RunEnd::bare(RunStatus::Succeeded, None);
     for (i, text) in ["one", "two", "three"].into_iter().enumerate() {
         let id = format!("r{i}");
@@ -345,22 +311,11 @@ async fn ensure_session_creates_updates_the_origin_and_follows_an_archive() {
 
 #[tokio::test]
 async fn finish_run_stores_the_answer_queues_the_reply_and_counts_what_waits() {
-    let (_d, store) = file_store().await;
-    let o = origin();
-    let key = "agent:main:webchat:direct:chat-1";
-    let s = store.ensure_session(key, "main", Some(&o)).await.unwrap();
+    let (_d, store, o, s) = chat_store().await;
+    let key = KEY;
     store.create_run(&run("r1", key, &s.id, &o)).await.unwrap();
     store
-        .accept_message(
-            &NewInbound {
-                session_key: key,
-                origin: &o,
-                sender_id: "ann",
-                text: "later",
-                message_id: None,
-            },
-            None,
-        )
+        .accept_message(&inbound(key, &o, "later", None), None)
         .await
         .unwrap();
     let end = RunEnd {
@@ -484,16 +439,7 @@ async fn a_batch_answers_each_caller_with_its_own_rows() {
         async move {
             let key = format!("agent:main:k{}", i % 5);
             store
-                .accept_message(
-                    &NewInbound {
-                        session_key: &key,
-                        origin: o,
-                        sender_id: "ann",
-                        text,
-                        message_id: None,
-                    },
-                    None,
-                )
+                .accept_message(&inbound(&key, o, text, None), None)
                 .await
                 .unwrap()
                 .unwrap()
@@ -557,16 +503,7 @@ async fn a_failing_script_in_a_batch_fails_alone() {
         let (store, o) = (&store, &o);
         async move {
             store
-                .accept_message(
-                    &NewInbound {
-                        session_key: key,
-                        origin: o,
-                        sender_id: "ann",
-                        text: id,
-                        message_id: None,
-                    },
-                    Some(&new),
-                )
+                .accept_message(&inbound(key, o, id, None), Some(&new))
                 .await
         }
     }))

@@ -52,9 +52,14 @@ pub struct InboundMessage {
     pub origin: Origin,
     /// Stable id of the sender on the channel (user id).
     pub sender_id: String,
-    /// Display name or @username, when the channel gives one.
+    /// Display name (or @username), when the channel gives one: for people to read, never
+    /// for access decisions (anyone can set their display name to anything).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender_name: Option<String>,
+    /// The sender's platform username (without `@`), only from the platform's username
+    /// field: what `@name` entries of an allowlist match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_username: Option<String>,
     pub text: String,
     /// The channel's own message id, when it has one (used for dedup and replies).
     #[serde(default, skip_serializing_if = "Option::is_none")]

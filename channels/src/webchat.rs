@@ -163,6 +163,7 @@ impl WebChat {
             origin: Origin::webchat(chat_id.clone(), kind_of(&chat_id)),
             sender_id: format!("webchat:{chat_id}"),
             sender_name: None,
+            sender_username: None,
             text,
             message_id: None,
             addressed: true,

@@ -41,6 +41,7 @@ pub(super) fn inbound(update: &Update, me: &BotInfo) -> Option<InboundMessage> {
             .as_ref()
             .map(|u| format!("@{u}"))
             .or_else(|| Some(from.first_name.clone())),
+        sender_username: from.username.clone(),
         text,
         message_id: Some(format!("{}:{}", msg.chat.id.0, msg.id.0)),
         addressed,

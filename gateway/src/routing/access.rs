@@ -45,11 +45,12 @@ fn policy<'a>(cfg: &'a Config, channel: &str) -> Option<Policy<'a>> {
     }
 }
 
-/// Whether `sender_id` / `sender_name` (`@name`) is in `allow_from`.
-pub fn listed(allow_from: &[String], sender_id: &str, sender_name: Option<&str>) -> bool {
-    allow_from.iter().any(|a| {
-        a == sender_id
-            || (a.starts_with('@') && sender_name.is_some_and(|n| n.eq_ignore_ascii_case(a)))
+/// Whether `sender_id`, or `username` for an `@name` entry, is in `allow_from`. Only the
+/// platform's username field is matched by `@name`, never a display or first name.
+pub fn listed(allow_from: &[String], sender_id: &str, username: Option<&str>) -> bool {
+    allow_from.iter().any(|a| match a.strip_prefix('@') {
+        Some(name) => username.is_some_and(|u| !u.is_empty() && u.eq_ignore_ascii_case(name)),
+        None => a == sender_id,
     })
 }
 
@@ -61,7 +62,7 @@ pub async fn check(
     let Some(p) = policy(cfg, &msg.origin.channel) else {
         return Ok(Verdict::Allow);
     };
-    let is_listed = listed(p.allow_from, &msg.sender_id, msg.sender_name.as_deref());
+    let is_listed = listed(p.allow_from, &msg.sender_id, msg.sender_username.as_deref());
     match msg.origin.kind {
         ChatKind::Group => {
             if !p.allow_from.is_empty() && !is_listed {
@@ -116,8 +117,12 @@ mod tests {
     fn allow_from_matches_ids_and_usernames() {
         let allow = vec!["42".to_string(), "@Ann".to_string()];
         assert!(listed(&allow, "42", None));
-        assert!(listed(&allow, "7", Some("@ann")));
-        assert!(!listed(&allow, "7", Some("@bob")));
+        assert!(listed(&allow, "7", Some("ann")));
+        assert!(!listed(&allow, "7", Some("bob")));
         assert!(!listed(&allow, "7", None));
+        assert!(
+            !listed(&allow, "@Ann", None),
+            "an id never matches an @name entry"
+        );
     }
 }

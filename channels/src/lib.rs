@@ -8,6 +8,8 @@
 mod channel;
 pub mod discord;
 mod message;
+#[cfg(test)]
+mod proptest_cases;
 pub mod split;
 pub mod telegram;
 pub mod webchat;

@@ -196,3 +196,44 @@ mod tests {
         assert!(chunks.iter().all(|c| c.chars().count() <= 30));
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Text made of arbitrary Unicode with plenty of the characters the splitter looks at.
+    fn text() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                4 => any::<char>().prop_map(String::from),
+                2 => Just(" ".to_string()),
+                1 => Just("\n".to_string()),
+                1 => Just("\n\n".to_string()),
+                1 => Just("```rust\n".to_string()),
+                1 => Just("\nStats: runtime 1s • tokens 2".to_string()),
+            ],
+            0..400,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    fn non_space(s: &str) -> String {
+        s.chars().filter(|c| !c.is_whitespace()).collect()
+    }
+
+    proptest! {
+        #![proptest_config(crate::proptest_cases::config())]
+
+        /// Every chunk fits, and no visible character is lost, added or reordered.
+        #[test]
+        fn chunks_fit_and_keep_every_character(t in text(), limit in 1usize..300) {
+            let chunks = split_text(&t, limit);
+            for c in &chunks {
+                prop_assert!(c.chars().count() <= limit.max(16), "{c:?}");
+            }
+            prop_assert_eq!(non_space(&chunks.concat()), non_space(&t));
+        }
+    }
+}

@@ -9,6 +9,8 @@ pub mod app;
 pub mod commands;
 pub mod config;
 pub mod outbox;
+#[cfg(test)]
+mod proptest_cases;
 pub mod queue;
 pub mod routing;
 pub mod runtime;

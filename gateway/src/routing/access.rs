@@ -126,3 +126,26 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::listed;
+
+    proptest! {
+        #![proptest_config(crate::proptest_cases::config())]
+
+        /// A sender with no username is let in by its id alone, whatever the list holds.
+        #[test]
+        fn without_a_username_only_the_id_matches(
+            allow in proptest::collection::vec(".{0,12}", 0..6),
+            id in ".{0,12}",
+        ) {
+            prop_assert_eq!(
+                listed(&allow, &id, None),
+                allow.iter().any(|a| !a.starts_with('@') && *a == id)
+            );
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! Channel adapters beyond the web chat: built from config, registered with the runtime,
-//! and restarted one by one when their `channels.<id>` section changes on reload.
+//! run under the supervisor (`supervisor.rs`), and restarted one by one when their
+//! `channels.<id>` section changes on reload.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -41,6 +42,7 @@ pub struct Adapters {
     running: Mutex<HashMap<&'static str, Running>>,
     /// The Telegram adapter, for its webhook route.
     telegram: Mutex<Option<Arc<Telegram>>>,
+    restarts: Arc<crate::supervisor::Restarts>,
 }
 
 impl Adapters {
@@ -59,6 +61,7 @@ impl Adapters {
             cancel,
             running: Mutex::new(HashMap::new()),
             telegram: Mutex::new(None),
+            restarts: Arc::default(),
         }
     }
 
@@ -101,14 +104,25 @@ impl Adapters {
         let Some(adapter) = build() else { return };
         self.rt.register_channel(adapter.clone());
         let cancel = self.cancel.child_token();
-        let (sink, token) = (self.sink.clone(), cancel.clone());
-        self.tasks.spawn(async move {
-            if let Err(e) = adapter.run(sink, token).await {
-                tracing::error!(channel = id, error = %e, "{id}: channel stopped with an error");
-            }
-        });
+        self.supervise(adapter, cancel.clone());
         tracing::info!(channel = id, "{id}: started");
         running.insert(id, Running { section, cancel });
+    }
+
+    /// Run `adapter` under the supervisor (restarted with backoff if it stops on its own)
+    /// until `cancel` fires; the task is owned by the app's tracker.
+    pub fn supervise(&self, adapter: Arc<dyn Channel>, cancel: CancellationToken) {
+        self.tasks.spawn(crate::supervisor::supervise(
+            adapter,
+            self.sink.clone(),
+            cancel,
+            self.restarts.clone(),
+        ));
+    }
+
+    /// Channel restarts so far, by channel id (for `/metrics`).
+    pub fn restarts(&self) -> Vec<(String, u64)> {
+        self.restarts.snapshot()
     }
 
     fn token(&self, configured: &Option<String>, env: &str) -> Option<String> {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use switchboard_channels::webchat::WebChat;
-use switchboard_channels::{Channel, Inbound};
+use switchboard_channels::Inbound;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -90,15 +90,6 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     // Channels.
     let (inbound_tx, inbound_rx) = mpsc::channel::<Inbound>(INBOUND_QUEUE);
     let webchat = Arc::new(WebChat::new());
-    if cfg.channels.webchat.enabled {
-        rt.register_channel(webchat.clone());
-        let (wc, sink, cancel) = (webchat.clone(), inbound_tx.clone(), accept_cancel.clone());
-        tasks.spawn(async move {
-            if let Err(e) = wc.run(sink, cancel).await {
-                tracing::error!(error = %e, "web chat channel stopped");
-            }
-        });
-    }
     let adapters = Arc::new(Adapters::new(
         rt.clone(),
         inbound_tx.clone(),
@@ -106,6 +97,10 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         tasks.clone(),
         accept_cancel.clone(),
     ));
+    if cfg.channels.webchat.enabled {
+        rt.register_channel(webchat.clone());
+        adapters.supervise(webchat.clone(), accept_cancel.clone());
+    }
     adapters.apply(&cfg);
     drop(inbound_tx);
     tasks.spawn(route_inbound(rt.clone(), inbound_rx, accept_cancel.clone()));
@@ -119,6 +114,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     let outbox_cancel = CancellationToken::new();
     let outbox_task = tokio::spawn(outbox::run(rt.clone(), outbox_cancel.clone()));
 
+    warn_shared_dm_session(&rt, &cfg).await;
     let recovered = dispatch::recover(&rt).await?;
     let announces = crate::subagents::announce::recover(&rt).await?;
     if recovered + announces > 0 {
@@ -207,7 +203,8 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
 }
 
 /// Route inbound messages one at a time (keeps each chat's order). The adapter's ack
-/// fires once routing has committed (or deliberately dropped) the message.
+/// fires once routing has committed (or deliberately dropped) the message, never for a
+/// message that could not be stored.
 async fn route_inbound(
     rt: Arc<Runtime>,
     mut rx: mpsc::Receiver<Inbound>,
@@ -216,8 +213,10 @@ async fn route_inbound(
     // Unrouted messages are not acked, so platforms that redeliver will send them again.
     while let Some(inbound) = tokio::select! { m = rx.recv() => m, _ = cancel.cancelled() => None }
     {
-        routing::handle_inbound(&rt, inbound.msg).await;
-        if let Some(ack) = inbound.ack {
+        let handled = routing::handle_inbound(&rt, inbound.msg).await;
+        // A message that was not stored is not acknowledged: dropping the ack tells the
+        // adapter, which leaves it to the platform to deliver again.
+        if let Some(ack) = inbound.ack.filter(|_| handled.ack()) {
             let _ = ack.send(());
         }
     }
@@ -243,10 +242,89 @@ async fn apply_live_config(
             .get(crate::queue::SUBAGENT)
             .resize(cfg.agents.defaults.subagents.max_concurrent as usize);
         adapters.apply(&cfg);
+        warn_shared_dm_session(&rt, &cfg).await;
         tracing::info!(
             main = cfg.agents.defaults.max_concurrent,
             subagent = cfg.agents.defaults.subagents.max_concurrent,
             "config applied"
         );
+    }
+}
+
+/// Warn when several allowed DM senders share one session (`session.dmScope: "main"`).
+async fn warn_shared_dm_session(rt: &Runtime, cfg: &Config) {
+    let approved: Vec<(String, String)> = match rt.store.list_pairings().await {
+        Ok(rows) => rows
+            .into_iter()
+            .filter(|p| p.status == "approved")
+            .map(|p| (p.channel, p.sender_id))
+            .collect(),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the approved pairings");
+            Vec::new()
+        }
+    };
+    if let Some(warning) = routing::shared_dm_warning(cfg, &approved) {
+        tracing::warn!("{warning}");
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use switchboard_channels::{ChatKind, InboundMessage, Origin};
+
+    use super::*;
+    use crate::runtime::EnvKeys;
+
+    fn message(id: &str) -> InboundMessage {
+        InboundMessage {
+            origin: Origin::webchat("main", ChatKind::Direct),
+            sender_id: "webchat:main".into(),
+            sender_name: None,
+            sender_username: None,
+            text: "hello".into(),
+            message_id: Some(id.into()),
+            addressed: true,
+        }
+    }
+
+    /// The ack that lets an adapter confirm a message to its platform (Telegram's offset)
+    /// fires once the message is stored, and never when storing it failed. Catches: acking
+    /// after routing whatever happened, which moved the offset past lost messages.
+    #[tokio::test]
+    async fn a_message_is_acknowledged_only_once_it_is_stored() {
+        let store = Store::open_in_memory().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (_cfg_tx, cfg_rx) = watch::channel(Arc::new(Config::default()));
+        let rt = Runtime::new(
+            store.clone(),
+            cfg_rx,
+            EnvKeys::default(),
+            dir.path().to_path_buf(),
+            CancellationToken::new(),
+        );
+        let (tx, rx) = mpsc::channel(4);
+        let cancel = CancellationToken::new();
+        let router = tokio::spawn(route_inbound(rt.clone(), rx, cancel.clone()));
+
+        let (inbound, taken) = Inbound::with_ack(message("1"));
+        tx.send(inbound).await.unwrap();
+        assert_eq!(taken.await, Ok(()), "stored, so acknowledged");
+
+        store
+            .execute_for_tests(
+                "CREATE TRIGGER fail BEFORE INSERT ON inbox BEGIN SELECT RAISE(ABORT, 'disk on fire'); END",
+            )
+            .await
+            .unwrap();
+        let (inbound, taken) = Inbound::with_ack(message("2"));
+        tx.send(inbound).await.unwrap();
+        assert!(taken.await.is_err(), "not stored, so not acknowledged");
+
+        cancel.cancel();
+        router.await.unwrap();
+        rt.lanes.close();
+        rt.shutdown.cancel();
     }
 }

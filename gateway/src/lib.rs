@@ -17,3 +17,4 @@ pub mod runtime;
 pub mod server;
 pub mod store;
 pub mod subagents;
+pub mod supervisor;

@@ -23,8 +23,8 @@ fn ann() -> DUser {
 async fn gateway(fake: &FakeModel, dc: &FakeDiscord, discord: Value) -> Gateway {
     dc.add_guild(GUILD, "team", &[GENERAL]);
     dc.add_thread(GUILD, GENERAL, THREAD);
-    let mut d =
-        json!({"enabled": true, "token": TOKEN, "apiUrl": dc.api_url(), "allowFrom": ["42"]});
+    let mut d = json!({"enabled": true, "token": TOKEN, "apiUrl": dc.api_url(), "allowFrom": ["42"],
+                       "guilds": {GUILD.to_string(): {}}});
     crate::common::merge(&mut d, &discord);
     let gw = start(fake, json!({"channels": {"discord": d}})).await;
     dc.wait_ready(1, WAIT).await.unwrap();
@@ -321,4 +321,24 @@ async fn missing_heartbeat_acks_and_an_invalid_session_reconnect_without_losing_
             .is_err(),
         "each answered once"
     );
+}
+
+/// A guild that is not listed under `guilds` is not served, whoever writes there.
+/// Catches: serving every guild the bot is added to.
+#[tokio::test]
+async fn an_unlisted_guild_is_not_served() {
+    let fake = FakeModel::start().await.unwrap();
+    let dc = FakeDiscord::start(TOKEN).await.unwrap();
+    dc.add_guild(600, "strangers", &[601]);
+    let gw = gateway(&fake, &dc, json!({})).await;
+    dc.guild_message(600, 601, ann(), &mention("hello from elsewhere"));
+    // Messages are routed in order: once this one is answered, the first was decided.
+    dc.guild_message(GUILD, GENERAL, ann(), &mention("hello at home"));
+    let sent = dc.wait_for_sent(1, WAIT).await.unwrap();
+    assert_eq!(sent[0].content, "echo: hello at home");
+    assert_eq!(dc.sent_messages().len(), 1);
+    assert_eq!(fake.request_count(), 1);
+    gw.wait_for_log("reason=\"group not listed (groupPolicy allowlist)\"", WAIT)
+        .await
+        .unwrap();
 }

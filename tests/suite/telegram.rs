@@ -17,7 +17,7 @@ fn ann() -> User {
 }
 
 async fn gateway(fake: &FakeModel, tg: &FakeTelegram, telegram: Value) -> Gateway {
-    let mut t = json!({"enabled": true, "botToken": TOKEN, "apiUrl": tg.api_url(), "allowFrom": ["42"], "pollTimeoutSeconds": 1});
+    let mut t = json!({"enabled": true, "botToken": TOKEN, "apiUrl": tg.api_url(), "allowFrom": ["42"], "groups": {"*": {}}, "pollTimeoutSeconds": 1});
     crate::common::merge(&mut t, &telegram);
     start(fake, json!({"channels": {"telegram": t}})).await
 }
@@ -446,4 +446,90 @@ async fn a_telegram_config_change_restarts_only_telegram() {
     );
     let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
     assert_eq!(sent[0].text, "echo: bob is allowed now");
+}
+
+/// A stranger who adds the bot to their own group gets nothing, not even a command's
+/// answer (groups are served only when listed: `groupPolicy` allowlist); a user without a
+/// username whose first name is "@owner" does not pass `allowFrom: ["@owner"]` (an
+/// @name entry matches the username field only). Catches: serving unlisted groups, or
+/// matching @names against display names.
+#[tokio::test]
+async fn unlisted_groups_and_spoofed_names_get_nothing() {
+    let fake = FakeModel::start().await.unwrap();
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    let gw = start(
+        &fake,
+        json!({"channels": {"telegram": {"enabled": true, "botToken": TOKEN, "apiUrl": tg.api_url(),
+            "allowFrom": ["42", "@owner"], "dmPolicy": "allowlist", "groups": {"-5": {}}, "pollTimeoutSeconds": 1}}}),
+    )
+    .await;
+    // Even an allowed sender is not answered in a group nobody listed.
+    tg.user_message(Chat::group(-9, "eve's group"), ann(), "@switchboard_bot hi");
+    let eve = User::new(66, "eve", "Eve");
+    tg.user_message(Chat::group(-9, "eve's group"), eve, "/status");
+    let spoof = User::new(67, "", "@owner");
+    tg.user_message(Chat::private(67), spoof, "it is me, the owner");
+    // Updates are routed one at a time, in order: once the allowed message is answered,
+    // the three before it were decided.
+    tg.user_message(
+        Chat::group(-5, "team"),
+        ann(),
+        "@switchboard_bot I am allowed",
+    );
+    let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
+    assert_eq!(sent[0].text, "echo: I am allowed");
+    assert_eq!(tg.sent_messages().len(), 1, "{:?}", tg.sent_messages());
+    assert_eq!(fake.request_count(), 1);
+    let log = gw.stderr_lines().join("\n");
+    assert_eq!(
+        log.matches("reason=\"group not listed (groupPolicy allowlist)\"")
+            .count(),
+        2,
+        "{log}"
+    );
+    assert!(log.contains("reason=\"sender not in allowFrom\""), "{log}");
+}
+
+/// With `session.dmScope: "main"` (the default) two allowed DM senders share one session,
+/// and the daemon warns about it at start; with `"per-peer"` each sender gets a session of
+/// their own (applied live). Catches: a missing warning, or DMs of different people mixed
+/// into one transcript under per-peer.
+#[tokio::test]
+async fn dm_scope_gives_each_sender_a_session_and_sharing_is_warned_about() {
+    let fake = FakeModel::start().await.unwrap();
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    let telegram = json!({"enabled": true, "botToken": TOKEN, "apiUrl": tg.api_url(), "allowFrom": [42, 77], "pollTimeoutSeconds": 1});
+    let gw = start(&fake, json!({"channels": {"telegram": telegram.clone()}})).await;
+    gw.wait_for_log(
+        "2 allowed DM senders share the session agent:main:main",
+        WAIT,
+    )
+    .await
+    .unwrap();
+    let mark = gw.log_mark();
+    let cfg = crate::common::config_for(
+        &fake,
+        json!({"session": {"dmScope": "per-peer"}, "channels": {"telegram": telegram}}),
+    );
+    gw.write_config(&cfg).await.unwrap();
+    gw.wait_for_log_since(mark, "config applied", WAIT)
+        .await
+        .unwrap();
+    tg.user_message(Chat::private(42), ann(), "from ann");
+    tg.user_message(Chat::private(77), User::new(77, "bob", "Bob"), "from bob");
+    tg.wait_for_sent(2, WAIT).await.unwrap();
+    let sessions = crate::common::get_json(&gw, "/api/sessions").await;
+    let mut keys: Vec<String> = sessions["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["sessionKey"].as_str().unwrap().to_string())
+        .collect();
+    keys.sort();
+    assert_eq!(keys, ["agent:main:dm:42", "agent:main:dm:77"]);
+    let bob = crate::common::get_text(&gw, "/api/sessions/agent:main:dm:77/transcript").await;
+    assert!(
+        bob.contains("from bob") && !bob.contains("from ann"),
+        "{bob}"
+    );
 }

@@ -1,6 +1,9 @@
-//! Schema of `channels.*` beyond the web chat: Telegram (and the shared access settings).
+//! Schema of `channels.*` beyond the web chat: Telegram, Discord, and the access settings
+//! they share (DM and group policies, allowlists).
 
 use serde::{Deserialize, Serialize};
+
+use super::ids;
 
 /// Who may talk to the bot in direct messages.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -13,22 +16,47 @@ pub enum DmPolicy {
     Pairing,
     /// Anyone.
     Open,
+    /// No direct messages at all.
+    Disabled,
 }
 
+/// Which groups (Telegram groups, Discord guild channels) the bot serves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupPolicy {
+    /// Only groups listed under `groups` (Telegram) / `guilds` (Discord); a `"*"` entry
+    /// lists every group.
+    #[default]
+    Allowlist,
+    /// Every group the bot is in; listed groups still get their own settings.
+    Open,
+    /// No group messages at all.
+    Disabled,
+}
+
+/// One group's settings (Telegram: `groups.<chatId>`, or `groups."*"` for every group).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct GroupsConfig {
-    /// In groups, answer only when @mentioned, replied to, or sent a /command.
+pub struct GroupConfig {
+    /// Answer only when @mentioned, replied to, or sent a /command.
     pub require_mention: bool,
+    /// Who may address the bot in this group (user ids or @usernames); unset: the
+    /// channel's `groupAllowFrom`, else its `allowFrom`, else anyone in the group.
+    #[serde(deserialize_with = "ids::optional")]
+    pub allow_from: Option<Vec<String>>,
 }
 
-impl Default for GroupsConfig {
+impl Default for GroupConfig {
     fn default() -> Self {
-        GroupsConfig {
+        GroupConfig {
             require_mention: true,
+            allow_from: None,
         }
     }
 }
+
+/// The key of a group entry that applies to every group not listed by id.
+pub const ANY_GROUP: &str = "*";
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -46,10 +74,18 @@ pub struct TelegramConfig {
     pub bot_token: Option<String>,
     /// Bot API base URL (a self-hosted Bot API server, or a fake in tests).
     pub api_url: String,
-    /// User ids or @usernames allowed to talk to the bot (DMs and groups).
+    /// User ids (numbers or strings) or @usernames allowed to talk to the bot in DMs, and
+    /// in groups unless `groupAllowFrom` or the group's own `allowFrom` says otherwise.
+    /// `"*"` = anyone.
+    #[serde(deserialize_with = "ids::list")]
     pub allow_from: Vec<String>,
     pub dm_policy: DmPolicy,
-    pub groups: GroupsConfig,
+    pub group_policy: GroupPolicy,
+    /// Who may address the bot in groups, unless a group has its own `allowFrom`.
+    #[serde(deserialize_with = "ids::optional")]
+    pub group_allow_from: Option<Vec<String>>,
+    /// Groups by chat id (e.g. `"-1001234567890"`), or `"*"` for every group.
+    pub groups: std::collections::BTreeMap<String, GroupConfig>,
     /// Longest message sent, in characters (at most 4096, Telegram's limit).
     pub text_chunk_limit: usize,
     pub mode: TelegramMode,
@@ -70,7 +106,9 @@ impl Default for TelegramConfig {
             api_url: "https://api.telegram.org".into(),
             allow_from: Vec::new(),
             dm_policy: DmPolicy::Pairing,
-            groups: GroupsConfig::default(),
+            group_policy: GroupPolicy::Allowlist,
+            group_allow_from: None,
+            groups: std::collections::BTreeMap::new(),
             text_chunk_limit: 4096,
             mode: TelegramMode::Polling,
             webhook_url: None,
@@ -84,9 +122,14 @@ impl Default for TelegramConfig {
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct DiscordGuildConfig {
     /// Channel (or thread) ids the bot listens in; empty = every channel of the guild.
+    #[serde(deserialize_with = "ids::list")]
     pub channels: Vec<String>,
     /// Answer only when @mentioned, replied to, or sent a /command.
     pub require_mention: bool,
+    /// Who may address the bot in this guild; unset: the channel's `groupAllowFrom`, else
+    /// its `allowFrom`, else anyone in the guild.
+    #[serde(deserialize_with = "ids::optional")]
+    pub allow_from: Option<Vec<String>>,
 }
 
 impl Default for DiscordGuildConfig {
@@ -94,6 +137,7 @@ impl Default for DiscordGuildConfig {
         DiscordGuildConfig {
             channels: Vec::new(),
             require_mention: true,
+            allow_from: None,
         }
     }
 }
@@ -107,10 +151,17 @@ pub struct DiscordConfig {
     /// Base URL replacing https://discord.com (a fake in tests). The gateway WebSocket
     /// URL is whatever `GET /api/v10/gateway` there answers.
     pub api_url: String,
-    /// User ids allowed to talk to the bot (DMs and guilds).
+    /// User ids (numbers or strings) or @usernames allowed to talk to the bot in DMs, and
+    /// in guilds unless `groupAllowFrom` or the guild's own `allowFrom` says otherwise.
+    /// `"*"` = anyone.
+    #[serde(deserialize_with = "ids::list")]
     pub allow_from: Vec<String>,
     pub dm_policy: DmPolicy,
-    /// Guilds the bot serves, by guild id; empty = every guild it is in.
+    pub group_policy: GroupPolicy,
+    /// Who may address the bot in guilds, unless a guild has its own `allowFrom`.
+    #[serde(deserialize_with = "ids::optional")]
+    pub group_allow_from: Option<Vec<String>>,
+    /// Guilds the bot serves, by guild id, or `"*"` for every guild.
     pub guilds: std::collections::BTreeMap<String, DiscordGuildConfig>,
     /// Longest message sent, in characters (at most 2000, Discord's limit).
     pub text_chunk_limit: usize,
@@ -124,8 +175,87 @@ impl Default for DiscordConfig {
             api_url: "https://discord.com".into(),
             allow_from: Vec::new(),
             dm_policy: DmPolicy::Pairing,
+            group_policy: GroupPolicy::Allowlist,
+            group_allow_from: None,
             guilds: std::collections::BTreeMap::new(),
             text_chunk_limit: 2000,
+        }
+    }
+}
+
+/// What the access check needs from a channel's config for one chat: the same questions
+/// for every channel that has allowlists. The web chat and the HTTP API have none (they
+/// are local, and token-guarded when exposed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccessRules<'a> {
+    /// The config section, for log lines (`channels.telegram`).
+    pub section: &'static str,
+    pub allow_from: &'a [String],
+    pub dm_policy: DmPolicy,
+    pub group_policy: GroupPolicy,
+    pub group_allow_from: Option<&'a [String]>,
+    /// For a group chat: its entry (by id, else `"*"`), if listed.
+    pub group: Option<GroupRule<'a>>,
+}
+
+/// A listed group's settings, as they apply to one chat in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupRule<'a> {
+    pub allow_from: Option<&'a [String]>,
+    pub require_mention: bool,
+    /// False when the group lists the chats it is served in and this is not one of them
+    /// (Discord: a guild's `channels`).
+    pub chat_listed: bool,
+}
+
+impl super::ChannelsConfig {
+    /// The access rules for a message from `origin`; `None` for channels without any
+    /// (the web chat, the HTTP API).
+    pub fn access_rules(&self, origin: &switchboard_channels::Origin) -> Option<AccessRules<'_>> {
+        match origin.channel.as_str() {
+            switchboard_channels::telegram::CHANNEL_ID => {
+                let t = &self.telegram;
+                let group = t
+                    .groups
+                    .get(&origin.chat_id)
+                    .or_else(|| t.groups.get(ANY_GROUP))
+                    .map(|g| GroupRule {
+                        allow_from: g.allow_from.as_deref(),
+                        require_mention: g.require_mention,
+                        chat_listed: true,
+                    });
+                Some(AccessRules {
+                    section: "channels.telegram",
+                    allow_from: &t.allow_from,
+                    dm_policy: t.dm_policy,
+                    group_policy: t.group_policy,
+                    group_allow_from: t.group_allow_from.as_deref(),
+                    group,
+                })
+            }
+            switchboard_channels::discord::CHANNEL_ID => {
+                let d = &self.discord;
+                // The guild id travels as the origin's account.
+                let group = origin
+                    .account
+                    .as_deref()
+                    .and_then(|g| d.guilds.get(g))
+                    .or_else(|| d.guilds.get(ANY_GROUP))
+                    .map(|g| GroupRule {
+                        allow_from: g.allow_from.as_deref(),
+                        require_mention: g.require_mention,
+                        chat_listed: g.channels.is_empty() || g.channels.contains(&origin.chat_id),
+                    });
+                Some(AccessRules {
+                    section: "channels.discord",
+                    allow_from: &d.allow_from,
+                    dm_policy: d.dm_policy,
+                    group_policy: d.group_policy,
+                    group_allow_from: d.group_allow_from.as_deref(),
+                    group,
+                })
+            }
+            _ => None,
         }
     }
 }

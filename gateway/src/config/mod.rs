@@ -9,6 +9,7 @@
 mod channels;
 pub mod duration;
 mod error;
+mod ids;
 mod load;
 mod paths;
 mod reload;
@@ -19,7 +20,8 @@ mod validate;
 mod watch;
 
 pub use channels::{
-    DiscordConfig, DiscordGuildConfig, DmPolicy, GroupsConfig, TelegramConfig, TelegramMode,
+    AccessRules, DiscordConfig, DiscordGuildConfig, DmPolicy, GroupConfig, GroupPolicy, GroupRule,
+    TelegramConfig, TelegramMode, ANY_GROUP,
 };
 pub use error::ConfigError;
 pub use load::{load_file, parse_config, process_env};

@@ -19,6 +19,7 @@ pub struct Config {
     pub agents: AgentsConfig,
     pub tools: ToolsConfig,
     pub messages: MessagesConfig,
+    pub session: SessionConfig,
     pub channels: ChannelsConfig,
 }
 
@@ -270,6 +271,26 @@ pub struct ToolPolicy {
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct MessagesConfig {
     pub queue: QueueConfig,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct SessionConfig {
+    pub dm_scope: DmScope,
+}
+
+/// Which session a direct message goes to (SPEC §14).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DmScope {
+    /// Every DM of an agent shares `agent:<id>:main` (one conversation across people and
+    /// channels: right for a personal assistant with one owner).
+    #[default]
+    Main,
+    /// One session per sender: `agent:<id>:dm:<senderId>`.
+    PerPeer,
+    /// One session per channel and sender: `agent:<id>:<channel>:dm:<senderId>`.
+    PerChannelPeer,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -308,3 +308,43 @@ fn production_env_lookup() {
     assert!(process_env("PATH").is_some());
     assert_eq!(process_env("SWITCHBOARD_SURELY_UNSET_VARIABLE_4711"), None);
 }
+
+/// OpenClaw configs write ids as bare numbers; Discord's are 18-19 digits, beyond f64's
+/// exact integers: they must arrive digit for digit.
+#[test]
+fn numeric_ids_in_allowlists_are_taken_exactly() {
+    let config = parse_config(
+        "{ channels: { discord: { allowFrom: [987654321012345678], guilds: { '111111111111111111': { channels: [222222222222222222], allowFrom: [1] } } }, telegram: { allowFrom: [123456789, '@ann'], groupAllowFrom: [5], groups: { '-1001234567890': {} } } } }",
+        &env,
+    )
+    .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(config.channels.discord.allow_from, ["987654321012345678"]);
+    let guild = &config.channels.discord.guilds["111111111111111111"];
+    assert_eq!(guild.channels, ["222222222222222222"]);
+    assert_eq!(guild.allow_from, Some(vec!["1".to_string()]));
+    assert_eq!(config.channels.telegram.allow_from, ["123456789", "@ann"]);
+    assert_eq!(
+        config.channels.telegram.group_allow_from,
+        Some(vec!["5".to_string()])
+    );
+    assert!(config
+        .channels
+        .telegram
+        .groups
+        .contains_key("-1001234567890"));
+    let errs =
+        errors("{ channels: { telegram: { allowFrom: [1.5, 'ann'], groups: { team: {} } } } }");
+    let messages: Vec<&str> = errs.iter().map(|e| e.3.as_str()).collect();
+    assert!(
+        messages.iter().any(|m| m.contains("not a whole number")),
+        "{messages:?}"
+    );
+    let paths: Vec<&str> = errs.iter().map(|e| e.0.as_str()).collect();
+    assert!(paths.contains(&"channels.telegram.groups.team"), "{errs:?}");
+    assert!(
+        errs.iter().any(
+            |e| e.3 == "must be a numeric Telegram user id, an @username or \"*\", got \"ann\""
+        ),
+        "{errs:?}"
+    );
+}

@@ -36,22 +36,17 @@ fn discord(config: &Config, out: &mut Vec<Issue>) {
         2000,
         "",
     );
-    let snowflake =
-        |s: &str| !s.is_empty() && s.len() <= 20 && s.chars().all(|c| c.is_ascii_digit());
-    for (i, who) in d.allow_from.iter().enumerate() {
-        if !snowflake(who) {
-            out.push(Issue::new(
-                KeyPath::dotted("channels.discord.allowFrom").index(i),
-                format!("must be a numeric user id, got {who:?}"),
-            ));
-        }
+    let at = KeyPath::dotted("channels.discord");
+    senders(out, &at.key("allowFrom"), &d.allow_from, Platform::Discord);
+    if let Some(list) = &d.group_allow_from {
+        senders(out, &at.key("groupAllowFrom"), list, Platform::Discord);
     }
     for (guild, g) in &d.guilds {
-        let at = KeyPath::dotted("channels.discord.guilds").key(guild);
-        if !snowflake(guild) {
+        let at = at.key("guilds").key(guild);
+        if guild != super::ANY_GROUP && !snowflake(guild) {
             out.push(Issue::new(
                 at.clone(),
-                format!("guild keys must be numeric guild ids, got {guild:?}"),
+                format!("guild keys must be numeric guild ids or \"*\", got {guild:?}"),
             ));
         }
         for (i, ch) in g.channels.iter().enumerate() {
@@ -61,6 +56,46 @@ fn discord(config: &Config, out: &mut Vec<Issue>) {
                     format!("must be a numeric channel id, got {ch:?}"),
                 ));
             }
+        }
+        if let Some(list) = &g.allow_from {
+            senders(out, &at.key("allowFrom"), list, Platform::Discord);
+        }
+    }
+}
+
+/// A Discord id (user, guild, channel): a snowflake of up to 20 digits.
+fn snowflake(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 20 && s.chars().all(|c| c.is_ascii_digit())
+}
+
+#[derive(Clone, Copy)]
+enum Platform {
+    Telegram,
+    Discord,
+}
+
+/// Checks an allowlist of senders: platform user ids, `@username`s, or `"*"` (anyone).
+fn senders(out: &mut Vec<Issue>, at: &KeyPath, list: &[String], platform: Platform) {
+    for (i, who) in list.iter().enumerate() {
+        let username = who.strip_prefix('@').is_some_and(|u| {
+            !u.is_empty()
+                && u.len() <= 64
+                && u.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        });
+        let id = match platform {
+            Platform::Telegram => who.parse::<i64>().is_ok_and(|n| n > 0),
+            Platform::Discord => snowflake(who),
+        };
+        if !(username || id || who == "*") {
+            let what = match platform {
+                Platform::Telegram => "a numeric Telegram user id",
+                Platform::Discord => "a numeric Discord user id",
+            };
+            out.push(Issue::new(
+                at.clone().index(i),
+                format!("must be {what}, an @username or \"*\", got {who:?}"),
+            ));
         }
     }
 }
@@ -108,13 +143,23 @@ fn telegram(config: &Config, out: &mut Vec<Issue>) {
             )),
         }
     }
-    for (i, who) in t.allow_from.iter().enumerate() {
-        let ok = who.parse::<i64>().is_ok() || (who.starts_with('@') && who.len() > 1);
-        if !ok {
+    let at = KeyPath::dotted("channels.telegram");
+    senders(out, &at.key("allowFrom"), &t.allow_from, Platform::Telegram);
+    if let Some(list) = &t.group_allow_from {
+        senders(out, &at.key("groupAllowFrom"), list, Platform::Telegram);
+    }
+    for (chat, g) in &t.groups {
+        let at = at.key("groups").key(chat);
+        if chat != super::ANY_GROUP && chat.parse::<i64>().is_err() {
             out.push(Issue::new(
-                KeyPath::dotted("channels.telegram.allowFrom").index(i),
-                format!("must be a numeric user id or an @username, got {who:?}"),
+                at.clone(),
+                format!(
+                    "group keys must be numeric chat ids (e.g. \"-1001234567890\") or \"*\", got {chat:?}"
+                ),
             ));
+        }
+        if let Some(list) = &g.allow_from {
+            senders(out, &at.key("allowFrom"), list, Platform::Telegram);
         }
     }
 }

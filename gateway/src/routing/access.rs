@@ -1,10 +1,11 @@
-//! Who may talk to the agents: per channel `allowFrom`, the DM policy (allowlist,
-//! pairing, open), and "in groups only when addressed". Decided before anything else, so
-//! an unknown sender's message never reaches an agent or a command.
+//! Who may talk to the agents (SPEC §14): per channel `allowFrom`, the DM policy
+//! (allowlist, pairing, open, disabled), the group policy with listed groups and their own
+//! sender lists, and "in groups only when addressed". Decided before anything else, so an
+//! unknown sender's or group's message never reaches an agent, a command or a tool.
 
 use switchboard_channels::{ChatKind, InboundMessage};
 
-use crate::config::{Config, DmPolicy};
+use crate::config::{AccessRules, Config, DmPolicy, GroupPolicy};
 use crate::store::{Pairing, Store, StoreError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,41 +17,13 @@ pub enum Verdict {
     Pairing(String),
 }
 
-struct Policy<'a> {
-    allow_from: &'a [String],
-    dm_policy: DmPolicy,
-    require_mention: bool,
-}
-
-fn policy<'a>(cfg: &'a Config, channel: &str) -> Option<Policy<'a>> {
-    match channel {
-        "telegram" => {
-            let t = &cfg.channels.telegram;
-            Some(Policy {
-                allow_from: &t.allow_from,
-                dm_policy: t.dm_policy,
-                require_mention: t.groups.require_mention,
-            })
-        }
-        "discord" => {
-            let d = &cfg.channels.discord;
-            Some(Policy {
-                allow_from: &d.allow_from,
-                dm_policy: d.dm_policy,
-                require_mention: true,
-            })
-        }
-        // The web chat and the HTTP API are local (and token-guarded when exposed).
-        _ => None,
-    }
-}
-
-/// Whether `sender_id`, or `username` for an `@name` entry, is in `allow_from`. Only the
-/// platform's username field is matched by `@name`, never a display or first name.
+/// Whether `sender_id`, or `username` for an `@name` entry, is in `allow_from` (`"*"`
+/// lets anyone in). Only the platform's username field is matched by `@name`, never a
+/// display or first name.
 pub fn listed(allow_from: &[String], sender_id: &str, username: Option<&str>) -> bool {
     allow_from.iter().any(|a| match a.strip_prefix('@') {
         Some(name) => username.is_some_and(|u| !u.is_empty() && u.eq_ignore_ascii_case(name)),
-        None => a == sender_id,
+        None => a == "*" || a == sender_id,
     })
 }
 
@@ -59,93 +32,80 @@ pub async fn check(
     cfg: &Config,
     msg: &InboundMessage,
 ) -> Result<Verdict, StoreError> {
-    let Some(p) = policy(cfg, &msg.origin.channel) else {
+    let Some(rules) = cfg.channels.access_rules(&msg.origin) else {
         return Ok(Verdict::Allow);
     };
-    let is_listed = listed(p.allow_from, &msg.sender_id, msg.sender_username.as_deref());
     match msg.origin.kind {
-        ChatKind::Group => {
-            if !p.allow_from.is_empty() && !is_listed {
-                return Ok(Verdict::Ignore("sender not in allowFrom"));
-            }
-            let mut require_mention = p.require_mention;
-            if msg.origin.channel == "discord" {
-                // Guild/channel allowlist; the guild id travels as the origin's account.
-                let guilds = &cfg.channels.discord.guilds;
-                let guild = msg.origin.account.as_deref().and_then(|g| guilds.get(g));
-                if !guilds.is_empty() && guild.is_none() {
-                    return Ok(Verdict::Ignore("guild not in channels.discord.guilds"));
-                }
-                if let Some(g) = guild {
-                    if !g.channels.is_empty() && !g.channels.contains(&msg.origin.chat_id) {
-                        return Ok(Verdict::Ignore("channel not in the guild's channels"));
-                    }
-                    require_mention = g.require_mention;
-                }
-            }
-            if require_mention && !msg.addressed {
-                return Ok(Verdict::Ignore("group message not addressed to the bot"));
-            }
-            Ok(Verdict::Allow)
-        }
+        ChatKind::Group => Ok(group_verdict(&rules, msg)),
         ChatKind::Direct => {
-            if is_listed {
+            if listed(
+                rules.allow_from,
+                &msg.sender_id,
+                msg.sender_username.as_deref(),
+            ) {
                 return Ok(Verdict::Allow);
             }
-            match p.dm_policy {
+            match rules.dm_policy {
                 DmPolicy::Open => Ok(Verdict::Allow),
+                DmPolicy::Disabled => {
+                    Ok(Verdict::Ignore("direct messages are disabled (dmPolicy)"))
+                }
                 DmPolicy::Allowlist => Ok(Verdict::Ignore("sender not in allowFrom")),
-                DmPolicy::Pairing => match store.pairing_for(&msg.origin.channel, &msg.sender_id, msg.sender_name.as_deref()).await? {
-                    Pairing::Approved => Ok(Verdict::Allow),
-                    Pairing::Pending { code, notify: true } => Ok(Verdict::Pairing(format!(
-                        "Hi! This bot only talks to people its owner approved. Your pairing code is {code}.\n\
-                         Ask the owner to run: switchboard pairing approve {} {code}",
-                        msg.origin.channel
-                    ))),
-                    Pairing::Pending { notify: false, .. } => Ok(Verdict::Ignore("sender is waiting for pairing approval")),
-                },
+                DmPolicy::Pairing => pairing(store, msg).await,
             }
         }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn allow_from_matches_ids_and_usernames() {
-        let allow = vec!["42".to_string(), "@Ann".to_string()];
-        assert!(listed(&allow, "42", None));
-        assert!(listed(&allow, "7", Some("ann")));
-        assert!(!listed(&allow, "7", Some("bob")));
-        assert!(!listed(&allow, "7", None));
-        assert!(
-            !listed(&allow, "@Ann", None),
-            "an id never matches an @name entry"
-        );
+/// A group message: the group must be served (policy, listed), the sender allowed in it,
+/// and the message addressed to the bot unless the group says otherwise.
+fn group_verdict(rules: &AccessRules<'_>, msg: &InboundMessage) -> Verdict {
+    if rules.group_policy == GroupPolicy::Disabled {
+        return Verdict::Ignore("group messages are disabled (groupPolicy)");
     }
-}
-
-#[cfg(test)]
-mod properties {
-    use proptest::prelude::*;
-
-    use super::listed;
-
-    proptest! {
-        #![proptest_config(crate::proptest_cases::config())]
-
-        /// A sender with no username is let in by its id alone, whatever the list holds.
-        #[test]
-        fn without_a_username_only_the_id_matches(
-            allow in proptest::collection::vec(".{0,12}", 0..6),
-            id in ".{0,12}",
-        ) {
-            prop_assert_eq!(
-                listed(&allow, &id, None),
-                allow.iter().any(|a| !a.starts_with('@') && *a == id)
-            );
+    match rules.group {
+        None if rules.group_policy == GroupPolicy::Allowlist => {
+            return Verdict::Ignore("group not listed (groupPolicy allowlist)");
         }
+        Some(g) if !g.chat_listed => return Verdict::Ignore("channel not in the guild's channels"),
+        _ => {}
     }
+    // The group's own list, else the channel's group list, else its DM list; none of
+    // them set (or all empty) lets everyone in a served group address the bot.
+    let senders = rules
+        .group
+        .and_then(|g| g.allow_from)
+        .or(rules.group_allow_from)
+        .unwrap_or(rules.allow_from);
+    if !senders.is_empty() && !listed(senders, &msg.sender_id, msg.sender_username.as_deref()) {
+        return Verdict::Ignore("sender not allowed in this group");
+    }
+    let require_mention = rules.group.is_none_or(|g| g.require_mention);
+    if require_mention && !msg.addressed {
+        return Verdict::Ignore("group message not addressed to the bot");
+    }
+    Verdict::Allow
 }
+
+async fn pairing(store: &Store, msg: &InboundMessage) -> Result<Verdict, StoreError> {
+    let channel = &msg.origin.channel;
+    Ok(
+        match store
+            .pairing_for(channel, &msg.sender_id, msg.sender_name.as_deref())
+            .await?
+        {
+            Pairing::Approved => Verdict::Allow,
+            Pairing::Pending { code, notify: true } => Verdict::Pairing(format!(
+                "Hi! This bot only talks to people its owner approved. Your pairing code is {code}. It is valid for an hour.\n\
+                 Ask the owner to run: switchboard pairing approve {channel} {code}"
+            )),
+            Pairing::Pending { notify: false, .. } => {
+                Verdict::Ignore("sender is waiting for pairing approval")
+            }
+            Pairing::Full => Verdict::Ignore("too many pending pairing requests on this channel"),
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -10,7 +10,7 @@ use switchboard_channels::{ChatKind, InboundMessage, Origin};
 
 use crate::agent::dispatch;
 use crate::commands;
-use crate::config::{AgentEntry, Config};
+use crate::config::{AgentEntry, Config, DmScope};
 use crate::runtime::Runtime;
 
 /// Agent id used when the config lists no agents.
@@ -40,10 +40,17 @@ pub fn workspace_for(cfg: &Config, agent: Option<&AgentEntry>, state_dir: &Path)
         .unwrap_or_else(|| state_dir.join("workspace"))
 }
 
-/// Session key of a chat (SPEC §4).
-pub fn session_key(agent_id: &str, origin: &Origin) -> String {
+/// Session key of a chat (SPEC §4, §14): a group's key names its chat (and thread); a
+/// direct message's key follows `session.dmScope`.
+pub fn session_key(scope: DmScope, agent_id: &str, origin: &Origin, sender_id: &str) -> String {
     match origin.kind {
-        ChatKind::Direct => format!("agent:{agent_id}:main"),
+        ChatKind::Direct => match scope {
+            DmScope::Main => format!("agent:{agent_id}:main"),
+            DmScope::PerPeer => format!("agent:{agent_id}:dm:{sender_id}"),
+            DmScope::PerChannelPeer => {
+                format!("agent:{agent_id}:{}:dm:{sender_id}", origin.channel)
+            }
+        },
         ChatKind::Group => {
             let mut k = format!(
                 "agent:{agent_id}:{}:group:{}",
@@ -57,25 +64,47 @@ pub fn session_key(agent_id: &str, origin: &Origin) -> String {
     }
 }
 
-/// Handle one inbound message end to end. Errors are answered to the sender.
-pub async fn handle_inbound(rt: &Arc<Runtime>, msg: InboundMessage) {
+/// What became of an inbound message: whether the adapter may confirm it to its platform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handled {
+    /// Committed (queued, answered, or a duplicate of one that was).
+    Taken,
+    /// Deliberately dropped (not allowed, not addressed): confirm it, it is not wanted.
+    Dropped,
+    /// Not stored (a store error): do not confirm it, so the platform delivers it again.
+    Failed,
+}
+
+impl Handled {
+    /// Whether the adapter may acknowledge the message to its platform.
+    pub fn ack(self) -> bool {
+        self != Handled::Failed
+    }
+}
+
+/// Handle one inbound message end to end. Errors are answered to the sender where that
+/// is possible; a message that could not be stored is reported as [`Handled::Failed`].
+pub async fn handle_inbound(rt: &Arc<Runtime>, msg: InboundMessage) -> Handled {
     let cfg = rt.config();
     let agent_id = default_agent_id(&cfg);
-    let key = session_key(&agent_id, &msg.origin);
+    let key = session_key(cfg.session.dm_scope, &agent_id, &msg.origin, &msg.sender_id);
     match access::check(&rt.store, &cfg, &msg).await {
         Ok(access::Verdict::Allow) => {}
         Ok(access::Verdict::Ignore(why)) => {
             tracing::info!(channel = %msg.origin.channel, sender = %msg.sender_id, reason = why, "inbound message ignored");
-            return;
+            return Handled::Dropped;
         }
         Ok(access::Verdict::Pairing(text)) => {
             tracing::info!(channel = %msg.origin.channel, sender = %msg.sender_id, "unknown sender: pairing code sent");
-            reply(rt, &msg.origin, &text).await;
-            return;
+            return if reply(rt, &msg.origin, &text).await {
+                Handled::Taken
+            } else {
+                Handled::Failed
+            };
         }
         Err(e) => {
-            tracing::error!(error = %e, "cannot check access; dropping the message");
-            return;
+            tracing::error!(error = %e, "cannot check access; the message is left to be delivered again");
+            return Handled::Failed;
         }
     }
     // A platform redelivery (e.g. after a restart) of a command already taken. (Chat
@@ -86,11 +115,11 @@ pub async fn handle_inbound(rt: &Arc<Runtime>, msg: InboundMessage) {
             Ok(true) => {}
             Ok(false) => {
                 tracing::info!(channel = %msg.origin.channel, message_id = %id, "duplicate inbound message ignored");
-                return;
+                return Handled::Taken;
             }
             Err(e) => {
-                tracing::error!(error = %e, "cannot record the inbound message; dropping it");
-                return;
+                tracing::error!(error = %e, "cannot record the inbound message; it is left to be delivered again");
+                return Handled::Failed;
             }
         }
     }
@@ -112,7 +141,7 @@ pub async fn handle_inbound(rt: &Arc<Runtime>, msg: InboundMessage) {
         } else {
             work.await;
         }
-        return;
+        return Handled::Taken;
     }
     let submitted = match &msg.message_id {
         Some(id) => dispatch::submit_message_once(rt, &key, &agent_id, &msg.origin, &msg.sender_id, &msg.text, id)
@@ -124,39 +153,149 @@ pub async fn handle_inbound(rt: &Arc<Runtime>, msg: InboundMessage) {
             }),
         None => dispatch::submit_message(rt, &key, &agent_id, &msg.origin, &msg.sender_id, &msg.text).await.map(|_| ()),
     };
-    if let Err(e) = submitted {
-        tracing::error!(session = %key, error = %e, "cannot accept message");
-        reply(
-            rt,
-            &msg.origin,
-            &format!("⚠️ Could not accept your message: {e}"),
-        )
-        .await;
+    match submitted {
+        Ok(()) => Handled::Taken,
+        Err(e) => {
+            tracing::error!(session = %key, error = %e, "cannot accept message");
+            reply(
+                rt,
+                &msg.origin,
+                &format!("⚠️ Could not accept your message: {e}"),
+            )
+            .await;
+            // Not acknowledged: a platform that redelivers (Telegram) brings it again.
+            Handled::Failed
+        }
     }
 }
 
-/// Queue a direct answer (command output, error) to `origin` through the outbox.
-pub async fn reply(rt: &Runtime, origin: &Origin, text: &str) {
+/// Queue a direct answer (command output, error) to `origin` through the outbox; false if
+/// it could not be stored.
+pub async fn reply(rt: &Runtime, origin: &Origin, text: &str) -> bool {
     let key = format!("reply:{}", uuid::Uuid::new_v4());
     match rt.store.enqueue_outbox(&key, origin, text).await {
-        Ok(_) => rt.outbox_wake.notify_one(),
-        Err(e) => tracing::error!(error = %e, "cannot queue a reply"),
+        Ok(_) => {
+            rt.outbox_wake.notify_one();
+            true
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "cannot queue a reply");
+            false
+        }
     }
+}
+
+/// With `session.dmScope: "main"` every direct message of an agent shares one session: a
+/// warning naming how many allowed DM senders would share it, when that is more than one
+/// (or anyone may write). `approved` are the senders let in by pairing, as
+/// `(channel, sender id)`.
+pub fn shared_dm_warning(cfg: &Config, approved: &[(String, String)]) -> Option<String> {
+    if cfg.session.dm_scope != DmScope::Main {
+        return None;
+    }
+    let mut senders = std::collections::BTreeSet::new();
+    let mut open = Vec::new();
+    let channels = [
+        (
+            switchboard_channels::telegram::CHANNEL_ID,
+            cfg.channels.telegram.enabled,
+            &cfg.channels.telegram.allow_from,
+            cfg.channels.telegram.dm_policy,
+        ),
+        (
+            switchboard_channels::discord::CHANNEL_ID,
+            cfg.channels.discord.enabled,
+            &cfg.channels.discord.allow_from,
+            cfg.channels.discord.dm_policy,
+        ),
+    ];
+    for (channel, enabled, allow_from, policy) in channels {
+        if !enabled || policy == crate::config::DmPolicy::Disabled {
+            continue;
+        }
+        if policy == crate::config::DmPolicy::Open || allow_from.iter().any(|a| a == "*") {
+            open.push(channel);
+        }
+        senders.extend(
+            allow_from
+                .iter()
+                .filter(|a| *a != "*")
+                .map(|a| (channel, a.as_str())),
+        );
+        senders.extend(
+            approved
+                .iter()
+                .filter(|(c, _)| c == channel)
+                .map(|(_, s)| (channel, s.as_str())),
+        );
+    }
+    let agent = default_agent_id(cfg);
+    if !open.is_empty() {
+        return Some(format!(
+            "anyone may send direct messages on {} and every DM shares the session agent:{agent}:main \
+             (session.dmScope = \"main\"): they can read each other's conversation; set session.dmScope \
+             to \"per-peer\" or \"per-channel-peer\"",
+            open.join(", ")
+        ));
+    }
+    (senders.len() > 1).then(|| {
+        format!(
+            "{} allowed DM senders share the session agent:{agent}:main (session.dmScope = \"main\"): \
+             each sees the others' conversation; set session.dmScope to \"per-peer\" or \"per-channel-peer\" \
+             to give each their own",
+            senders.len()
+        )
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn cfg(v: serde_json::Value) -> Config {
+        crate::config::parse_config(&v.to_string(), &|_| None).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    #[test]
+    fn a_shared_dm_session_is_warned_about() {
+        let one = cfg(
+            serde_json::json!({"channels": {"telegram": {"enabled": true, "botToken": "t", "allowFrom": [1]}}}),
+        );
+        assert_eq!(shared_dm_warning(&one, &[]), None);
+        let paired = [("telegram".to_string(), "2".to_string())];
+        let warning = shared_dm_warning(&one, &paired).unwrap_or_default();
+        assert!(
+            warning.starts_with("2 allowed DM senders share the session agent:main:main"),
+            "{warning}"
+        );
+        let open = cfg(
+            serde_json::json!({"channels": {"discord": {"enabled": true, "token": "t", "dmPolicy": "open"}}}),
+        );
+        assert!(shared_dm_warning(&open, &[])
+            .is_some_and(|w| w.starts_with("anyone may send direct messages on discord")));
+        let scoped = cfg(
+            serde_json::json!({"session": {"dmScope": "per-peer"}, "channels": {"discord": {"enabled": true, "token": "t", "dmPolicy": "open"}}}),
+        );
+        assert_eq!(shared_dm_warning(&scoped, &paired), None);
+    }
+
     #[test]
     fn session_keys_follow_the_spec() {
         let dm = Origin::webchat("main", ChatKind::Direct);
-        assert_eq!(session_key("main", &dm), "agent:main:main");
+        let key = |scope, origin: &Origin| session_key(scope, "main", origin, "42");
+        assert_eq!(key(DmScope::Main, &dm), "agent:main:main");
+        assert_eq!(key(DmScope::PerPeer, &dm), "agent:main:dm:42");
+        assert_eq!(
+            key(DmScope::PerChannelPeer, &dm),
+            "agent:main:webchat:dm:42"
+        );
         let mut g = Origin::webchat("team", ChatKind::Group);
         g.thread_id = Some("7".into());
-        assert_eq!(
-            session_key("ops", &g),
-            "agent:ops:webchat:group:team:thread:7"
-        );
+        for scope in [DmScope::Main, DmScope::PerPeer, DmScope::PerChannelPeer] {
+            assert_eq!(
+                session_key(scope, "ops", &g, "42"),
+                "agent:ops:webchat:group:team:thread:7"
+            );
+        }
     }
 }

@@ -62,6 +62,13 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
         "switchboard_webchat_connections {}",
         state.webchat.connections()
     );
+    let _ = writeln!(out, "# TYPE switchboard_channel_restarts_total counter");
+    for (channel, n) in state.adapters.restarts() {
+        let _ = writeln!(
+            out,
+            "switchboard_channel_restarts_total{{channel=\"{channel}\"}} {n}"
+        );
+    }
     let _ = writeln!(out, "# TYPE switchboard_uptime_seconds gauge");
     let _ = writeln!(
         out,

@@ -14,6 +14,9 @@ pub enum Pairing {
         code: String,
         notify: bool,
     },
+    /// A new sender, but the channel already has [`MAX_PENDING`] requests waiting: no code,
+    /// no row (a flood of strangers cannot grow the table).
+    Full,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -30,6 +33,11 @@ pub struct PairingRow {
 
 /// How often a pending sender is reminded of their code.
 const RENOTIFY_MS: i64 = 10 * 60 * 1000;
+/// How long a pairing code is valid; an expired request is deleted, and the sender gets a
+/// new code when they write again.
+pub const PAIRING_TTL_MS: i64 = 60 * 60 * 1000;
+/// Pending requests per channel at most.
+pub const MAX_PENDING: i64 = 20;
 
 impl Store {
     pub async fn channel_state(&self, channel: &str, key: &str) -> Result<Option<String>> {
@@ -67,16 +75,34 @@ impl Store {
     }
 
     /// The pairing state of a sender, creating a pending pairing with a fresh code on
-    /// first contact.
+    /// first contact (unless the channel has [`MAX_PENDING`] waiting). Requests older than
+    /// [`PAIRING_TTL_MS`] expire.
     pub async fn pairing_for(
         &self,
         channel: &str,
         sender_id: &str,
         sender_name: Option<&str>,
     ) -> Result<Pairing> {
-        let now = now_ms();
+        self.pairing_at(channel, sender_id, sender_name, now_ms())
+            .await
+    }
+
+    pub(crate) async fn pairing_at(
+        &self,
+        channel: &str,
+        sender_id: &str,
+        sender_name: Option<&str>,
+        now: i64,
+    ) -> Result<Pairing> {
         let mut w = self.writer().await;
         let mut tx = super::begin_write(&mut w).await?;
+        sqlx::query(
+            "DELETE FROM pairings WHERE channel = ? AND status = 'pending' AND created_at <= ?",
+        )
+        .bind(channel)
+        .bind(now - PAIRING_TTL_MS)
+        .execute(&mut *tx)
+        .await?;
         let row = sqlx::query(
             "SELECT code, status, notified_at FROM pairings WHERE channel = ? AND sender_id = ?",
         )
@@ -105,20 +131,30 @@ impl Store {
                 }
             }
             None => {
-                let code = new_code();
-                sqlx::query(
-                    "INSERT INTO pairings (channel, sender_id, sender_name, code, status, created_at, notified_at)
-                     VALUES (?, ?, ?, ?, 'pending', ?, ?)",
+                let pending: i64 = sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM pairings WHERE channel = ? AND status = 'pending'",
                 )
                 .bind(channel)
-                .bind(sender_id)
-                .bind(sender_name)
-                .bind(&code)
-                .bind(now)
-                .bind(now)
-                .execute(&mut *tx)
+                .fetch_one(&mut *tx)
                 .await?;
-                Pairing::Pending { code, notify: true }
+                if pending >= MAX_PENDING {
+                    Pairing::Full
+                } else {
+                    let code = new_code();
+                    sqlx::query(
+                        "INSERT INTO pairings (channel, sender_id, sender_name, code, status, created_at, notified_at)
+                         VALUES (?, ?, ?, ?, 'pending', ?, ?)",
+                    )
+                    .bind(channel)
+                    .bind(sender_id)
+                    .bind(sender_name)
+                    .bind(&code)
+                    .bind(now)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                    Pairing::Pending { code, notify: true }
+                }
             }
         };
         tx.commit().await?;
@@ -133,20 +169,25 @@ impl Store {
             .collect::<String>()
             .to_ascii_uppercase();
         let r = sqlx::query(
-            "UPDATE pairings SET status = 'approved', approved_at = ? WHERE channel = ? AND code = ? AND status = 'pending' RETURNING *",
+            "UPDATE pairings SET status = 'approved', approved_at = ?
+             WHERE channel = ? AND code = ? AND status = 'pending' AND created_at > ? RETURNING *",
         )
         .bind(now_ms())
         .bind(channel)
         .bind(&code)
+        .bind(now_ms() - PAIRING_TTL_MS)
         .fetch_optional(&mut *self.writer().await)
         .await?;
         r.as_ref().map(row_to_pairing).transpose()
     }
 
     pub async fn list_pairings(&self) -> Result<Vec<PairingRow>> {
-        let rows = sqlx::query("SELECT * FROM pairings ORDER BY created_at DESC")
-            .fetch_all(&mut *self.reader().await)
-            .await?;
+        let rows = sqlx::query(
+            "SELECT * FROM pairings WHERE status = 'approved' OR created_at > ? ORDER BY created_at DESC",
+        )
+        .bind(now_ms() - PAIRING_TTL_MS)
+        .fetch_all(&mut *self.reader().await)
+        .await?;
         rows.iter().map(row_to_pairing).collect()
     }
 }
@@ -214,6 +255,12 @@ mod tests {
             Pairing::Approved
         );
         assert!(store.mark_inbound_seen("telegram", "1:7").await.unwrap());
+        assert!(store
+            .list_pairings()
+            .await
+            .unwrap()
+            .iter()
+            .any(|p| p.sender_id == "42"));
         assert!(!store.mark_inbound_seen("telegram", "1:7").await.unwrap());
         store
             .set_channel_state("telegram", "offset", "12")
@@ -231,5 +278,64 @@ mod tests {
                 .as_deref(),
             Some("13")
         );
+    }
+
+    /// Requests expire after an hour (the sender gets a new code), and a channel holds at
+    /// most `MAX_PENDING` of them: the table does not grow with every stranger.
+    #[tokio::test]
+    async fn pairing_requests_expire_and_are_capped_per_channel() {
+        let store = Store::open_in_memory().await.unwrap();
+        let t0 = now_ms();
+        let Pairing::Pending { code: old, .. } =
+            store.pairing_at("telegram", "1", None, t0).await.unwrap()
+        else {
+            panic!("pending")
+        };
+        for i in 2..=MAX_PENDING {
+            let p = store
+                .pairing_at("telegram", &i.to_string(), None, t0)
+                .await
+                .unwrap();
+            assert!(
+                matches!(p, Pairing::Pending { notify: true, .. }),
+                "{i}: {p:?}"
+            );
+        }
+        assert_eq!(
+            store
+                .pairing_at("telegram", "stranger", None, t0)
+                .await
+                .unwrap(),
+            Pairing::Full
+        );
+        // Other channels have their own cap.
+        assert!(matches!(
+            store
+                .pairing_at("discord", "stranger", None, t0)
+                .await
+                .unwrap(),
+            Pairing::Pending { .. }
+        ));
+        // An hour later every request has expired: room again, and a new code.
+        let later = t0 + PAIRING_TTL_MS + 1;
+        let Pairing::Pending {
+            code: new,
+            notify: true,
+        } = store
+            .pairing_at("telegram", "1", None, later)
+            .await
+            .unwrap()
+        else {
+            panic!("a new request")
+        };
+        assert_ne!(old, new);
+        let count: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM pairings WHERE channel = 'telegram'")
+                .fetch_one(&mut *store.reader().await)
+                .await
+                .unwrap();
+        assert_eq!(count, 1, "expired requests are deleted");
+        // An expired code cannot be approved.
+        assert_eq!(store.approve_pairing("telegram", &old).await.unwrap(), None);
     }
 }

@@ -123,6 +123,14 @@ impl Store {
     pub async fn close(&self) {
         self.conns.close().await;
     }
+
+    /// Run one SQL statement on the writer: tests use it to make the store fail on purpose
+    /// (e.g. a trigger that aborts inserts).
+    #[cfg(test)]
+    pub(crate) async fn execute_for_tests(&self, sql: &str) -> Result<()> {
+        sqlx::query(sql).execute(&mut *self.writer().await).await?;
+        Ok(())
+    }
 }
 
 /// Apply the embedded migrations (on the writer, before any reader opens).

@@ -9,6 +9,7 @@ mod auth;
 mod error;
 mod metrics;
 mod telegram;
+mod visibility;
 mod ws;
 
 use std::sync::Arc;

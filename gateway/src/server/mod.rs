@@ -7,6 +7,7 @@
 mod api;
 mod auth;
 mod error;
+mod message_body;
 mod metrics;
 mod telegram;
 mod visibility;

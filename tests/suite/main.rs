@@ -10,6 +10,7 @@ mod config_reload;
 mod discord;
 mod lanes;
 mod lifecycle;
+mod security_http;
 mod security_ws;
 mod subagent_lifecycle;
 mod subagents;

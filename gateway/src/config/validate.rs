@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use super::error::{Issue, KeyPath};
-use super::Config;
+use super::{Config, GatewayConfig, TOKEN_ENV};
 
 /// Checks `config`; an empty result means it is fine. `env` is consulted for the
 /// `SWITCHBOARD_TOKEN` fallback of `gateway.auth.token`.
@@ -130,22 +130,64 @@ fn gateway(config: &Config, env: &dyn Fn(&str) -> Option<String>, out: &mut Vec<
                 g.bind
             ),
         )),
-        Ok(ip) if !ip.is_loopback() => {
-            let has_token = |t: Option<String>| t.is_some_and(|t| !t.trim().is_empty());
-            if !has_token(g.auth.token.clone()) && !has_token(env("SWITCHBOARD_TOKEN")) {
-                out.push(Issue::new(
-                    KeyPath::dotted("gateway.bind"),
-                    "refusing to bind a non-loopback address without gateway.auth.token",
-                ));
-            }
+        // The same rule `run` applies: the effective token, never a blank one.
+        Ok(ip) if !ip.is_loopback() && g.auth.effective_token(env).is_none() => {
+            out.push(Issue::new(
+                KeyPath::dotted("gateway.bind"),
+                "refusing to bind a non-loopback address without gateway.auth.token",
+            ));
         }
         Ok(_) => {}
     }
+    gateway_auth(g, env, out);
     if g.max_body_bytes < 1024 {
         out.push(Issue::new(
             KeyPath::dotted("gateway.maxBodyBytes"),
             format!("must be at least 1024, got {}", g.max_body_bytes),
         ));
+    }
+}
+
+/// `gateway.auth.token` and `gateway.allowedOrigins` (SPEC §14). Values are never
+/// quoted back: a token must not reach a log line.
+fn gateway_auth(g: &GatewayConfig, env: &dyn Fn(&str) -> Option<String>, out: &mut Vec<Issue>) {
+    let path = || KeyPath::dotted("gateway.auth.token");
+    match &g.auth.token {
+        Some(t) if t.trim().is_empty() => out.push(Issue::new(
+            path(),
+            format!("must not be blank: remove the key to use ${TOKEN_ENV}, or set a token"),
+        )),
+        Some(t) => {
+            if let Some(problem) = token_problem(t) {
+                out.push(Issue::new(path(), problem));
+            }
+        }
+        None => {
+            if let Some(problem) = env(TOKEN_ENV).as_deref().and_then(token_problem) {
+                out.push(Issue::new(path(), format!("(from ${TOKEN_ENV}) {problem}")));
+            }
+        }
+    }
+    for (i, o) in g.allowed_origins.iter().enumerate() {
+        if let Err(e) = crate::server::origin::SiteOrigin::parse(o) {
+            out.push(Issue::new(
+                KeyPath::dotted("gateway.allowedOrigins").index(i),
+                format!("must be an origin such as \"https://chat.example.com\" or \"http://localhost:3000\" (scheme://host[:port]): {e}; got {o:?}"),
+            ));
+        }
+    }
+}
+
+/// What keeps a non-blank token from working in an `Authorization` header, if anything.
+fn token_problem(t: &str) -> Option<&'static str> {
+    if t.trim().is_empty() {
+        None
+    } else if t.trim() != t {
+        Some("must not start or end with whitespace (HTTP headers drop it)")
+    } else if t.chars().any(char::is_control) {
+        Some("must not contain control characters")
+    } else {
+        None
     }
 }
 
@@ -385,8 +427,6 @@ mod tests {
             "refusing to bind a non-loopback address without gateway.auth.token".to_string(),
         )];
         assert_eq!(check(&c), refusal);
-        c.gateway.auth.token = Some(" ".into());
-        assert_eq!(check(&c), refusal, "a blank token is no token");
         let env = |k: &str| (k == "SWITCHBOARD_TOKEN").then(|| "s3cret".to_string());
         assert_eq!(validate(&c, &env), vec![], "env fallback counts");
         c.gateway.auth.token = Some("s3cret".into());
@@ -394,6 +434,97 @@ mod tests {
         c.gateway.bind = "::1".into();
         c.gateway.auth.token = None;
         assert_eq!(check(&c), vec![]);
+    }
+
+    fn issues(c: &Config, env: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+        validate(c, env)
+            .into_iter()
+            .map(|i| (i.path.to_string(), i.message))
+            .collect()
+    }
+
+    /// Catches #20: a blank `gateway.auth.token` taken as "no token" while
+    /// `SWITCHBOARD_TOKEN` made the bind check pass, so `run` served everything openly.
+    #[test]
+    fn a_blank_token_is_an_error_whatever_the_env_says() {
+        let env = |k: &str| (k == "SWITCHBOARD_TOKEN").then(|| "s3cret".to_string());
+        let blank = (
+            "gateway.auth.token".to_string(),
+            "must not be blank: remove the key to use $SWITCHBOARD_TOKEN, or set a token"
+                .to_string(),
+        );
+        let refusal = (
+            "gateway.bind".to_string(),
+            "refusing to bind a non-loopback address without gateway.auth.token".to_string(),
+        );
+        for token in ["", " ", "\t\n"] {
+            let mut c = Config::default();
+            c.gateway.auth.token = Some(token.into());
+            assert_eq!(issues(&c, &env), vec![blank.clone()], "{token:?}");
+            assert_eq!(c.gateway.auth.effective_token(&env), None, "{token:?}");
+            c.gateway.bind = "0.0.0.0".into();
+            assert_eq!(
+                issues(&c, &env),
+                vec![refusal.clone(), blank.clone()],
+                "{token:?}"
+            );
+        }
+        let mut c = Config::default();
+        c.gateway.bind = "0.0.0.0".into();
+        let blank_env = |k: &str| (k == "SWITCHBOARD_TOKEN").then(|| "  ".to_string());
+        assert_eq!(issues(&c, &blank_env), vec![refusal.clone()]);
+        assert_eq!(c.gateway.auth.effective_token(&blank_env), None);
+        assert_eq!(
+            c.gateway.auth.effective_token(&env).as_deref(),
+            Some("s3cret")
+        );
+        c.gateway.auth.token = Some("mine".into());
+        assert_eq!(
+            c.gateway.auth.effective_token(&env).as_deref(),
+            Some("mine")
+        );
+    }
+
+    #[test]
+    fn tokens_that_no_header_can_carry_are_errors() {
+        let mut c = Config::default();
+        c.gateway.auth.token = Some(" padded".into());
+        let path = "gateway.auth.token".to_string();
+        assert_eq!(
+            issues(&c, &no_env),
+            vec![(
+                path.clone(),
+                "must not start or end with whitespace (HTTP headers drop it)".into()
+            )]
+        );
+        c.gateway.auth.token = None;
+        let env = |k: &str| (k == "SWITCHBOARD_TOKEN").then(|| "a\u{7}b".to_string());
+        assert_eq!(
+            issues(&c, &env),
+            vec![(
+                path,
+                "(from $SWITCHBOARD_TOKEN) must not contain control characters".into()
+            )]
+        );
+    }
+
+    #[test]
+    fn allowed_origins_are_checked() {
+        let mut c = Config::default();
+        c.gateway.allowed_origins = vec![
+            "https://chat.example.com".into(),
+            "http://localhost:3000".into(),
+            "https://chat.example.com/".into(),
+            "chat.example.com".into(),
+        ];
+        let found = issues(&c, &no_env);
+        let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["gateway.allowedOrigins[2]", "gateway.allowedOrigins[3]"]
+        );
+        assert!(found[0].1.contains("no path"), "{}", found[0].1);
+        assert!(found[1].1.contains("scheme://"), "{}", found[1].1);
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod discord;
 mod lanes;
 mod lifecycle;
 mod security_http;
+mod security_routes;
 mod security_ws;
 mod subagent_lifecycle;
 mod subagents;

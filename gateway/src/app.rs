@@ -136,15 +136,8 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     let state = AppState {
         rt: rt.clone(),
         webchat: webchat.clone(),
-        // The same fallback the validator accepted for a non-loopback bind.
-        token: cfg
-            .gateway
-            .auth
-            .token
-            .clone()
-            .or_else(|| (opts.env)("SWITCHBOARD_TOKEN"))
-            .filter(|t| !t.trim().is_empty())
-            .map(Arc::from),
+        // The effective token, by the same rule the validator applied.
+        doors: Arc::new(server::Doors::from_config(&cfg.gateway, opts.env.as_ref())),
         started,
         closing: accept_cancel.clone(),
         adapters: adapters.clone(),

@@ -131,7 +131,10 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
             if let Err(e) = rt.store.mark_outbox_sent(row.id).await {
                 tracing::error!(key = %row.key, error = %e, "sent, but cannot mark the outbox row sent");
             }
-            rt.emit(serde_json::json!({"type": "outbox.sent", "key": row.key, "channel": row.origin.channel}));
+            rt.emit_delivery(
+                &row.origin,
+                serde_json::json!({"type": "outbox.sent", "key": row.key}),
+            );
             true
         }
         Err(e) => {

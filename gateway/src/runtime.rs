@@ -61,9 +61,33 @@ impl ActiveRun {
     }
 }
 
+/// Whose an event is: what a `/ws` socket checks before passing it on (SPEC §14).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventScope {
+    /// One session's runs (a sub-agent's run events carry the child's key).
+    Session(Arc<str>),
+    /// A sub-agent was spawned: the event is `requester`'s, and from now on `child`'s
+    /// events are seen wherever `requester`'s are.
+    Spawn {
+        requester: Arc<str>,
+        child: Arc<str>,
+    },
+    /// A sub-agent session was archived: the event is `child`'s, its last.
+    Archived { child: Arc<str> },
+    /// A delivery to one chat (outbox rows record the chat, not a session).
+    Delivery {
+        channel: Arc<str>,
+        chat_id: Arc<str>,
+    },
+}
+
 /// A live event for the `/ws` event stream (shared: every subscriber gets the same one).
+/// Its JSON carries `sessionKey` (a delivery: `channel` and `chatId`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Event(pub Arc<serde_json::Value>);
+pub struct Event {
+    pub scope: EventScope,
+    pub body: Arc<serde_json::Value>,
+}
 
 pub struct Runtime {
     pub store: Store,
@@ -166,20 +190,83 @@ impl Runtime {
         }
     }
 
-    /// Publish a live event (dropped if nobody listens).
-    pub fn emit(&self, event: serde_json::Value) {
-        if self.events.receiver_count() > 0 {
-            let _ = self.events.send(Event(Arc::new(event)));
+    /// Publish a live event of `session_key`'s session (dropped if nobody listens).
+    pub fn emit(&self, session_key: &str, event: serde_json::Value) {
+        self.publish(EventScope::Session(session_key.into()), session_key, event);
+    }
+
+    /// Publish `subagent.spawned`: `requester`'s event, which makes `child` visible.
+    pub fn emit_spawned(&self, requester: &str, child: &str, event: serde_json::Value) {
+        let scope = EventScope::Spawn {
+            requester: requester.into(),
+            child: child.into(),
+        };
+        self.publish(scope, requester, event);
+    }
+
+    /// Publish `subagent.archived` of the `child` session.
+    pub fn emit_archived(&self, child: &str, event: serde_json::Value) {
+        self.publish(
+            EventScope::Archived {
+                child: child.into(),
+            },
+            child,
+            event,
+        );
+    }
+
+    /// Publish a delivery to `origin`'s chat (`outbox.sent`); adds `channel` and `chatId`.
+    pub fn emit_delivery(
+        &self,
+        origin: &switchboard_channels::Origin,
+        mut event: serde_json::Value,
+    ) {
+        if self.events.receiver_count() == 0 {
+            return;
         }
+        if let Some(map) = event.as_object_mut() {
+            map.insert("channel".into(), origin.channel.clone().into());
+            map.insert("chatId".into(), origin.chat_id.clone().into());
+        }
+        let scope = EventScope::Delivery {
+            channel: origin.channel.as_str().into(),
+            chat_id: origin.chat_id.as_str().into(),
+        };
+        let _ = self.events.send(Event {
+            scope,
+            body: Arc::new(event),
+        });
     }
 
     /// Publish a `run.ended` event: to the waiters of its session and on the event bus.
-    pub fn emit_run_ended(&self, session_key: &str, event: serde_json::Value) {
+    pub fn emit_run_ended(&self, session_key: &str, mut event: serde_json::Value) {
+        with_session_key(&mut event, session_key);
         let event = Arc::new(event);
         self.run_ends.publish(session_key, &event);
         if self.events.receiver_count() > 0 {
-            let _ = self.events.send(Event(event));
+            let _ = self.events.send(Event {
+                scope: EventScope::Session(session_key.into()),
+                body: event,
+            });
         }
+    }
+
+    fn publish(&self, scope: EventScope, session_key: &str, mut event: serde_json::Value) {
+        if self.events.receiver_count() == 0 {
+            return;
+        }
+        with_session_key(&mut event, session_key);
+        let _ = self.events.send(Event {
+            scope,
+            body: Arc::new(event),
+        });
+    }
+}
+
+/// Every event names its session (`run.step` and `run.tool` used to carry only `runId`).
+fn with_session_key(event: &mut serde_json::Value, session_key: &str) {
+    if let Some(map) = event.as_object_mut() {
+        map.insert("sessionKey".into(), session_key.into());
     }
 }
 

@@ -225,7 +225,10 @@ async fn run_started(
     started: Started,
 ) -> Result<Option<(RunRow, RunFinished)>, StoreError> {
     let run_id = run.id.as_str();
-    rt.emit(json!({"type": "run.started", "runId": run_id, "sessionKey": run.session_key}));
+    rt.emit(
+        &run.session_key,
+        json!({"type": "run.started", "runId": run_id}),
+    );
     let Started {
         claimed,
         transcript: rows,
@@ -557,8 +560,10 @@ async fn run_loop(
             max_tokens: MAX_TOKENS,
         };
         progress.steps += 1;
-        ctx.rt
-            .emit(json!({"type": "run.step", "runId": run_id, "step": progress.steps}));
+        ctx.rt.emit(
+            &ctx.run.session_key,
+            json!({"type": "run.step", "runId": run_id, "step": progress.steps}),
+        );
         let resp = complete_with_retry(ctx.model.provider.as_ref(), &req, policy, |n, e, d| {
             tracing::warn!(run_id, attempt = n, error = %e, delay = ?d, "model call failed; retrying");
         })
@@ -592,6 +597,7 @@ async fn run_loop(
         }
         for call in &resp.tool_calls {
             ctx.rt.emit(
+                &ctx.run.session_key,
                 json!({"type": "run.tool", "runId": run_id, "tool": call.name, "callId": call.id}),
             );
             let result = match call_tool(ctx, call).await {

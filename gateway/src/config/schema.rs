@@ -30,6 +30,9 @@ pub struct GatewayConfig {
     pub bind: String,
     pub port: u16,
     pub auth: AuthConfig,
+    /// Web origins (`scheme://host[:port]`) besides the daemon's own whose pages may use
+    /// the web chat, `/ws` and the API, e.g. a TLS proxy's `https://chat.example.com`.
+    pub allowed_origins: Vec<String>,
     pub reload: ReloadConfig,
     /// How long running turns may take to finish on SIGINT/SIGTERM before they are cancelled.
     #[serde(with = "duration")]
@@ -44,6 +47,7 @@ impl Default for GatewayConfig {
             bind: "127.0.0.1".into(),
             port: 18789,
             auth: AuthConfig::default(),
+            allowed_origins: Vec::new(),
             reload: ReloadConfig::default(),
             shutdown_grace: Duration::from_secs(10),
             max_body_bytes: 1024 * 1024,
@@ -57,6 +61,23 @@ pub struct AuthConfig {
     /// Bearer token for everything but `/healthz`. Env fallback: `SWITCHBOARD_TOKEN`.
     pub token: Option<String>,
 }
+
+impl AuthConfig {
+    /// The token in force: the configured one, else a non-blank `SWITCHBOARD_TOKEN`.
+    /// (A blank configured token is a config error, never "no token"; it yields `None`
+    /// here only so that an unvalidated config cannot turn it into an open door.)
+    /// `run` and `config validate` both go through this.
+    pub fn effective_token(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+        match &self.token {
+            Some(t) if t.trim().is_empty() => None,
+            Some(t) => Some(t.clone()),
+            None => env(TOKEN_ENV).filter(|t| !t.trim().is_empty()),
+        }
+    }
+}
+
+/// Environment variable with the gateway token when `gateway.auth.token` is not set.
+pub const TOKEN_ENV: &str = "SWITCHBOARD_TOKEN";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]

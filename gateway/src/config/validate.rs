@@ -1,11 +1,13 @@
 //! Semantic checks on a `Config` that deserialized cleanly: ranges, references between
 //! sections, and safety rules. Every problem is returned with its key path.
 
+mod gateway;
+
 use std::collections::BTreeMap;
-use std::net::IpAddr;
 
 use super::error::{Issue, KeyPath};
 use super::Config;
+use gateway::gateway;
 
 /// Checks `config`; an empty result means it is fine. `env` is consulted for the
 /// `SWITCHBOARD_TOKEN` fallback of `gateway.auth.token`.
@@ -161,36 +163,6 @@ fn telegram(config: &Config, out: &mut Vec<Issue>) {
         if let Some(list) = &g.allow_from {
             senders(out, &at.key("allowFrom"), list, Platform::Telegram);
         }
-    }
-}
-
-fn gateway(config: &Config, env: &dyn Fn(&str) -> Option<String>, out: &mut Vec<Issue>) {
-    let g = &config.gateway;
-    // gateway.port: every u16 is fine; 0 asks the OS for a free port (used by tests).
-    match g.bind.trim().parse::<IpAddr>() {
-        Err(_) => out.push(Issue::new(
-            KeyPath::dotted("gateway.bind"),
-            format!(
-                "must be an IP address such as \"127.0.0.1\" or \"::1\", got {:?}",
-                g.bind
-            ),
-        )),
-        Ok(ip) if !ip.is_loopback() => {
-            let has_token = |t: Option<String>| t.is_some_and(|t| !t.trim().is_empty());
-            if !has_token(g.auth.token.clone()) && !has_token(env("SWITCHBOARD_TOKEN")) {
-                out.push(Issue::new(
-                    KeyPath::dotted("gateway.bind"),
-                    "refusing to bind a non-loopback address without gateway.auth.token",
-                ));
-            }
-        }
-        Ok(_) => {}
-    }
-    if g.max_body_bytes < 1024 {
-        out.push(Issue::new(
-            KeyPath::dotted("gateway.maxBodyBytes"),
-            format!("must be at least 1024, got {}", g.max_body_bytes),
-        ));
     }
 }
 
@@ -401,44 +373,6 @@ mod tests {
     #[test]
     fn defaults_are_valid() {
         assert_eq!(check(&Config::default()), vec![]);
-    }
-
-    #[test]
-    fn gateway_rules() {
-        let mut c = Config::default();
-        c.gateway.bind = "localhost".into();
-        c.gateway.max_body_bytes = 10;
-        c.gateway.port = 0;
-        assert_eq!(
-            check(&c),
-            vec![
-                (
-                    "gateway.bind".into(),
-                    "must be an IP address such as \"127.0.0.1\" or \"::1\", got \"localhost\""
-                        .into()
-                ),
-                (
-                    "gateway.maxBodyBytes".into(),
-                    "must be at least 1024, got 10".into()
-                ),
-            ]
-        );
-        c = Config::default();
-        c.gateway.bind = "0.0.0.0".into();
-        let refusal = vec![(
-            "gateway.bind".to_string(),
-            "refusing to bind a non-loopback address without gateway.auth.token".to_string(),
-        )];
-        assert_eq!(check(&c), refusal);
-        c.gateway.auth.token = Some(" ".into());
-        assert_eq!(check(&c), refusal, "a blank token is no token");
-        let env = |k: &str| (k == "SWITCHBOARD_TOKEN").then(|| "s3cret".to_string());
-        assert_eq!(validate(&c, &env), vec![], "env fallback counts");
-        c.gateway.auth.token = Some("s3cret".into());
-        assert_eq!(check(&c), vec![]);
-        c.gateway.bind = "::1".into();
-        c.gateway.auth.token = None;
-        assert_eq!(check(&c), vec![]);
     }
 
     #[test]

@@ -2,9 +2,10 @@
 
 use std::time::Duration;
 
-use axum::extract::rejection::JsonRejection;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
 use serde::Deserialize;
@@ -12,14 +13,15 @@ use serde_json::{json, Value};
 use switchboard_channels::{ChatKind, Origin};
 
 use super::error::ApiError;
+use super::message_body;
 use super::AppState;
 use crate::agent::dispatch;
 use crate::agent::waiters::RunWait;
 use crate::outbox::API_CHANNEL;
 use crate::routing;
 
-/// Longest message text accepted through the API, in characters.
-const MAX_TEXT: usize = 32_000;
+/// Longest session key accepted in a path, in bytes.
+const MAX_KEY: usize = 512;
 /// Default and largest wait for `wait: true`.
 const DEFAULT_WAIT: Duration = Duration::from_secs(120);
 const MAX_WAIT: Duration = Duration::from_secs(600);
@@ -94,28 +96,23 @@ pub async fn transcript(
     Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], out))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PostMessage {
-    text: String,
-    /// Wait for the run that answers this message and return its reply.
-    #[serde(default)]
-    wait: bool,
-    timeout_seconds: Option<u64>,
-}
-
 pub async fn post_message(
     State(state): State<AppState>,
     Path(key): Path<String>,
-    body: Result<Json<PostMessage>, JsonRejection>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let Json(body) = body?;
-    if body.text.trim().is_empty() {
-        return Err(ApiError::bad_request("`text` must not be empty"));
+    if !is_json(&headers) {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "expected `Content-Type: application/json`",
+        ));
     }
-    if body.text.chars().count() > MAX_TEXT {
+    let body = body.map_err(|r| ApiError::new(r.status(), r.body_text()))?;
+    let body = message_body::parse(&body).map_err(|e| ApiError::new(e.status(), e.to_string()))?;
+    if key.len() > MAX_KEY || key.chars().any(char::is_control) {
         return Err(ApiError::bad_request(format!(
-            "`text` is longer than {MAX_TEXT} characters"
+            "session key must be at most {MAX_KEY} bytes, without control characters"
         )));
     }
     let agent_id = agent_of_key(&key).ok_or_else(|| {
@@ -147,11 +144,7 @@ pub async fn post_message(
             Json(json!({"status": "accepted", "inboxId": sub.inbox_id, "runId": sub.run_id})),
         ));
     }
-    let limit = body
-        .timeout_seconds
-        .map(Duration::from_secs)
-        .unwrap_or(DEFAULT_WAIT)
-        .min(MAX_WAIT);
+    let limit = body.timeout.unwrap_or(DEFAULT_WAIT).min(MAX_WAIT);
     match run_ends.wait_for_claiming_run(sub.inbox_id, limit).await {
         RunWait::Ended(ev) => Ok((
             StatusCode::OK,
@@ -181,6 +174,19 @@ pub async fn get_run(
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no run `{id}`")))?;
     Ok(Json(serde_json::to_value(run).unwrap_or_default()))
+}
+
+/// `application/json` or `application/<something>+json`, parameters ignored.
+fn is_json(headers: &HeaderMap) -> bool {
+    let Some(mime) = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+    else {
+        return false;
+    };
+    let mime = mime.trim().to_ascii_lowercase();
+    mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
 }
 
 /// `agent:<id>:…` → `<id>`.

@@ -42,12 +42,6 @@ impl From<crate::store::StoreError> for ApiError {
     }
 }
 
-impl From<axum::extract::rejection::JsonRejection> for ApiError {
-    fn from(r: axum::extract::rejection::JsonRejection) -> Self {
-        ApiError::new(r.status(), format!("invalid JSON body: {}", r.body_text()))
-    }
-}
-
 pub async fn not_found() -> ApiError {
     ApiError::not_found("no such endpoint")
 }

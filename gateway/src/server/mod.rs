@@ -1,27 +1,32 @@
 //! The HTTP/WebSocket server (axum): `/healthz`, `/metrics`, the JSON API, the web chat
-//! page at `/` and its socket at `/ws`. Bearer-token auth on everything but `/healthz`
-//! and the static page.
+//! page at `/` and its socket at `/ws`. Every route is a row of [`ROUTES`] with its
+//! [`Access`]; the doors (`auth.rs`: Origin, Host, bearer token) guard all but `/healthz`.
 //!
 //! Architecture invariant: only `server` knows HTTP and the API's JSON wire shapes.
 
 mod api;
 mod auth;
 mod error;
+mod message_body;
 mod metrics;
+pub mod origin;
+mod routes;
 mod telegram;
+mod visibility;
 mod ws;
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::DefaultBodyLimit;
-use axum::response::Html;
-use axum::routing::{get, post};
 use axum::Router;
 use switchboard_channels::webchat::WebChat;
 use tokio_util::sync::CancellationToken;
 
 use crate::runtime::Runtime;
+
+pub use auth::{Doors, Refusal};
+pub use routes::{Access, Route, Verb, ROUTES};
 
 const WEBCHAT_PAGE: &str = include_str!("webchat.html");
 
@@ -30,7 +35,8 @@ const WEBCHAT_PAGE: &str = include_str!("webchat.html");
 pub struct AppState {
     pub rt: Arc<Runtime>,
     pub webchat: Arc<WebChat>,
-    pub token: Option<Arc<str>>,
+    /// Origin, Host and token rules (fixed at start).
+    pub doors: Arc<Doors>,
     pub started: Instant,
     /// Fired when the server stops accepting; open sockets close on it.
     pub closing: CancellationToken,
@@ -38,26 +44,24 @@ pub struct AppState {
     pub adapters: Arc<crate::adapters::Adapters>,
 }
 
+/// The router: one route per row of [`ROUTES`], each behind the doors its access needs.
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
-    let api = Router::new()
-        .route("/metrics", get(metrics::metrics))
-        .route("/api/sessions", get(api::list_sessions))
-        .route("/api/sessions/{key}/transcript", get(api::transcript))
-        .route("/api/sessions/{key}/messages", post(api::post_message))
-        .route("/api/runs/{id}", get(api::get_run))
-        .route("/api/subagents", get(api::list_subagents))
-        .route("/api/subagents/{id}", get(api::get_subagent))
-        .route("/api/subagents/{id}/stop", post(api::stop_subagent))
-        .route("/ws", get(ws::upgrade))
-        .route_layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            auth::require_token,
-        ));
-    Router::new()
-        .route("/", get(|| async { Html(WEBCHAT_PAGE) }))
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/telegram/webhook", post(telegram::webhook))
-        .merge(api)
+    let mut router = Router::new();
+    for route in ROUTES {
+        let handler = route.handler();
+        let handler = match route.access {
+            Access::Open => handler,
+            access => handler.route_layer(axum::middleware::from_fn_with_state(
+                auth::Guard {
+                    doors: state.doors.clone(),
+                    access,
+                },
+                auth::guard,
+            )),
+        };
+        router = router.route(route.path, handler);
+    }
+    router
         .fallback(error::not_found)
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .with_state(state)

@@ -1,15 +1,19 @@
 //! `/ws`: the web chat socket. Frames are the web chat channel's protocol; this file
-//! only pumps them between the socket and the channel hub.
+//! pumps them between the socket and the channel hub, and passes on the live events the
+//! socket may see (`visibility.rs`).
 
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::response::Response;
 use serde::Deserialize;
-use switchboard_channels::webchat::{ServerFrame, DEFAULT_CHAT};
+use switchboard_channels::webchat::{kind_of, ServerFrame, DEFAULT_CHAT};
+use switchboard_channels::Origin;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::error::ApiError;
+use super::visibility::Visibility;
 use super::AppState;
+use crate::routing;
 
 /// Largest frame a browser may send (bytes); bigger ones close the socket with 1009.
 const MAX_FRAME: usize = 64 * 1024;
@@ -45,6 +49,16 @@ async fn serve(state: AppState, mut socket: WebSocket, chat: String) {
     // Each socket listens to the event bus itself, from before it registers: with no
     // socket open, nobody listens and `Runtime::emit` costs nothing.
     let mut events = state.rt.events.subscribe();
+    // The chat's session, keyed the way routing keys the messages this socket sends.
+    let own = {
+        let cfg = state.rt.config();
+        let origin = Origin::webchat(chat.clone(), kind_of(&chat));
+        routing::session_key(&routing::default_agent_id(&cfg), &origin)
+    };
+    let mut visible = Visibility::new(&chat, &own);
+    if let Err(e) = visible.seed(&state.rt.store).await {
+        tracing::warn!(error = %e, "cannot read this chat's sub-agents; their events are not shown until they spawn anew");
+    }
     let (conn, mut frames) = state.webchat.connect(&chat);
     // Messages that waited for this chat (nobody had it open) go out now, not after backoff.
     match state
@@ -86,7 +100,8 @@ async fn serve(state: AppState, mut socket: WebSocket, chat: String) {
             }
             ev = events.recv() => {
                 let event = match ev {
-                    Ok(ev) => (*ev.0).clone(),
+                    Ok(ev) if visible.admits(&ev.scope) => (*ev.body).clone(),
+                    Ok(_) => continue,
                     // A socket too slow for the bus misses events, not messages.
                     Err(RecvError::Lagged(n)) => {
                         tracing::debug!(missed = n, "web chat socket fell behind the event bus");

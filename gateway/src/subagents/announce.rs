@@ -106,7 +106,7 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), StoreError> {
     {
         rt.outbox_wake.notify_one();
         rt.timers_wake.notify_one();
-        rt.emit(serde_json::json!({"type": "subagent.announced", "runId": run_id, "childSessionKey": row.child_session_key}));
+        rt.emit(&row.child_session_key, serde_json::json!({"type": "subagent.announced", "runId": run_id, "childSessionKey": row.child_session_key}));
     }
     Ok(())
 }

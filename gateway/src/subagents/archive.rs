@@ -22,7 +22,7 @@ pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {
                     match rt.store.fire_archive_timer(id, &target).await {
                         Ok(()) => {
                             tracing::info!(session = %target, "sub-agent session archived");
-                            rt.emit(serde_json::json!({"type": "subagent.archived", "childSessionKey": target}));
+                            rt.emit_archived(&target, serde_json::json!({"type": "subagent.archived", "childSessionKey": target}));
                         }
                         Err(e) => {
                             tracing::error!(session = %target, error = %e, "cannot archive; retrying in 1s");

@@ -163,7 +163,7 @@ impl Tool for SessionsSpawn {
             )
             .await?;
         dispatch::schedule_row(ctx.rt, run);
-        ctx.rt.emit(json!({"type": "subagent.spawned", "runId": run_id, "childSessionKey": child_key, "requester": ctx.session_key}));
+        ctx.rt.emit_spawned(ctx.session_key, &child_key, json!({"type": "subagent.spawned", "runId": run_id, "childSessionKey": child_key, "requester": ctx.session_key}));
         let mut out = json!({"status": "accepted", "runId": run_id, "childSessionKey": child_key});
         if let Some(w) = warning {
             out["warning"] = json!(w);

@@ -1,0 +1,185 @@
+//! The route table: every path the server answers, its handler, and who may call it
+//! ([`Access`]). The router is built from this table alone, and the auth-matrix tests
+//! iterate it, so a new route cannot skip the doors unnoticed.
+
+use axum::routing::{get, post, MethodRouter};
+
+use super::{api, metrics, telegram, ws, AppState, WEBCHAT_PAGE};
+
+/// Who may call a route, and how they prove it (SPEC §14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// `/healthz`: anyone (load balancers, container probes), no checks.
+    Open,
+    /// Telegram's webhook: its own secret header instead of the bearer token; refused
+    /// from another site's page (Origin), never by `Host` (Telegram calls a public name).
+    Webhook,
+    /// The web chat page: holds no secret, so no token; only for the daemon's own site.
+    /// It may carry `?token=`, which the page hands on to its socket.
+    Page,
+    /// `/ws`: the bearer token in `Authorization` or as `?token=` (a browser cannot set
+    /// headers on a WebSocket).
+    Socket,
+    /// The JSON API and `/metrics`: the bearer token in `Authorization` only.
+    Api,
+}
+
+impl Access {
+    /// Refuse another site's `Origin`.
+    pub fn checks_origin(self) -> bool {
+        !matches!(self, Access::Open)
+    }
+
+    /// With no token set, refuse a `Host` that is not a loopback name (DNS rebinding).
+    pub fn checks_host(self) -> bool {
+        matches!(self, Access::Page | Access::Socket | Access::Api)
+    }
+
+    /// Refuse a missing or wrong bearer token, when one is set.
+    pub fn needs_token(self) -> bool {
+        matches!(self, Access::Socket | Access::Api)
+    }
+
+    /// Take the token from `?token=` too (percent-decoded).
+    pub fn takes_query_token(self) -> bool {
+        matches!(self, Access::Socket)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Get,
+    Post,
+}
+
+impl Verb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "GET",
+            Verb::Post => "POST",
+        }
+    }
+}
+
+/// One row of the table. `path` uses axum's `{param}` syntax.
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    pub verb: Verb,
+    pub path: &'static str,
+    pub access: Access,
+    endpoint: Endpoint,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Endpoint {
+    Healthz,
+    Page,
+    TelegramWebhook,
+    Metrics,
+    ListSessions,
+    Transcript,
+    PostMessage,
+    GetRun,
+    ListSubagents,
+    GetSubagent,
+    StopSubagent,
+    Socket,
+}
+
+const fn route(verb: Verb, path: &'static str, access: Access, endpoint: Endpoint) -> Route {
+    Route {
+        verb,
+        path,
+        access,
+        endpoint,
+    }
+}
+
+/// Every route the server answers (anything else is a JSON 404).
+pub const ROUTES: &[Route] = &[
+    route(Verb::Get, "/healthz", Access::Open, Endpoint::Healthz),
+    route(Verb::Get, "/", Access::Page, Endpoint::Page),
+    route(
+        Verb::Post,
+        "/telegram/webhook",
+        Access::Webhook,
+        Endpoint::TelegramWebhook,
+    ),
+    route(Verb::Get, "/metrics", Access::Api, Endpoint::Metrics),
+    route(
+        Verb::Get,
+        "/api/sessions",
+        Access::Api,
+        Endpoint::ListSessions,
+    ),
+    route(
+        Verb::Get,
+        "/api/sessions/{key}/transcript",
+        Access::Api,
+        Endpoint::Transcript,
+    ),
+    route(
+        Verb::Post,
+        "/api/sessions/{key}/messages",
+        Access::Api,
+        Endpoint::PostMessage,
+    ),
+    route(Verb::Get, "/api/runs/{id}", Access::Api, Endpoint::GetRun),
+    route(
+        Verb::Get,
+        "/api/subagents",
+        Access::Api,
+        Endpoint::ListSubagents,
+    ),
+    route(
+        Verb::Get,
+        "/api/subagents/{id}",
+        Access::Api,
+        Endpoint::GetSubagent,
+    ),
+    route(
+        Verb::Post,
+        "/api/subagents/{id}/stop",
+        Access::Api,
+        Endpoint::StopSubagent,
+    ),
+    route(Verb::Get, "/ws", Access::Socket, Endpoint::Socket),
+];
+
+impl Route {
+    /// The handler, bound to the route's verb.
+    pub(super) fn handler(&self) -> MethodRouter<AppState> {
+        match (self.verb, self.endpoint) {
+            (Verb::Get, Endpoint::Healthz) => get(|| async { "ok" }),
+            (Verb::Get, Endpoint::Page) => get(page),
+            (Verb::Get, Endpoint::Metrics) => get(metrics::metrics),
+            (Verb::Get, Endpoint::ListSessions) => get(api::list_sessions),
+            (Verb::Get, Endpoint::Transcript) => get(api::transcript),
+            (Verb::Get, Endpoint::GetRun) => get(api::get_run),
+            (Verb::Get, Endpoint::ListSubagents) => get(api::list_subagents),
+            (Verb::Get, Endpoint::GetSubagent) => get(api::get_subagent),
+            (Verb::Get, Endpoint::Socket) => get(ws::upgrade),
+            (Verb::Post, Endpoint::TelegramWebhook) => post(telegram::webhook),
+            (Verb::Post, Endpoint::PostMessage) => post(api::post_message),
+            (Verb::Post, Endpoint::StopSubagent) => post(api::stop_subagent),
+            // Unreachable with the table above (the tests build every route); a wrong
+            // pairing answers 405 rather than panicking at start.
+            _ => MethodRouter::new(),
+        }
+    }
+}
+
+/// The web chat page. It must not be framed by another site (it may hold a token), and
+/// its URL (which may carry `?token=`) is not sent on as a referrer.
+async fn page() -> impl axum::response::IntoResponse {
+    use axum::http::header;
+    (
+        [
+            (header::X_FRAME_OPTIONS, "DENY"),
+            (header::CONTENT_SECURITY_POLICY, "frame-ancestors 'none'"),
+            (header::REFERRER_POLICY, "no-referrer"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        axum::response::Html(WEBCHAT_PAGE),
+    )
+}

@@ -161,7 +161,7 @@ impl WebChat {
         };
         let msg = InboundMessage {
             origin: Origin::webchat(chat_id.clone(), kind_of(&chat_id)),
-            sender_id: format!("webchat:{chat_id}"),
+            sender_id: sender_id(&chat_id),
             sender_name: None,
             sender_username: None,
             text,
@@ -191,6 +191,11 @@ impl WebChat {
         // A poisoned lock only means another thread panicked mid-push; the Vec is intact.
         self.conns.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The sender id of the person at a web chat: one per chat id.
+pub fn sender_id(chat_id: &str) -> String {
+    format!("webchat:{chat_id}")
 }
 
 /// The default chat (`main`) is the user's direct chat with the default agent; any other

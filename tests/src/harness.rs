@@ -85,13 +85,21 @@ impl Gateway {
         self.base_url.clone()
     }
 
-    /// `ws://127.0.0.1:PORT/ws?chat=<chat>`.
-    pub fn ws_url(&self, chat: &str) -> String {
-        let ws = match self.base_url.strip_prefix("https://") {
+    /// The operators' live event stream (`/api/events`): every session's events.
+    pub fn events_url(&self) -> String {
+        format!("{}/api/events", self.ws_base())
+    }
+
+    fn ws_base(&self) -> String {
+        match self.base_url.strip_prefix("https://") {
             Some(rest) => format!("wss://{rest}"),
             None => format!("ws://{}", self.base_url.trim_start_matches("http://")),
-        };
-        format!("{ws}/ws?chat={}", query_escape(chat))
+        }
+    }
+
+    /// `ws://127.0.0.1:PORT/ws?chat=<chat>`.
+    pub fn ws_url(&self, chat: &str) -> String {
+        format!("{}/ws?chat={}", self.ws_base(), query_escape(chat))
     }
 
     pub fn state_dir(&self) -> &Path {

@@ -144,3 +144,36 @@ async fn a_socket_sees_its_sub_agents_events_and_other_chats_do_not() {
     let text = serde_json::to_string(&seen).unwrap();
     assert!(!text.contains(&child) && !text.contains("moons"), "{text}");
 }
+
+/// The operators' stream (`/api/events`, an API route) carries every session's events,
+/// an API session's included, which no web chat socket sees. Catches: the stream filtered
+/// like a chat's (the bench and operator tools would see nothing), or not there at all.
+#[tokio::test]
+async fn the_operators_event_stream_sees_every_session() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(&fake, json!({})).await;
+    let mut all = WsClient::connect(&gw.events_url()).await.unwrap();
+    let answer: Value = gw
+        .http()
+        .post(format!(
+            "{}/api/sessions/agent:main:ops/messages",
+            gw.base_url()
+        ))
+        .json(&json!({"text": "for the operators", "wait": true}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["reply"], "echo: for the operators");
+    loop {
+        let frame = all.next_frame(WAIT).await.unwrap();
+        let ev = &frame["event"];
+        if ev["type"] == "run.ended" {
+            assert_eq!(ev["sessionKey"], "agent:main:ops");
+            assert_eq!(ev["reply"], "echo: for the operators");
+            break;
+        }
+    }
+}

@@ -30,7 +30,7 @@ const LINGER: Duration = Duration::from_secs(2);
 /// The `main` lane cap: every parent turn of the burst can run at once up to this many.
 const MAIN_CAP: u32 = 64;
 
-/// What the web chat socket saw.
+/// What the event stream saw.
 #[derive(Default)]
 struct Tally {
     spawned: HashSet<String>,
@@ -58,7 +58,7 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
         "per run: a fresh daemon (main lane cap {MAIN_CAP}, subagent lane cap as named), {parents} parent turns \
          posted at once (wait:false), each answered by the fake model with {per_parent} sessions_spawn calls \
          ({total} sub-agents); children and announce steps get the instant echo reply; announces counted from \
-         outbox.sent events of announce:<runId> on one web chat socket, and audited at the end from \
+         outbox.sent events of announce:<runId> on the event stream (/api/events), and audited at the end from \
          GET /api/subagents?requester=<parent> (announceState \"queued\" = its outbox row was written once, \
          the outbox key is unique) and /metrics; wall time from the first POST to the last announce event \
          (or to quiescence seen in /metrics when events were dropped); VmRSS sampled every {} ms",
@@ -97,10 +97,10 @@ async fn one_burst(
         model.push_for(&trigger, Step::Text("ok".into()));
     }
 
-    // Listener: every socket gets every event; this one only counts.
+    // Listener on the operators' event stream (every session's events); it only counts.
     let tally = Arc::new(Mutex::new(Tally::default()));
     let stop = Arc::new(AtomicBool::new(false));
-    let mut ws = WsClient::connect(&gw.ws_url("bench")).await?;
+    let mut ws = WsClient::connect(&gw.events_url()).await?;
     let listener = {
         let (tally, stop) = (Arc::clone(&tally), Arc::clone(&stop));
         tokio::spawn(async move {
@@ -322,14 +322,14 @@ async fn one_burst(
     }
     if unique_events < total {
         report.notes.push(format!(
-            "cap {cap}: the web chat socket saw {unique_events} of {total} announce deliveries (the daemon drops \
+            "cap {cap}: the event stream saw {unique_events} of {total} announce deliveries (the daemon drops \
              live events for a socket whose queue is full); the registry audit counts {queued} queued"
         ));
     }
     if let Some(error) = &socket_error {
         report
             .notes
-            .push(format!("cap {cap}: the web chat socket failed: {error}"));
+            .push(format!("cap {cap}: the event stream failed: {error}"));
     }
     for note in rig::gateway_notes(&gw, settings, &format!("{NAME}-cap{cap}"), 8) {
         report.notes.push(format!("cap {cap}: {note}"));

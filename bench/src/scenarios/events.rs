@@ -1,4 +1,4 @@
-//! Reading the daemon's live event stream from a web chat socket.
+//! Reading the daemon's live event stream (`/api/events`, every session's events).
 
 use std::time::Duration;
 

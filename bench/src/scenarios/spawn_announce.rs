@@ -34,7 +34,7 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     let model = FakeModel::start().await?;
     let gw = rig::start_gateway(settings, &model, 64, 8).await?;
     let api = Api::new(&gw.base_url())?;
-    let mut ws = WsClient::connect(&gw.ws_url("bench")).await?;
+    let mut ws = WsClient::connect(&gw.events_url()).await?;
 
     let warmup = (settings.warmup / 10).max(10);
     eprintln!("  [spawn-announce] warm-up: {warmup} spawns");
@@ -125,7 +125,7 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     report.method = format!(
         "{warmup} warm-up and {} measured samples, one after another, each a new parent session whose first model \
          answer is one sessions_spawn call; timed from the subagent.spawned event to the outbox.sent event of \
-         announce:<runId>, both read on one web chat socket (/ws), minus the p50 model time of the two model calls \
+         announce:<runId>, both read on the operators' event stream (/api/events), minus the p50 model time of the two model calls \
          on that path (the child's turn and the announce step), measured by replaying the daemon's own recorded \
          child and announce requests straight to the fake model ({} samples each); the parent's second model call \
          runs concurrently and is not subtracted",

@@ -7,6 +7,7 @@
 mod api;
 mod auth;
 mod error;
+mod events;
 mod message_body;
 mod metrics;
 pub mod origin;

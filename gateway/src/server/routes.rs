@@ -4,7 +4,7 @@
 
 use axum::routing::{get, post, MethodRouter};
 
-use super::{api, metrics, telegram, ws, AppState, WEBCHAT_PAGE};
+use super::{api, events, metrics, telegram, ws, AppState, WEBCHAT_PAGE};
 
 /// Who may call a route, and how they prove it (SPEC §14).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +83,7 @@ enum Endpoint {
     ListSubagents,
     GetSubagent,
     StopSubagent,
+    Events,
     Socket,
 }
 
@@ -143,6 +144,7 @@ pub const ROUTES: &[Route] = &[
         Access::Api,
         Endpoint::StopSubagent,
     ),
+    route(Verb::Get, "/api/events", Access::Api, Endpoint::Events),
     route(Verb::Get, "/ws", Access::Socket, Endpoint::Socket),
 ];
 
@@ -159,6 +161,7 @@ impl Route {
             (Verb::Get, Endpoint::ListSubagents) => get(api::list_subagents),
             (Verb::Get, Endpoint::GetSubagent) => get(api::get_subagent),
             (Verb::Get, Endpoint::Socket) => get(ws::upgrade),
+            (Verb::Get, Endpoint::Events) => get(events::upgrade),
             (Verb::Post, Endpoint::TelegramWebhook) => post(telegram::webhook),
             (Verb::Post, Endpoint::PostMessage) => post(api::post_message),
             (Verb::Post, Endpoint::StopSubagent) => post(api::stop_subagent),

@@ -53,7 +53,12 @@ async fn serve(state: AppState, mut socket: WebSocket, chat: String) {
     let own = {
         let cfg = state.rt.config();
         let origin = Origin::webchat(chat.clone(), kind_of(&chat));
-        routing::session_key(&routing::default_agent_id(&cfg), &origin)
+        routing::session_key(
+            cfg.session.dm_scope,
+            &routing::default_agent_id(&cfg),
+            &origin,
+            &switchboard_channels::webchat::sender_id(&chat),
+        )
     };
     let mut visible = Visibility::new(&chat, &own);
     if let Err(e) = visible.seed(&state.rt.store).await {

@@ -179,7 +179,10 @@ impl Telegram {
                 Ok(())
             }
             inbound::Outcome::Poisoned => Ok(()),
-            inbound::Outcome::NotTaken(why) => Err(WebhookError::NotTaken(why)),
+            inbound::Outcome::NotTaken(why) => {
+                tracing::warn!(update_id = id, reason = %why, "telegram: webhook update not taken; answering 503 so Telegram delivers it again");
+                Err(WebhookError::NotTaken(why))
+            }
             inbound::Outcome::Interrupted => Err(WebhookError::NotRunning),
         }
     }

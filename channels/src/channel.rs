@@ -51,6 +51,66 @@ impl ChannelError {
     }
 }
 
+/// Where the delivery of one (possibly split) message stands, kept durably by the caller
+/// (the gateway's outbox): a crash between two parts resumes after the last part the
+/// platform accepted instead of sending the earlier parts again. The one window left is a
+/// part the platform accepted right before the crash.
+#[async_trait]
+pub trait DeliveryProgress: Send + Sync {
+    /// How many leading parts of the message earlier attempts delivered: send from there.
+    fn delivered(&self) -> usize;
+
+    /// The first `parts` parts are delivered. Returns once that is recorded; an error stops
+    /// the delivery before the next part (it is retried later from the recorded point).
+    async fn part_delivered(&self, parts: usize) -> Result<(), ChannelError>;
+}
+
+/// Progress kept in memory only: for callers without a durable record (tests, one-off
+/// sends). Starts at zero.
+#[derive(Debug, Default)]
+pub struct MemoryProgress(std::sync::atomic::AtomicUsize);
+
+impl MemoryProgress {
+    /// Progress that starts after `delivered` parts.
+    pub fn after(delivered: usize) -> Self {
+        MemoryProgress(std::sync::atomic::AtomicUsize::new(delivered))
+    }
+}
+
+#[async_trait]
+impl DeliveryProgress for MemoryProgress {
+    fn delivered(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    async fn part_delivered(&self, parts: usize) -> Result<(), ChannelError> {
+        self.0.store(parts, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// Send the parts of a split message that `progress` does not count as delivered, in order:
+/// the shared loop of every adapter's `send`. Reports each part but the last as delivered
+/// once `send_part` returned `Ok` for it, before the next one is sent.
+pub async fn send_parts<'a, F, Fut>(
+    parts: &'a [String],
+    progress: &dyn DeliveryProgress,
+    mut send_part: F,
+) -> Result<(), ChannelError>
+where
+    F: FnMut(&'a str) -> Fut + Send,
+    Fut: std::future::Future<Output = Result<(), ChannelError>> + Send,
+{
+    let start = progress.delivered().min(parts.len());
+    for (i, part) in parts.iter().enumerate().skip(start) {
+        send_part(part).await?;
+        if i + 1 < parts.len() {
+            progress.part_delivered(i + 1).await?;
+        }
+    }
+    Ok(())
+}
+
 /// A chat channel adapter (Telegram, Discord, web chat).
 #[async_trait]
 pub trait Channel: Send + Sync + 'static {
@@ -65,7 +125,15 @@ pub trait Channel: Send + Sync + 'static {
     async fn run(&self, sink: InboundSink, cancel: CancellationToken) -> Result<(), ChannelError>;
 
     /// Send one message, split to [`Channel::text_limit`] with its stats line kept whole.
-    async fn send(&self, msg: &OutboundMessage) -> Result<(), ChannelError>;
+    ///
+    /// Resumes after the parts `progress` says were delivered before, and reports each part
+    /// the platform accepted (all but the last: the caller records the whole message as
+    /// sent once this returns `Ok`) before sending the next one.
+    async fn send(
+        &self,
+        msg: &OutboundMessage,
+        progress: &dyn DeliveryProgress,
+    ) -> Result<(), ChannelError>;
 
     /// Show (or refresh) a typing indicator in the chat of `origin`.
     async fn typing(&self, origin: &crate::Origin, active: bool) -> Result<(), ChannelError>;

@@ -14,5 +14,7 @@ pub mod split;
 pub mod telegram;
 pub mod webchat;
 
-pub use channel::{Channel, ChannelError, Inbound, InboundSink};
+pub use channel::{
+    send_parts, Channel, ChannelError, DeliveryProgress, Inbound, InboundSink, MemoryProgress,
+};
 pub use message::{ChatKind, InboundMessage, Origin, OutboundMessage};

@@ -41,16 +41,11 @@ fn split_body(text: &str, limit: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = text.trim_end();
     while !rest.is_empty() {
-        if rest.chars().count() <= limit {
+        // Byte index of the char boundary at `limit` chars (none: the rest fits).
+        let Some((hard, _)) = rest.char_indices().nth(limit) else {
             out.push(rest.to_string());
             break;
-        }
-        // Byte index of the char boundary at `limit` chars.
-        let hard = rest
-            .char_indices()
-            .nth(limit)
-            .map(|(i, _)| i)
-            .unwrap_or(rest.len());
+        };
         let window = &rest[..hard];
         // A break this early would leave a tiny chunk: prefer a later, weaker break.
         let min = window.len() / 2;
@@ -68,12 +63,31 @@ fn split_body(text: &str, limit: usize) -> Vec<String> {
     out
 }
 
+/// Longest language name a reopened fence carries; a longer (or odd) info string is
+/// reopened as a bare fence, so the reopening line always fits the room kept for it.
+const MAX_FENCE_LANG: usize = 16;
+
+/// The line that reopens a fence cut by a chunk boundary: "```" and the opening fence's
+/// language when it is a plain name of at most [`MAX_FENCE_LANG`] characters.
+fn reopening_fence(info: &str) -> String {
+    let lang = info.split_whitespace().next().unwrap_or("");
+    let plain = lang.len() <= MAX_FENCE_LANG
+        && lang
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '_' | '.' | '#'));
+    if plain {
+        format!("```{lang}")
+    } else {
+        "```".to_string()
+    }
+}
+
 /// Like [`split_text`], for platforms that render Markdown code fences (Discord): a
 /// chunk that ends inside a ``` block closes it, and the next chunk reopens it with the
 /// same language, so every chunk has balanced fences. Chunks stay within `limit`.
 pub fn split_code_aware(text: &str, limit: usize) -> Vec<String> {
     // Room for the closing "\n```" and a reopening "```lang\n" added around a cut.
-    const FENCE_ROOM: usize = 24;
+    const FENCE_ROOM: usize = 4 + 3 + MAX_FENCE_LANG + 1;
     let limit = limit.max(64);
     let raw = split_text(text, limit - FENCE_ROOM);
     let mut out = Vec::with_capacity(raw.len());
@@ -87,10 +101,10 @@ pub fn split_code_aware(text: &str, limit: usize) -> Vec<String> {
         piece.push_str(&chunk);
         for line in chunk.lines() {
             let t = line.trim_start();
-            if let Some(lang) = t.strip_prefix("```") {
+            if let Some(info) = t.strip_prefix("```") {
                 open = match open {
                     Some(_) => None,
-                    None => Some(format!("```{}", lang.trim())),
+                    None => Some(reopening_fence(info)),
                 };
             }
         }
@@ -188,6 +202,27 @@ mod tests {
         assert_eq!(rejoined, original);
     }
 
+    /// Catches: reopening a cut fence with its whole opening line, however long, which
+    /// pushed the chunk past the limit (found by `code_aware_chunks_fit_and_balance`).
+    #[test]
+    fn a_long_fence_info_string_is_not_repeated_past_the_limit() {
+        let text = "\nStats: runtime 1s • tokens 2\n`````````A```\t```rust\n\n¡0\nStats: runtime 1s • tokens 2A```rust\n";
+        let chunks = split_code_aware(text, 1);
+        for c in &chunks {
+            assert!(
+                c.chars().count() <= 64,
+                "{} chars: {c:?}",
+                c.chars().count()
+            );
+            assert!(fences_balanced(c), "unbalanced: {c:?}");
+        }
+        let long = format!("```{}\n{}\n```", "x".repeat(40), "code line\n".repeat(30));
+        let chunks = split_code_aware(&long, 64);
+        assert!(chunks.len() > 1);
+        assert!(chunks[1].starts_with("```\n"), "{:?}", chunks[1]);
+        assert!(chunks.iter().all(|c| c.chars().count() <= 64), "{chunks:?}");
+    }
+
     #[test]
     fn multibyte_text_splits_on_char_boundaries() {
         let text = "é".repeat(100);
@@ -213,6 +248,9 @@ mod properties {
                 1 => Just("\n\n".to_string()),
                 1 => Just("```rust\n".to_string()),
                 1 => Just("\nStats: runtime 1s • tokens 2".to_string()),
+                1 => Just("```".to_string()),
+                1 => Just("\r\n".to_string()),
+                1 => Just("\t".to_string()),
             ],
             0..400,
         )
@@ -234,6 +272,21 @@ mod properties {
                 prop_assert!(c.chars().count() <= limit.max(16), "{c:?}");
             }
             prop_assert_eq!(non_space(&chunks.concat()), non_space(&t));
+        }
+
+        /// Catches: a chunk cut inside a fence whose opening line carries a long info string
+        /// (e.g. "`````````A```\t```rust") reopened with that whole line, past the limit.
+        #[test]
+        fn code_aware_chunks_fit_and_balance(t in text(), limit in 1usize..300) {
+            // Balance the input's fences: a closing fence line when one is left open.
+            let fence_lines = t.lines().filter(|l| l.trim_start().starts_with("```")).count();
+            let t = if fence_lines % 2 == 0 { t } else { format!("{t}\n```") };
+            let chunks = split_code_aware(&t, limit);
+            for c in &chunks {
+                prop_assert!(c.chars().count() <= limit.max(64), "{} > {}: {c:?}", c.chars().count(), limit.max(64));
+                let n = c.lines().filter(|l| l.trim_start().starts_with("```")).count();
+                prop_assert!(n % 2 == 0, "unbalanced: {c:?}");
+            }
         }
     }
 }

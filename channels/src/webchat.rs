@@ -13,7 +13,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    Channel, ChannelError, ChatKind, InboundMessage, InboundSink, Origin, OutboundMessage,
+    Channel, ChannelError, ChatKind, DeliveryProgress, InboundMessage, InboundSink, Origin,
+    OutboundMessage,
 };
 
 pub const CHANNEL_ID: &str = "webchat";
@@ -31,8 +32,9 @@ const SOCKET_QUEUE: usize = 256;
 pub enum ClientFrame {
     /// A chat message typed by the user.
     Message { text: String },
-    /// Keep-alive; answered with `pong`.
-    Ping,
+    /// Keep-alive; answered with `pong`. (A struct variant: a unit variant of a tagged
+    /// enum would take unknown fields silently.)
+    Ping {},
 }
 
 /// A frame the gateway sends to the browser.
@@ -130,7 +132,7 @@ impl WebChat {
             }
         };
         let text = match frame {
-            ClientFrame::Ping => return Some(ServerFrame::Pong),
+            ClientFrame::Ping {} => return Some(ServerFrame::Pong),
             ClientFrame::Message { text } => text,
         };
         if text.trim().is_empty() {
@@ -232,25 +234,30 @@ impl Channel for WebChat {
         Ok(())
     }
 
-    async fn send(&self, msg: &OutboundMessage) -> Result<(), ChannelError> {
-        let mut delivered = 0;
-        for part in crate::split::split_text(&msg.text, TEXT_LIMIT) {
-            delivered = self.push(
-                &msg.origin.chat_id,
-                &ServerFrame::Message {
-                    text: part,
-                    key: msg.key.clone(),
-                },
-            );
-        }
-        if delivered == 0 {
-            // Nobody has this chat open: keep the message in the outbox and retry later.
-            return Err(ChannelError::Temporary(format!(
-                "no browser connected to web chat '{}'",
-                msg.origin.chat_id
-            )));
-        }
-        Ok(())
+    async fn send(
+        &self,
+        msg: &OutboundMessage,
+        progress: &dyn DeliveryProgress,
+    ) -> Result<(), ChannelError> {
+        let parts = crate::split::split_text(&msg.text, TEXT_LIMIT);
+        crate::send_parts(&parts, progress, |part| {
+            let frame = ServerFrame::Message {
+                text: part.to_string(),
+                key: msg.key.clone(),
+            };
+            let delivered = self.push(&msg.origin.chat_id, &frame);
+            async move {
+                if delivered == 0 {
+                    // Nobody has this chat open: keep the message in the outbox, retry later.
+                    return Err(ChannelError::Temporary(format!(
+                        "no browser connected to web chat '{}'",
+                        msg.origin.chat_id
+                    )));
+                }
+                Ok(())
+            }
+        })
+        .await
     }
 
     async fn typing(&self, origin: &Origin, active: bool) -> Result<(), ChannelError> {
@@ -260,66 +267,5 @@ impl Channel for WebChat {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn malformed_frames_get_a_clear_error() {
-        let hub = WebChat::new();
-        let (conn, _rx) = hub.connect("main");
-        let answer = hub.handle_frame(conn, "{not json").await;
-        assert!(
-            matches!(answer, Some(ServerFrame::Error { ref error }) if error.starts_with("invalid frame")),
-            "{answer:?}"
-        );
-        let answer = hub.handle_frame(conn, r#"{"type":"message"}"#).await;
-        assert!(
-            matches!(answer, Some(ServerFrame::Error { .. })),
-            "{answer:?}"
-        );
-    }
-
-    #[tokio::test]
-    async fn messages_reach_the_sink_and_replies_reach_the_socket() {
-        let hub = std::sync::Arc::new(WebChat::new());
-        let (tx, mut inbound) = mpsc::channel(4);
-        let cancel = CancellationToken::new();
-        let runner = {
-            let hub = hub.clone();
-            let cancel = cancel.clone();
-            tokio::spawn(async move { hub.run(tx, cancel).await })
-        };
-        tokio::task::yield_now().await;
-        let (conn, mut frames) = hub.connect("main");
-        assert_eq!(
-            frames.recv().await,
-            Some(ServerFrame::Hello {
-                chat_id: "main".into()
-            })
-        );
-        assert_eq!(
-            hub.handle_frame(conn, r#"{"type":"message","text":"hi"}"#)
-                .await,
-            None
-        );
-        let msg = inbound.recv().await.expect("inbound message").msg;
-        assert_eq!(msg.text, "hi");
-        assert_eq!(msg.origin, Origin::webchat("main", ChatKind::Direct));
-        hub.send(&OutboundMessage {
-            origin: msg.origin,
-            text: "hello".into(),
-            key: "k".into(),
-        })
-        .await
-        .expect("send");
-        assert_eq!(
-            frames.recv().await,
-            Some(ServerFrame::Message {
-                text: "hello".into(),
-                key: "k".into()
-            })
-        );
-        cancel.cancel();
-        runner.await.expect("join").expect("run");
-    }
-}
+#[path = "webchat_tests.rs"]
+mod tests;

@@ -8,14 +8,16 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use switchboard_channels::discord::{self, Discord, DiscordSettings};
-use switchboard_channels::telegram::{self, Mode, OffsetStore, Telegram, TelegramSettings};
+use switchboard_channels::telegram::{
+    self, LedgerError, Mode, OffsetStore, Poisoned, Telegram, TelegramSettings,
+};
 use switchboard_channels::{Channel, InboundSink};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::{Config, DiscordConfig, SharedEnv, TelegramConfig, TelegramMode};
 use crate::runtime::{lock, Runtime};
-use crate::store::Store;
+use crate::store::{now_ms, PoisonedUpdate, Store};
 
 /// The native command menu registered on platforms that have one.
 pub const COMMAND_MENU: &[(&str, &str)] = &[
@@ -207,7 +209,8 @@ fn menu() -> Vec<(String, String)> {
         .collect()
 }
 
-/// Telegram's update offset, kept in `channel_state`.
+/// Telegram's update offset (in `channel_state`) and its ledger of update attempts and
+/// poisoned updates, in the store.
 struct StoreOffsets {
     store: Store,
 }
@@ -233,10 +236,55 @@ impl OffsetStore for StoreOffsets {
     async fn save(&self, next_offset: i64) {
         if let Err(e) = self
             .store
-            .set_channel_state(telegram::CHANNEL_ID, OFFSET_KEY, &next_offset.to_string())
+            .save_inbound_offset(telegram::CHANNEL_ID, OFFSET_KEY, next_offset)
             .await
         {
             tracing::error!(error = %e, "telegram: cannot store the offset");
         }
+    }
+
+    async fn begin_attempt(&self, update_id: i64) -> Result<u32, LedgerError> {
+        let n = self
+            .store
+            .begin_inbound_attempt(telegram::CHANNEL_ID, update_id)
+            .await
+            .map_err(|e| LedgerError(e.to_string()))?;
+        Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    }
+
+    async fn interrupted(&self, update_id: i64) {
+        if let Err(e) = self
+            .store
+            .uncount_inbound_attempt(telegram::CHANNEL_ID, update_id)
+            .await
+        {
+            tracing::warn!(update_id, error = %e, "telegram: cannot take back an interrupted attempt");
+        }
+    }
+
+    async fn handled(&self, update_id: i64) {
+        if let Err(e) = self
+            .store
+            .forget_inbound_attempts(telegram::CHANNEL_ID, update_id)
+            .await
+        {
+            tracing::warn!(update_id, error = %e, "telegram: cannot clear a handled update's attempts");
+        }
+    }
+
+    async fn poison(&self, record: &Poisoned) -> Result<(), LedgerError> {
+        let row = PoisonedUpdate {
+            channel: telegram::CHANNEL_ID.to_string(),
+            update_id: record.update_id,
+            attempts: i64::from(record.attempts),
+            reason: record.reason.clone(),
+            summary: record.summary.clone(),
+            payload: record.payload.clone(),
+            poisoned_at: now_ms(),
+        };
+        self.store
+            .poison_inbound(&row)
+            .await
+            .map_err(|e| LedgerError(e.to_string()))
     }
 }

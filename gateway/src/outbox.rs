@@ -1,18 +1,19 @@
 //! Outbox delivery: the one place that writes to channels. Takes due rows from the
-//! store's outbox, sends them (in order per chat, chats in parallel), and records the
-//! result: sent, retry later with backoff (honouring a platform's rate-limit delay), or
-//! failed for good.
+//! store's outbox, sends them (in order per chat, chats in parallel), commits each part of
+//! a split message as the channel delivers it, and records the result: sent, retry later
+//! with backoff (honouring a platform's rate-limit delay), or failed for good.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use switchboard_channels::{ChannelError, OutboundMessage};
+use async_trait::async_trait;
+use switchboard_channels::{ChannelError, DeliveryProgress, OutboundMessage};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::runtime::{lock, Runtime};
-use crate::store::{now_ms, OutboxRow};
+use crate::store::{now_ms, OutboxRow, Store};
 
 /// Rows taken per pass.
 const BATCH: i64 = 256;
@@ -118,7 +119,11 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
                     text: row.text.clone(),
                     key: row.key.clone(),
                 };
-                ch.send(&msg).await
+                let progress = RowProgress {
+                    store: &rt.store,
+                    row,
+                };
+                ch.send(&msg, &progress).await
             }
             None => Err(ChannelError::Temporary(format!(
                 "channel `{}` is not running",
@@ -165,6 +170,31 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
             }
             false
         }
+    }
+}
+
+/// A row's delivered parts: read from the row, each new one committed before the channel
+/// sends the next part.
+struct RowProgress<'a> {
+    store: &'a Store,
+    row: &'a OutboxRow,
+}
+
+#[async_trait]
+impl DeliveryProgress for RowProgress<'_> {
+    fn delivered(&self) -> usize {
+        usize::try_from(self.row.parts_sent).unwrap_or(0)
+    }
+
+    async fn part_delivered(&self, parts: usize) -> Result<(), ChannelError> {
+        let parts = i64::try_from(parts).unwrap_or(i64::MAX);
+        self.store
+            .mark_outbox_progress(self.row.id, parts)
+            .await
+            .map_err(|e| {
+                tracing::error!(key = %self.row.key, error = %e, "cannot record a delivered part; stopping before the next");
+                ChannelError::Temporary(format!("cannot record the delivered part: {e}"))
+            })
     }
 }
 

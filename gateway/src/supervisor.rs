@@ -96,7 +96,7 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     use async_trait::async_trait;
-    use switchboard_channels::{ChannelError, Origin, OutboundMessage};
+    use switchboard_channels::{ChannelError, DeliveryProgress, Origin, OutboundMessage};
 
     use super::*;
 
@@ -121,7 +121,11 @@ mod tests {
                 }
             }
         }
-        async fn send(&self, _: &OutboundMessage) -> Result<(), ChannelError> {
+        async fn send(
+            &self,
+            _: &OutboundMessage,
+            _: &dyn DeliveryProgress,
+        ) -> Result<(), ChannelError> {
             Ok(())
         }
         async fn typing(&self, _: &Origin, _: bool) -> Result<(), ChannelError> {

@@ -21,7 +21,7 @@
 //! methods, unreadable or multipart bodies, two `getUpdates` in flight at once (the second is
 //! answered 409, as Telegram would), writing to a chat no update showed.
 
-mod html;
+pub mod html;
 mod listener;
 mod messages;
 mod methods;
@@ -126,10 +126,18 @@ impl FakeTelegram {
     /// Makes a future call of `method` (any case) fail; failures of one method are played in
     /// order, one per call.
     pub fn fail_next(&self, method: &str, failure: Failure) {
+        self.fail_after(method, 0, failure);
+    }
+
+    /// Lets `successes` more calls of `method` (any case) through, then makes the next one fail
+    /// (after any failures already scripted for it): e.g. the second part of a split message.
+    pub fn fail_after(&self, method: &str, successes: usize, failure: Failure) {
         let key = methods::canonical(method).0.to_ascii_lowercase();
-        self.inner
-            .state
-            .change(|world| world.failures.entry(key).or_default().push_back(failure));
+        self.inner.state.change(|world| {
+            let script = world.failures.entry(key).or_default();
+            script.extend(std::iter::repeat_n(None, successes));
+            script.push_back(Some(failure));
+        });
     }
 
     /// Messages sent successfully, in order.

@@ -10,13 +10,13 @@ use switchboard_testkit::harness::Gateway;
 use crate::common::{start, WAIT};
 use crate::subagents::spawn_call;
 
-const TOKEN: &str = "123456:TEST-token";
+pub(crate) const TOKEN: &str = "123456:TEST-token";
 
-fn ann() -> User {
+pub(crate) fn ann() -> User {
     User::new(42, "ann", "Ann")
 }
 
-async fn gateway(fake: &FakeModel, tg: &FakeTelegram, telegram: Value) -> Gateway {
+pub(crate) async fn gateway(fake: &FakeModel, tg: &FakeTelegram, telegram: Value) -> Gateway {
     let mut t = json!({"enabled": true, "botToken": TOKEN, "apiUrl": tg.api_url(), "allowFrom": ["42"], "groups": {"*": {}}, "pollTimeoutSeconds": 1});
     crate::common::merge(&mut t, &telegram);
     start(fake, json!({"channels": {"telegram": t}})).await

@@ -3,6 +3,7 @@
 //! callback, and our own REST sender that honours 429 `retry_after` and the
 //! `X-RateLimit-*` headers (serenity's ratelimiter ignores a proxy base URL, so it is off).
 
+mod convert;
 mod handler;
 mod interaction;
 mod rest;
@@ -16,7 +17,7 @@ use serenity::all::{ChannelId, GatewayIntents, Http, HttpBuilder};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 
-use crate::{Channel, ChannelError, InboundSink, Origin, OutboundMessage};
+use crate::{Channel, ChannelError, DeliveryProgress, InboundSink, Origin, OutboundMessage};
 
 pub const CHANNEL_ID: &str = "discord";
 /// Discord's limit on one message.
@@ -52,7 +53,6 @@ pub(crate) struct Inner {
     rest: rest::Rest,
     me: OnceLock<BotInfo>,
     typing: Mutex<HashMap<u64, AbortOnDropHandle<()>>>,
-    progress: Mutex<HashMap<String, usize>>,
     interactions: interaction::Pending,
     tasks: TaskTracker,
 }
@@ -81,7 +81,6 @@ impl Discord {
                 rest,
                 me: OnceLock::new(),
                 typing: Mutex::new(HashMap::new()),
-                progress: Mutex::new(HashMap::new()),
                 interactions: interaction::Pending::default(),
                 tasks: TaskTracker::new(),
             }),
@@ -164,8 +163,18 @@ impl Channel for Discord {
         result
     }
 
-    async fn send(&self, msg: &OutboundMessage) -> Result<(), ChannelError> {
-        if let Some(handle) = &msg.origin.reply_handle {
+    async fn send(
+        &self,
+        msg: &OutboundMessage,
+        progress: &dyn DeliveryProgress,
+    ) -> Result<(), ChannelError> {
+        if let Some(handle) = msg
+            .origin
+            .reply_handle
+            .as_ref()
+            .filter(|_| progress.delivered() == 0)
+        {
+            // The interaction's own task sends the answer (and its follow-up parts).
             if self.inner.interactions.answer(handle, &msg.text) {
                 return Ok(());
             }
@@ -173,16 +182,10 @@ impl Channel for Discord {
         }
         let channel = channel_of(&msg.origin)?;
         let chunks = crate::split::split_code_aware(&msg.text, self.text_limit());
-        let start = lock(&self.inner.progress)
-            .get(&msg.key)
-            .copied()
-            .unwrap_or(0);
-        for (i, chunk) in chunks.iter().enumerate().skip(start) {
-            self.inner.rest.create_message(channel, chunk).await?;
-            lock(&self.inner.progress).insert(msg.key.clone(), i + 1);
-        }
-        lock(&self.inner.progress).remove(&msg.key);
-        Ok(())
+        crate::send_parts(&chunks, progress, |chunk| {
+            self.inner.rest.create_message(channel, chunk)
+        })
+        .await
     }
 
     async fn typing(&self, origin: &Origin, active: bool) -> Result<(), ChannelError> {

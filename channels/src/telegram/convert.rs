@@ -1,15 +1,41 @@
-//! Telegram update → [`InboundMessage`].
+//! Telegram update → [`InboundMessage`]: whether a message is addressed to the bot, and
+//! its text with the bot's @mention removed. Pure, and total: no input panics it.
+
+use std::ops::Range;
 
 use teloxide::types::{Message, Update, UpdateKind};
 
 use super::{BotInfo, CHANNEL_ID};
 use crate::{ChatKind, InboundMessage, Origin};
 
+/// What an update is to the gateway.
+#[derive(Debug)]
+pub(super) enum Converted {
+    /// A message for routing (addressed or not: access rules decide what to do with it).
+    Message(Box<InboundMessage>),
+    /// Nothing the gateway handles (another kind of update, a bot's message, no text).
+    Ignored,
+    /// A message Telegram sent that teloxide could not read: skipped and recorded.
+    Unreadable(String),
+}
+
 /// The message an update carries, if it is one the gateway handles (text or caption).
-pub(super) fn inbound(update: &Update, me: &BotInfo) -> Option<InboundMessage> {
-    let UpdateKind::Message(msg) = &update.kind else {
-        return None;
-    };
+pub(super) fn convert(update: &Update, me: &BotInfo) -> Converted {
+    match &update.kind {
+        UpdateKind::Message(msg) => match inbound(msg, me) {
+            Some(m) => Converted::Message(Box::new(m)),
+            None => Converted::Ignored,
+        },
+        // teloxide turns an update it cannot parse into an empty `Error`. The adapter asks
+        // Telegram for messages only (polling and webhook), so this is a lost message.
+        UpdateKind::Error(_) => Converted::Unreadable(
+            "an update teloxide cannot parse (malformed or unknown fields)".to_string(),
+        ),
+        _ => Converted::Ignored,
+    }
+}
+
+fn inbound(msg: &Message, me: &BotInfo) -> Option<InboundMessage> {
     let text = msg.text().or_else(|| msg.caption())?;
     let from = msg.from.as_ref()?;
     if from.is_bot {
@@ -48,13 +74,14 @@ pub(super) fn inbound(update: &Update, me: &BotInfo) -> Option<InboundMessage> {
     })
 }
 
-/// Whether a message is for the bot, and its text with a leading `@bot` mention removed.
+/// Whether a message is for the bot, and its text with the bot's @mentions removed.
 fn addressed(msg: &Message, text: &str, me: &BotInfo, direct: bool) -> (bool, String) {
-    let mention = format!("@{}", me.username);
-    let lower = text.to_lowercase();
-    let mentioned = !me.username.is_empty() && lower.contains(&mention.to_lowercase());
+    let found = mentions(text, &me.username);
+    // A reply to the bot's own message; in a forum topic every message "replies" to the
+    // service message that opened the topic, which is not a reply to anyone.
     let reply_to_bot = msg
         .reply_to_message()
+        .filter(|r| r.forum_topic_created().is_none())
         .and_then(|r| r.from.as_ref())
         .is_some_and(|u| u.id.0 == me.id);
     let command_for_us = text.starts_with('/') && {
@@ -65,11 +92,71 @@ fn addressed(msg: &Message, text: &str, me: &BotInfo, direct: bool) -> (bool, St
         }
     };
     let mut clean = text.to_string();
-    if mentioned && !text.starts_with('/') {
-        if let Some(pos) = lower.find(&mention.to_lowercase()) {
-            clean.replace_range(pos..pos + mention.len(), "");
-            clean = clean.trim().to_string();
+    if !text.starts_with('/') {
+        // Cutting a mention can join its neighbours into a new one ("x@bot@bot"): cut
+        // until none is left (each pass shortens the text).
+        let mut cut = found.clone();
+        while !cut.is_empty() {
+            clean = without(&clean, &cut);
+            cut = mentions(&clean, &me.username);
         }
     }
-    (direct || mentioned || reply_to_bot || command_for_us, clean)
+    (
+        direct || !found.is_empty() || reply_to_bot || command_for_us,
+        clean,
+    )
 }
+
+/// Byte ranges of every `@username` mention of the bot in `text`: ASCII case-insensitive
+/// (Telegram usernames are ASCII and case-insensitive) and only as a whole word, so
+/// `@username_fan` names someone else and `mail@username` is not a mention. The ranges
+/// cover ASCII bytes only, so they always fall on char boundaries of `text`.
+pub(super) fn mentions(text: &str, username: &str) -> Vec<Range<usize>> {
+    let name = username.as_bytes();
+    if name.is_empty() || !username.is_ascii() {
+        return Vec::new();
+    }
+    let bytes = text.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = bytes[from..]
+        .iter()
+        .position(|&b| b == b'@')
+        .map(|p| from + p)
+    {
+        let end = at + 1 + name.len();
+        let named = bytes
+            .get(at + 1..end)
+            .is_some_and(|b| b.eq_ignore_ascii_case(name));
+        let starts_word = at == 0 || !word(bytes[at - 1]);
+        let ends_word = bytes.get(end).is_none_or(|&b| !word(b));
+        if named && starts_word && ends_word {
+            found.push(at..end);
+            from = end;
+        } else {
+            from = at + 1;
+        }
+    }
+    found
+}
+
+/// `text` without the `cut` ranges (sorted, disjoint): a space on each side of a cut
+/// becomes one space, and the result is trimmed.
+fn without(text: &str, cut: &[Range<usize>]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for r in cut {
+        out.push_str(&text[from..r.start]);
+        from = r.end;
+        if out.ends_with(' ') && text[from..].starts_with(' ') {
+            from += 1;
+        }
+    }
+    out.push_str(&text[from..]);
+    out.trim().to_string()
+}
+
+#[cfg(test)]
+#[path = "convert_tests.rs"]
+mod tests;

@@ -4,6 +4,7 @@
 
 mod convert;
 pub mod format;
+mod inbound;
 mod poll;
 mod send;
 
@@ -17,7 +18,9 @@ use teloxide::types::{BotCommand, ChatAction};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
-use crate::{Channel, ChannelError, InboundSink, Origin, OutboundMessage};
+use crate::{Channel, ChannelError, DeliveryProgress, InboundSink, Origin, OutboundMessage};
+
+pub use inbound::{LedgerError, OffsetStore, Poisoned, MAX_ATTEMPTS};
 
 pub const CHANNEL_ID: &str = "telegram";
 /// Telegram's own limit on one message.
@@ -45,13 +48,6 @@ pub enum Mode {
     Webhook { url: String, secret: String },
 }
 
-/// Where the polling offset survives restarts (the gateway's store).
-#[async_trait]
-pub trait OffsetStore: Send + Sync {
-    async fn load(&self) -> Option<i64>;
-    async fn save(&self, next_offset: i64);
-}
-
 /// A chat and, in a forum, its topic.
 type ChatThread = (i64, Option<i32>);
 
@@ -69,11 +65,8 @@ pub struct Telegram {
     me: OnceLock<BotInfo>,
     /// Typing refreshers by (chat, thread); dropping a handle stops its task.
     typing: Mutex<HashMap<ChatThread, AbortOnDropHandle<()>>>,
-    /// Chunks of a multi-part message already sent, by outbox key, so a retry after a
-    /// failure mid-way continues instead of sending the first parts twice.
-    progress: Mutex<HashMap<String, usize>>,
-    /// Set while running in webhook mode.
-    sink: Mutex<Option<InboundSink>>,
+    /// Set while running in webhook mode: where updates go, and the run's cancel token.
+    sink: Mutex<Option<(InboundSink, CancellationToken)>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -93,6 +86,9 @@ pub enum WebhookError {
     BadUpdate(String),
     #[error("the Telegram channel is not running in webhook mode")]
     NotRunning,
+    /// The gateway did not take the update (Telegram should deliver it again).
+    #[error("the update was not taken: {0}")]
+    NotTaken(String),
 }
 
 impl Telegram {
@@ -114,7 +110,6 @@ impl Telegram {
             offsets,
             me: OnceLock::new(),
             typing: Mutex::new(HashMap::new()),
-            progress: Mutex::new(HashMap::new()),
             sink: Mutex::new(None),
         })
     }
@@ -173,10 +168,23 @@ impl Telegram {
         }
         let update: teloxide::types::Update =
             serde_json::from_slice(body).map_err(|e| WebhookError::BadUpdate(e.to_string()))?;
-        let sink = lock(&self.sink).clone().ok_or(WebhookError::NotRunning)?;
+        let (sink, cancel) = lock(&self.sink).clone().ok_or(WebhookError::NotRunning)?;
         let me = self.me.get().cloned().ok_or(WebhookError::NotRunning)?;
-        self.deliver_update(&sink, &me, update).await;
-        Ok(())
+        let id = i64::from(update.id.0);
+        // 200 only once the gateway took the update (or it was recorded as poisoned);
+        // anything else is an error status, so Telegram delivers it again.
+        match self.handle_update(&sink, &me, update, &cancel).await {
+            inbound::Outcome::Done => {
+                self.offsets.handled(id).await;
+                Ok(())
+            }
+            inbound::Outcome::Poisoned => Ok(()),
+            inbound::Outcome::NotTaken(why) => {
+                tracing::warn!(update_id = id, reason = %why, "telegram: webhook update not taken; answering 503 so Telegram delivers it again");
+                Err(WebhookError::NotTaken(why))
+            }
+            inbound::Outcome::Interrupted => Err(WebhookError::NotRunning),
+        }
     }
 }
 
@@ -226,10 +234,15 @@ impl Channel for Telegram {
             Mode::Webhook { url, secret } => {
                 let url = reqwest::Url::parse(url)
                     .map_err(|e| ChannelError::Permanent(format!("invalid webhookUrl: {e}")))?;
-                if let Err(e) = self.bot.set_webhook(url).secret_token(secret.clone()).await {
+                let set = self
+                    .bot
+                    .set_webhook(url)
+                    .secret_token(secret.clone())
+                    .allowed_updates(vec![teloxide::types::AllowedUpdate::Message]);
+                if let Err(e) = set.await {
                     tracing::error!(error = %e, "telegram: setWebhook failed");
                 }
-                *lock(&self.sink) = Some(sink);
+                *lock(&self.sink) = Some((sink, cancel.clone()));
                 cancel.cancelled().await;
                 *lock(&self.sink) = None;
             }
@@ -238,8 +251,12 @@ impl Channel for Telegram {
         Ok(())
     }
 
-    async fn send(&self, msg: &OutboundMessage) -> Result<(), ChannelError> {
-        self.send_chunks(msg).await
+    async fn send(
+        &self,
+        msg: &OutboundMessage,
+        progress: &dyn DeliveryProgress,
+    ) -> Result<(), ChannelError> {
+        self.send_chunks(msg, progress).await
     }
 
     async fn typing(&self, origin: &Origin, active: bool) -> Result<(), ChannelError> {
@@ -268,3 +285,6 @@ impl Channel for Telegram {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

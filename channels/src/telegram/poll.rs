@@ -1,15 +1,17 @@
-//! Long polling: `getUpdates` with the offset persisted only after the gateway has taken
-//! each update, a watchdog for stalled calls, and backoff on conflicts and errors.
+//! Long polling: `getUpdates` with the offset persisted only once each update is done with
+//! (taken by the gateway, or recorded as poisoned), a watchdog for stalled calls, and
+//! backoff on conflicts, errors and updates the gateway did not take.
 
 use std::time::Duration;
 
 use teloxide::prelude::*;
-use teloxide::types::{AllowedUpdate, Update};
+use teloxide::types::AllowedUpdate;
 use teloxide::{ApiError, RequestError};
 use tokio_util::sync::CancellationToken;
 
-use super::{convert, BotInfo, Telegram};
-use crate::{Inbound, InboundSink};
+use super::inbound::Outcome;
+use super::{BotInfo, Telegram};
+use crate::InboundSink;
 
 /// How much longer than the long-poll timeout a `getUpdates` call may take before the
 /// watchdog abandons it and polls again: the timeout again, at least 2 s, at most 10 s.
@@ -17,14 +19,14 @@ fn watchdog(poll_timeout: Duration) -> Duration {
     poll_timeout + poll_timeout.clamp(Duration::from_secs(2), Duration::from_secs(10))
 }
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
-/// How long an update waits for the gateway to take it before polling goes on anyway
-/// (the offset is then not advanced past it, so it comes again).
-const ACK_WAIT: Duration = Duration::from_secs(30);
+/// First wait before an update the gateway did not take is tried again (doubling).
+const RETRY_UPDATE: Duration = Duration::from_secs(1);
 
 impl Telegram {
     pub(super) async fn poll(&self, sink: &InboundSink, me: &BotInfo, cancel: &CancellationToken) {
         let mut offset = self.offsets.load().await;
         let mut backoff = Duration::from_secs(1);
+        let mut retry_update = RETRY_UPDATE;
         let timeout_secs = self.settings.poll_timeout.as_secs().clamp(0, 50) as u32;
         let watchdog = watchdog(self.settings.poll_timeout);
         tracing::info!(offset = ?offset, "telegram: polling");
@@ -48,13 +50,31 @@ impl Telegram {
                 }
                 Ok(Ok(updates)) => {
                     backoff = Duration::from_secs(1);
+                    let mut not_taken = None;
                     for update in updates {
-                        let next = update.id.0 as i64 + 1;
-                        if !self.deliver_update(sink, me, update).await {
-                            break; // not taken: poll again from this update
+                        let next = i64::from(update.id.0) + 1;
+                        match self.handle_update(sink, me, update, cancel).await {
+                            Outcome::Done | Outcome::Poisoned => {
+                                offset = Some(next);
+                                self.offsets.save(next).await;
+                            }
+                            Outcome::NotTaken(why) => {
+                                not_taken = Some((next - 1, why));
+                                break; // poll again from this update
+                            }
+                            Outcome::Interrupted => return,
                         }
-                        offset = Some(next);
-                        self.offsets.save(next).await;
+                    }
+                    let Some((update_id, why)) = not_taken else {
+                        retry_update = RETRY_UPDATE;
+                        continue;
+                    };
+                    tracing::warn!(update_id, reason = %why, retry_in = ?retry_update, "telegram: the gateway did not take an update; trying it again");
+                    let wait = retry_update;
+                    retry_update = (retry_update * 2).min(MAX_BACKOFF);
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait) => {}
+                        _ = cancel.cancelled() => return,
                     }
                     continue;
                 }
@@ -77,23 +97,5 @@ impl Telegram {
                 _ = cancel.cancelled() => return,
             }
         }
-    }
-
-    /// Hand one update to the gateway and wait until it has been committed. Returns false
-    /// if the gateway did not take it in time (it will be fetched again).
-    pub(super) async fn deliver_update(
-        &self,
-        sink: &InboundSink,
-        me: &BotInfo,
-        update: Update,
-    ) -> bool {
-        let Some(msg) = convert::inbound(&update, me) else {
-            return true;
-        };
-        let (inbound, taken) = Inbound::with_ack(msg);
-        if sink.send(inbound).await.is_err() {
-            return false;
-        }
-        matches!(tokio::time::timeout(ACK_WAIT, taken).await, Ok(Ok(())))
     }
 }

@@ -1,6 +1,6 @@
 //! Outbound: split to the limit (the stats line whole), convert to HTML, retry a chunk
 //! after a 429 or a network error, fall back to plain text when Telegram rejects the
-//! entities, and remember progress so a retried message never repeats its first parts.
+//! entities, and report each delivered part so a retried message resumes after it.
 
 use std::time::Duration;
 
@@ -8,23 +8,24 @@ use teloxide::prelude::*;
 use teloxide::types::{MessageId, ParseMode, ThreadId};
 use teloxide::{ApiError, RequestError};
 
-use super::{chat_of, format, lock, Telegram};
-use crate::{ChannelError, OutboundMessage};
+use super::{chat_of, format, Telegram};
+use crate::{ChannelError, DeliveryProgress, OutboundMessage};
 
 /// Tries per chunk for rate limits and network errors before the outbox takes over.
 const CHUNK_TRIES: u32 = 3;
 
 impl Telegram {
-    pub(super) async fn send_chunks(&self, msg: &OutboundMessage) -> Result<(), ChannelError> {
+    pub(super) async fn send_chunks(
+        &self,
+        msg: &OutboundMessage,
+        progress: &dyn DeliveryProgress,
+    ) -> Result<(), ChannelError> {
         let (chat, thread) = chat_of(&msg.origin)?;
         let chunks = crate::split::split_text(&msg.text, self.text_limit_for_html());
-        let start = lock(&self.progress).get(&msg.key).copied().unwrap_or(0);
-        for (i, chunk) in chunks.iter().enumerate().skip(start) {
-            self.send_chunk(chat, thread, chunk).await?;
-            lock(&self.progress).insert(msg.key.clone(), i + 1);
-        }
-        lock(&self.progress).remove(&msg.key);
-        Ok(())
+        crate::send_parts(&chunks, progress, |chunk| {
+            self.send_chunk(chat, thread, chunk)
+        })
+        .await
     }
 
     /// The text limit for splitting: Telegram counts the text after entity parsing, so the
@@ -97,10 +98,11 @@ impl Telegram {
 /// Whether Telegram refused the request itself (4xx: retrying the same message cannot
 /// help), as opposed to failing on its side (5xx), which teloxide reports alike.
 fn is_refusal(e: &ApiError) -> bool {
-    if !matches!(e, ApiError::Unknown(_)) {
+    // An error teloxide does not know keeps Telegram's description as is (its `Display`
+    // wraps it in `Unknown error: "…"`, which no prefix below matches).
+    let ApiError::Unknown(text) = e else {
         return true;
-    }
-    let text = e.to_string();
+    };
     [
         "Bad Request",
         "Forbidden",
@@ -110,4 +112,26 @@ fn is_refusal(e: &ApiError) -> bool {
     ]
     .iter()
     .any(|p| text.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Catches: matching the prefixes against the error's `Display` ("Unknown error: …"),
+    /// which made every 4xx teloxide does not know a retryable failure.
+    #[test]
+    fn an_unknown_4xx_is_a_refusal_and_a_5xx_is_not() {
+        assert!(is_refusal(&ApiError::Unknown(
+            "Bad Request: chat is being moved".into()
+        )));
+        assert!(is_refusal(&ApiError::Unknown(
+            "Forbidden: bot is not a member".into()
+        )));
+        assert!(!is_refusal(&ApiError::Unknown("Bad Gateway".into())));
+        assert!(!is_refusal(&ApiError::Unknown(
+            "Internal Server Error".into()
+        )));
+        assert!(is_refusal(&ApiError::BotBlocked));
+    }
 }

@@ -50,6 +50,20 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
             let _ = writeln!(out, "switchboard_outbox_messages{{state=\"{st}\"}} {n}");
         }
     }
+    let _ = writeln!(
+        out,
+        "# TYPE switchboard_channel_poisoned_updates_total counter"
+    );
+    if let Ok(counts) = state.rt.store.poisoned_counts().await {
+        let mut counts: std::collections::BTreeMap<String, i64> = counts.into_iter().collect();
+        counts.entry("telegram".to_string()).or_insert(0);
+        for (channel, n) in counts {
+            let _ = writeln!(
+                out,
+                "switchboard_channel_poisoned_updates_total{{channel=\"{channel}\"}} {n}"
+            );
+        }
+    }
     let _ = writeln!(out, "# TYPE switchboard_active_runs gauge");
     let _ = writeln!(
         out,

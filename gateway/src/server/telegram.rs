@@ -1,5 +1,6 @@
 //! `POST /telegram/webhook`: Telegram's webhook calls, checked by the secret-token header
-//! instead of the bearer token (Telegram cannot send one).
+//! instead of the bearer token (Telegram cannot send one). 200 only once the update was
+//! taken (or recorded as poisoned); 503 otherwise, so Telegram delivers it again.
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -29,7 +30,8 @@ pub async fn webhook(
             Err(ApiError::new(StatusCode::UNAUTHORIZED, e.to_string()))
         }
         Err(e @ WebhookError::BadUpdate(_)) => Err(ApiError::bad_request(e.to_string())),
-        Err(e @ WebhookError::NotRunning) => Err(ApiError::new(
+        // A 5xx: Telegram delivers the update again later.
+        Err(e @ (WebhookError::NotRunning | WebhookError::NotTaken(_))) => Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             e.to_string(),
         )),

@@ -7,6 +7,7 @@
 mod channels;
 mod conns;
 mod inbox;
+mod ledger;
 mod messages;
 mod outbox;
 mod runs;
@@ -25,6 +26,7 @@ use conns::Conns;
 
 pub use channels::{Pairing, PairingRow};
 pub use inbox::{Claim, InboxItem, NewInbound};
+pub use ledger::PoisonedUpdate;
 pub use messages::{MessageRow, NewMessage, Role, ToolCallRecord};
 pub use outbox::OutboxRow;
 pub use runs::{NewRun, RunEnd, RunFinished, RunRow, RunStatus, Started};

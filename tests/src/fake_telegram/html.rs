@@ -27,7 +27,7 @@ const TAGS: &[&str] = &[
 
 /// The visible text of an HTML-formatted message, or the reason Telegram would give for
 /// refusing it (what follows `Bad Request: can't parse entities: `).
-pub(super) fn parse(text: &str) -> Result<String, String> {
+pub fn parse(text: &str) -> Result<String, String> {
     let mut plain = String::with_capacity(text.len());
     let mut open: Vec<String> = Vec::new();
     let mut at = 0;

@@ -131,6 +131,7 @@ async fn answer(
             .failures
             .get_mut(&name.to_ascii_lowercase())
             .and_then(VecDeque::pop_front)
+            .flatten()
     });
     match failure {
         None => {}

@@ -26,8 +26,8 @@ pub(super) struct World {
     pub(super) polls_in_flight: usize,
     /// `getUpdates` calls answered 409 because another one was in flight.
     pub(super) conflicts: usize,
-    /// Scripted failures by lowercased method name.
-    pub(super) failures: HashMap<String, VecDeque<Failure>>,
+    /// Scripted answers by lowercased method name: a failure, or `None` to answer normally.
+    pub(super) failures: HashMap<String, VecDeque<Option<Failure>>>,
     /// Every chat an update showed, as its `Chat` object.
     pub(super) chats: HashMap<i64, Value>,
     /// Highest message id used in each chat (user and bot messages share the sequence).

@@ -232,6 +232,18 @@ async fn server_errors_and_bad_requests_are_scripted() {
 }
 
 #[tokio::test]
+async fn fail_after_lets_calls_through_then_fails() {
+    let telegram = start().await;
+    telegram.fail_after("getMe", 2, Failure::ServerError(503));
+    telegram.fail_next("getMe", Failure::Conflict);
+    let mut statuses = Vec::new();
+    for _ in 0..5 {
+        statuses.push(call(&telegram, "GetMe", json!({})).await.0);
+    }
+    assert_eq!(statuses, vec![200, 200, 503, 409, 200]);
+}
+
+#[tokio::test]
 async fn unknown_method_is_a_violation() {
     let telegram = start().await;
     let (status, body) = call(&telegram, "SendPigeon", json!({})).await;

@@ -1,0 +1,112 @@
+//! Discord message / application command → [`InboundMessage`]: pure, so it can be
+//! property-tested apart from serenity's event loop.
+
+use serenity::all::{CommandDataOptionValue, CommandInteraction, Message, User};
+
+use super::{BotInfo, CHANNEL_ID};
+use crate::{ChatKind, InboundMessage, Origin};
+
+/// A message for the gateway, unless it is from a bot or has no text.
+pub(super) fn message(msg: &Message, me: BotInfo) -> Option<InboundMessage> {
+    if msg.author.bot || msg.content.trim().is_empty() {
+        return None;
+    }
+    let direct = msg.guild_id.is_none();
+    let mentioned = msg.mentions.iter().any(|u| u.id.get() == me.user_id);
+    let replied_to_us = msg
+        .referenced_message
+        .as_ref()
+        .is_some_and(|r| r.author.id.get() == me.user_id);
+    let text = without_mentions(&msg.content, me.user_id);
+    let kind = if direct {
+        ChatKind::Direct
+    } else {
+        ChatKind::Group
+    };
+    Some(InboundMessage {
+        origin: Origin {
+            channel: CHANNEL_ID.to_string(),
+            account: msg.guild_id.map(|g| g.get().to_string()),
+            chat_id: msg.channel_id.get().to_string(),
+            thread_id: None,
+            kind,
+            reply_handle: None,
+        },
+        sender_id: msg.author.id.get().to_string(),
+        sender_name: Some(display_name(&msg.author)),
+        sender_username: Some(msg.author.name.clone()),
+        addressed: direct || mentioned || replied_to_us || text.starts_with('/'),
+        text,
+        message_id: Some(msg.id.get().to_string()),
+    })
+}
+
+/// An application command as the slash command text routing reads, answered through
+/// `reply_handle`.
+pub(super) fn command(cmd: &CommandInteraction, reply_handle: String) -> InboundMessage {
+    let kind = if cmd.guild_id.is_none() {
+        ChatKind::Direct
+    } else {
+        ChatKind::Group
+    };
+    InboundMessage {
+        origin: Origin {
+            channel: CHANNEL_ID.to_string(),
+            account: cmd.guild_id.map(|g| g.get().to_string()),
+            chat_id: cmd.channel_id.get().to_string(),
+            thread_id: None,
+            kind,
+            reply_handle: Some(reply_handle),
+        },
+        sender_id: cmd.user.id.get().to_string(),
+        sender_name: Some(display_name(&cmd.user)),
+        sender_username: Some(cmd.user.name.clone()),
+        addressed: true,
+        text: command_text(cmd),
+        message_id: Some(format!("interaction:{}", cmd.id.get())),
+    }
+}
+
+/// `content` without the bot's mention tags (`<@id>`, `<@!id>`), trimmed. Cutting one can
+/// join its neighbours into another ("<@<@id>id>"): cut until none is left.
+fn without_mentions(content: &str, bot: u64) -> String {
+    let forms = [format!("<@{bot}>"), format!("<@!{bot}>")];
+    let mut text = content.to_string();
+    while let Some(form) = forms.iter().find(|f| text.contains(f.as_str())) {
+        text = text.replace(form.as_str(), "");
+    }
+    text.trim().to_string()
+}
+
+/// The name people see: the global display name, else the username.
+fn display_name(user: &User) -> String {
+    user.global_name
+        .clone()
+        .unwrap_or_else(|| user.name.clone())
+}
+
+/// `/subagents action:send target:1 message:hi` → "/subagents send 1 hi".
+fn command_text(cmd: &CommandInteraction) -> String {
+    let mut text = format!("/{}", cmd.data.name);
+    for name in ["action", "target", "message"] {
+        let value = cmd
+            .data
+            .options
+            .iter()
+            .find(|o| o.name == name)
+            .and_then(|o| match &o.value {
+                CommandDataOptionValue::String(s) => Some(s.clone()),
+                CommandDataOptionValue::Integer(i) => Some(i.to_string()),
+                _ => None,
+            });
+        if let Some(v) = value {
+            text.push(' ');
+            text.push_str(&v);
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+#[path = "convert_tests.rs"]
+mod tests;

@@ -1,0 +1,134 @@
+//! Tests of the Discord message conversion: examples, and properties over arbitrary
+//! messages (deserialized by serenity from generated gateway JSON).
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use serenity::all::Message;
+
+use super::*;
+
+const ME: u64 = 4242;
+
+fn me() -> BotInfo {
+    BotInfo { user_id: ME }
+}
+
+fn user(id: u64, username: &str, global_name: Option<&str>, bot: bool) -> Value {
+    json!({"id": id.to_string(), "username": username, "global_name": global_name,
+           "discriminator": "0", "avatar": null, "bot": bot})
+}
+
+fn message_json(content: &str, author: Value, guild: Option<u64>, mentions: Vec<Value>) -> Value {
+    let mut m = json!({
+        "id": "1001", "channel_id": "2002", "author": author, "content": content,
+        "timestamp": "2024-01-01T00:00:00.000000+00:00", "edited_timestamp": null,
+        "tts": false, "mention_everyone": false, "mentions": mentions, "mention_roles": [],
+        "attachments": [], "embeds": [], "pinned": false, "type": 0,
+    });
+    if let Some(g) = guild {
+        m["guild_id"] = json!(g.to_string());
+    }
+    m
+}
+
+fn parse(json: &Value) -> Message {
+    serde_json::from_str(&json.to_string()).expect("serenity reads the message")
+}
+
+/// Catches: the display name (`global_name`, anyone can set it) used as the username that
+/// `@name` allowlist entries match, or the username shown where the display name belongs.
+#[test]
+fn the_username_is_the_platform_username_and_the_name_the_display_name() {
+    let author = user(7, "ann_l", Some("@owner"), false);
+    let m = message(&parse(&message_json("hi", author, None, vec![])), me()).expect("a message");
+    assert_eq!(m.sender_username.as_deref(), Some("ann_l"));
+    assert_eq!(m.sender_name.as_deref(), Some("@owner"));
+    assert!(m.addressed, "a DM is addressed");
+    let author = user(7, "ann_l", None, false);
+    let m = message(&parse(&message_json("hi", author, None, vec![])), me()).expect("a message");
+    assert_eq!(m.sender_name.as_deref(), Some("ann_l"));
+}
+
+#[test]
+fn a_mention_addresses_the_bot_in_a_guild_and_is_removed() {
+    let author = user(7, "ann", None, false);
+    let mention = user(ME, "bot", None, true);
+    let json = message_json(
+        "<@4242> hello <@!4242>",
+        author.clone(),
+        Some(9),
+        vec![mention],
+    );
+    let m = message(&parse(&json), me()).expect("a message");
+    assert!(m.addressed);
+    assert_eq!(m.text, "hello");
+    assert_eq!(m.origin.account.as_deref(), Some("9"));
+    let json = message_json("just chatting", author, Some(9), vec![]);
+    assert!(!message(&parse(&json), me()).expect("a message").addressed);
+}
+
+/// Content of arbitrary Unicode mixed with mention tags of the bot and of others.
+fn content() -> impl Strategy<Value = String> {
+    proptest::collection::vec(
+        prop_oneof![
+            4 => any::<char>().prop_map(String::from),
+            1 => Just(" ".to_string()),
+            2 => Just(format!("<@{ME}>")),
+            1 => Just(format!("<@!{ME}>")),
+            1 => Just("<@".to_string()),
+            1 => Just(format!("{ME}>")),
+            1 => Just("<@99>".to_string()),
+            1 => Just("/stop".to_string()),
+        ],
+        0..24,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+fn arb_user() -> impl Strategy<Value = (Value, String, Option<String>, bool)> {
+    (
+        1u64..u64::MAX / 2,
+        "[a-z0-9_.]{2,32}",
+        proptest::option::of(".{0,32}"),
+        prop::bool::weighted(0.1),
+    )
+        .prop_map(|(id, name, global, bot)| {
+            (user(id, &name, global.as_deref(), bot), name, global, bot)
+        })
+}
+
+proptest! {
+    #![proptest_config(crate::proptest_cases::config())]
+
+    /// Catches: a panic on any message, a DM or a mention of the bot not addressed, a
+    /// mention tag of the bot left in the text, or the wrong name fields.
+    #[test]
+    fn any_message_converts_and_mentions_are_removed(
+        content in content(),
+        (author, name, global, bot) in arb_user(),
+        guild in proptest::option::of(1u64..1_000_000),
+        mentions_me in any::<bool>(),
+        reply_to_me in any::<bool>(),
+    ) {
+        let mentions = if mentions_me { vec![user(ME, "bot", None, true)] } else { vec![] };
+        let mut json = message_json(&content, author, guild, mentions);
+        if reply_to_me {
+            json["referenced_message"] = message_json("earlier", user(ME, "bot", None, true), guild, vec![]);
+        }
+        let out = message(&parse(&json), me());
+        if bot || content.trim().is_empty() {
+            prop_assert!(out.is_none());
+            return Ok(());
+        }
+        let Some(m) = out else {
+            return Err(TestCaseError::fail("not converted"));
+        };
+        prop_assert_eq!(m.sender_username.as_deref(), Some(name.as_str()));
+        prop_assert_eq!(m.sender_name, Some(global.unwrap_or(name)));
+        prop_assert!(!m.text.contains(&format!("<@{ME}>")) && !m.text.contains(&format!("<@!{ME}>")), "{:?}", m.text);
+        if guild.is_none() || mentions_me || reply_to_me {
+            prop_assert!(m.addressed);
+        }
+        prop_assert_eq!(m.origin.kind == ChatKind::Direct, guild.is_none());
+    }
+}

@@ -1,0 +1,189 @@
+//! Tests of the web chat hub: examples, and a property over arbitrary frames.
+
+mod examples {
+    use super::super::*;
+
+    #[tokio::test]
+    async fn malformed_frames_get_a_clear_error() {
+        let hub = WebChat::new();
+        let (conn, _rx) = hub.connect("main");
+        let answer = hub.handle_frame(conn, "{not json").await;
+        assert!(
+            matches!(answer, Some(ServerFrame::Error { ref error }) if error.starts_with("invalid frame")),
+            "{answer:?}"
+        );
+        let answer = hub.handle_frame(conn, r#"{"type":"message"}"#).await;
+        assert!(
+            matches!(answer, Some(ServerFrame::Error { .. })),
+            "{answer:?}"
+        );
+    }
+
+    /// Catches: a `ping` frame with fields the protocol does not have answered `pong`
+    /// (found by `any_frame_gets_its_answer`); the frames deny unknown fields.
+    #[tokio::test]
+    async fn a_ping_with_unknown_fields_is_an_error() {
+        let hub = WebChat::new();
+        let (conn, _rx) = hub.connect("main");
+        assert_eq!(
+            hub.handle_frame(conn, r#"{"type":"ping"}"#).await,
+            Some(ServerFrame::Pong)
+        );
+        let answer = hub.handle_frame(conn, r#"{"type":"ping","x":1}"#).await;
+        assert!(
+            matches!(answer, Some(ServerFrame::Error { .. })),
+            "{answer:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn messages_reach_the_sink_and_replies_reach_the_socket() {
+        let hub = std::sync::Arc::new(WebChat::new());
+        let (tx, mut inbound) = mpsc::channel(4);
+        let cancel = CancellationToken::new();
+        let runner = {
+            let hub = hub.clone();
+            let cancel = cancel.clone();
+            tokio::spawn(async move { hub.run(tx, cancel).await })
+        };
+        tokio::task::yield_now().await;
+        let (conn, mut frames) = hub.connect("main");
+        assert_eq!(
+            frames.recv().await,
+            Some(ServerFrame::Hello {
+                chat_id: "main".into()
+            })
+        );
+        assert_eq!(
+            hub.handle_frame(conn, r#"{"type":"message","text":"hi"}"#)
+                .await,
+            None
+        );
+        let msg = inbound.recv().await.expect("inbound message").msg;
+        assert_eq!(msg.text, "hi");
+        assert_eq!(msg.origin, Origin::webchat("main", ChatKind::Direct));
+        hub.send(
+            &OutboundMessage {
+                origin: msg.origin,
+                text: "hello".into(),
+                key: "k".into(),
+            },
+            &crate::MemoryProgress::default(),
+        )
+        .await
+        .expect("send");
+        assert_eq!(
+            frames.recv().await,
+            Some(ServerFrame::Message {
+                text: "hello".into(),
+                key: "k".into()
+            })
+        );
+        cancel.cancel();
+        runner.await.expect("join").expect("run");
+    }
+}
+
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::{json, Map, Value};
+
+    use super::super::*;
+
+    /// A raw frame: arbitrary text, or JSON shaped like a frame with arbitrary parts.
+    fn raw_frame() -> impl Strategy<Value = String> {
+        let kind = prop_oneof![
+            Just(json!("message")),
+            Just(json!("ping")),
+            Just(json!("pong")),
+            ".*".prop_map(Value::from),
+            Just(json!(1)),
+            Just(Value::Null),
+        ];
+        let text = prop_oneof![
+            3 => ".*".prop_map(Value::from),
+            1 => Just(json!("   \n\t")),
+            1 => Just(Value::from("é".repeat(TEXT_LIMIT + 1))),
+            1 => Just(json!(42)),
+            1 => Just(Value::Null),
+        ];
+        let shaped = (
+            proptest::option::of(kind),
+            proptest::option::of(text),
+            proptest::option::of((".{0,8}", ".*")),
+        )
+            .prop_map(|(kind, text, extra)| {
+                let mut frame = Map::new();
+                if let Some(k) = kind {
+                    frame.insert("type".into(), k);
+                }
+                if let Some(t) = text {
+                    frame.insert("text".into(), t);
+                }
+                if let Some((k, v)) = extra {
+                    frame.insert(k, Value::from(v));
+                }
+                Value::Object(frame).to_string()
+            });
+        prop_oneof![1 => ".*", 3 => shaped, 1 => any::<Vec<u8>>().prop_map(|b| String::from_utf8_lossy(&b).into_owned())]
+    }
+
+    /// What the frame should get: `Ok(None)` for a message taken, `Ok(Some(Pong))`, or an
+    /// error frame.
+    fn expected(raw: &str) -> Result<Option<ServerFrame>, ()> {
+        let Ok(Value::Object(frame)) = serde_json::from_str::<Value>(raw) else {
+            return Err(());
+        };
+        let keys: Vec<&str> = frame.keys().map(String::as_str).collect();
+        match frame.get("type").and_then(Value::as_str) {
+            Some("ping") if keys == ["type"] => Ok(Some(ServerFrame::Pong)),
+            Some("message") if keys.iter().all(|k| *k == "type" || *k == "text") => {
+                match frame.get("text").and_then(Value::as_str) {
+                    Some(t) if !t.trim().is_empty() && t.chars().count() <= TEXT_LIMIT => Ok(None),
+                    _ => Err(()),
+                }
+            }
+            _ => Err(()),
+        }
+    }
+
+    fn runtime() -> &'static tokio::runtime::Runtime {
+        static RT: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+        RT.get_or_init(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .expect("a runtime")
+        })
+    }
+
+    proptest! {
+        #![proptest_config(crate::proptest_cases::config())]
+
+        /// Catches: a frame that panics the hub, a bad frame answered with nothing (the
+        /// browser never learns), or a valid one dropped or answered with an error.
+        #[test]
+        fn any_frame_gets_its_answer(raw in raw_frame()) {
+            let hub = WebChat::new();
+            let (tx, mut rx) = mpsc::channel(1);
+            *hub.sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+            let (conn, _frames) = hub.connect("main");
+            let answer = runtime().block_on(hub.handle_frame(conn, &raw));
+            let taken = rx.try_recv().ok();
+            match expected(&raw) {
+                Ok(None) => {
+                    prop_assert_eq!(&answer, &None);
+                    let msg = taken.map(|t| t.msg);
+                    prop_assert!(msg.is_some(), "message not taken");
+                }
+                Ok(Some(frame)) => {
+                    prop_assert_eq!(answer, Some(frame));
+                    prop_assert!(taken.is_none());
+                }
+                Err(()) => {
+                    prop_assert!(matches!(answer, Some(ServerFrame::Error { .. })), "{answer:?} for {raw:?}");
+                    prop_assert!(taken.is_none());
+                }
+            }
+        }
+    }
+}

@@ -25,6 +25,9 @@ pub const MAX_STEPS: u32 = 1000;
 pub const MAX_RETRIES: u32 = 10;
 /// `models.providers.<name>.models[].contextWindow`, in tokens.
 pub const MAX_CONTEXT_WINDOW: u32 = 100_000_000;
+/// `models.providers.<name>.models[].cost.input|output`, in USD per million tokens (the
+/// lower bound, 0, and finiteness are checked in `validate.rs`): keeps cost estimates finite.
+pub const MAX_COST_PER_MILLION: f64 = 1_000_000.0;
 
 /// Range checks of the durations and counts [`super::validate`] does not already check.
 pub(crate) fn check(config: &Config, out: &mut Vec<Issue>) {
@@ -88,6 +91,16 @@ pub(crate) fn check(config: &Config, out: &mut Vec<Issue>) {
             "",
         );
         for (i, model) in provider.models.iter().enumerate() {
+            if let Some(cost) = &model.cost {
+                for (key, v) in [("input", cost.input), ("output", cost.output)] {
+                    if v > MAX_COST_PER_MILLION {
+                        out.push(Issue::new(
+                            at.key("models").index(i).key("cost").key(key),
+                            format!("must be at most {MAX_COST_PER_MILLION} (USD per million tokens), got {v}"),
+                        ));
+                    }
+                }
+            }
             if let Some(window) = model.context_window {
                 count_range(
                     out,
@@ -128,7 +141,7 @@ fn duration_range(out: &mut Vec<Issue>, path: &str, v: Duration, min: Duration, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{ModelEntry, ProviderApi, ProviderConfig};
+    use crate::config::{ModelCost, ModelEntry, ProviderApi, ProviderConfig};
 
     fn check_all(config: &Config) -> Vec<(String, String)> {
         let mut out = Vec::new();
@@ -162,7 +175,10 @@ mod tests {
                 api_key: None,
                 models: vec![ModelEntry {
                     id: "m".into(),
-                    cost: None,
+                    cost: Some(ModelCost {
+                        input: MAX_COST_PER_MILLION,
+                        output: 0.0,
+                    }),
                     context_window: Some(MAX_CONTEXT_WINDOW),
                 }],
                 max_retries: MAX_RETRIES,
@@ -180,6 +196,10 @@ mod tests {
         if let Some(p) = c.models.providers.get_mut("p") {
             p.max_retries = MAX_RETRIES + 1;
             p.models[0].context_window = Some(MAX_CONTEXT_WINDOW + 1);
+            p.models[0].cost = Some(ModelCost {
+                input: 2e6,
+                output: 0.0,
+            });
         }
         assert_eq!(
             check_all(&c),
@@ -211,6 +231,10 @@ mod tests {
                 (
                     "models.providers.p.maxRetries".into(),
                     "must be between 0 and 10, got 11".into()
+                ),
+                (
+                    "models.providers.p.models[0].cost.input".into(),
+                    "must be at most 1000000 (USD per million tokens), got 2000000".into()
                 ),
                 (
                     "models.providers.p.models[0].contextWindow".into(),

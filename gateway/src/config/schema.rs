@@ -141,7 +141,7 @@ pub struct ModelEntry {
     pub context_window: Option<u32>,
 }
 
-/// Price in USD per million tokens.
+/// Price in USD per million tokens: 0 to 1,000,000.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ModelCost {

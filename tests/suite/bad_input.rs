@@ -153,3 +153,44 @@ async fn invalid_tool_arguments_and_unknown_tools_are_told_to_the_model() {
         "{v:?}"
     );
 }
+
+/// Catches: `sessions_spawn {runTimeoutSeconds: 10000000000000000}` wrapping to a negative
+/// timeout (the child ended at once with `Status: timeout`) and wrongly typed arguments
+/// read as "missing": both are tool errors the model is told, and nothing is spawned.
+#[tokio::test]
+async fn spawn_arguments_out_of_range_or_of_the_wrong_type_are_told_to_the_model() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "spawn huge",
+        Step::ToolCalls(vec![
+            crate::subagents::spawn_call(
+                "count to three",
+                json!({"runTimeoutSeconds": 10_000_000_000_000_000u64}),
+            ),
+            ToolCall::new("sessions_spawn", r#"{"task": 5}"#),
+        ]),
+    );
+    fake.push_for("spawn huge", Step::Text("told".into()));
+    let gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("spawn huge please").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "told");
+    let second = &fake.requests()[1].body;
+    let results: Vec<&str> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        results,
+        [
+            "error: `runTimeoutSeconds` must be a whole number from 0 to 604800 seconds (0 = no timeout), got 10000000000000000",
+            "error: `task` must be a string, got a number",
+        ]
+    );
+    let subagents = crate::common::get_json(&gw, "/api/subagents").await;
+    assert_eq!(subagents["subagents"], json!([]), "nothing was spawned");
+    fake.assert_no_violations();
+}

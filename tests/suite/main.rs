@@ -9,6 +9,7 @@ mod browser;
 mod config_reload;
 mod discord;
 mod faults_channels;
+mod faults_model;
 mod lanes;
 mod lifecycle;
 mod security_http;

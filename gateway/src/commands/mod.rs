@@ -53,17 +53,34 @@ pub fn parse(text: &str) -> Option<Command> {
         "status" => no_args(Command::Status, "status"),
         "new" | "reset" => no_args(Command::New, "new"),
         "stop" => no_args(Command::Stop, "stop"),
-        "subagents" | "subagent" => {
-            let raw_rest = rest.trim_start()[head.len()..].trim_start();
-            match subagents::parse(&args, raw_rest) {
-                Ok(sub) => Command::Subagents(sub),
-                Err(usage) => Command::Usage(usage),
-            }
-        }
+        "subagents" | "subagent" => match subagents::parse(&args, after_words(rest, 1)) {
+            Ok(sub) => Command::Subagents(sub),
+            Err(usage) => Command::Usage(usage),
+        },
         other => Command::Usage(format!(
-            "Unknown command /{other}. Try /help, /status, /new, /stop or /subagents."
+            "Unknown command /{}. Try /help, /status, /new, /stop or /subagents.",
+            cut_name(other)
         )),
     })
+}
+
+/// `s` after its first `n` whitespace-separated words (and the whitespace after them).
+pub(crate) fn after_words(s: &str, n: usize) -> &str {
+    let mut rest = s.trim_start();
+    for _ in 0..n {
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        rest = rest[end..].trim_start();
+    }
+    rest
+}
+
+/// A command or action name as echoed in an answer: at most 32 characters.
+pub(crate) fn cut_name(name: &str) -> String {
+    const MAX: usize = 32;
+    match name.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &name[..i]),
+        None => name.to_string(),
+    }
 }
 
 /// Run a command for the chat at `origin` (session `session_key`); returns the answer.
@@ -85,6 +102,9 @@ pub async fn execute(
     };
     result.unwrap_or_else(|e| format!("⚠️ {e}"))
 }
+
+#[cfg(test)]
+mod parse_tests;
 
 #[cfg(test)]
 mod tests {

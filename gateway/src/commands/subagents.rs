@@ -38,31 +38,38 @@ pub enum SubCommand {
 
 pub const USAGE: &str = "Usage: /subagents list | stop <#|id|all> | log <#|id> [limit] [tools] | info <#|id> | send <#|id> <message>";
 
-/// Parse the words after `/subagents`; `Err` is the one-line usage answer.
+/// Longest `<#|id>` accepted, in characters (a run id is 36).
+const MAX_TARGET_CHARS: usize = 64;
+/// Longest `/subagents send` message, in characters (as the HTTP API's `text`).
+const MAX_SEND_CHARS: usize = 32_000;
+
+/// Parse the words after `/subagents` (`args`; `raw_rest` is the same text unsplit, for
+/// the spacing of a `send` message); `Err` is the one-line usage answer. Never panics,
+/// whatever the two hold, and every answer is short.
 pub fn parse(args: &[&str], raw_rest: &str) -> Result<SubCommand, String> {
     let Some(action) = args.first() else {
         return Err(USAGE.into());
     };
-    let target = || {
-        args.get(1)
-            .map(|t| t.to_string())
-            .ok_or_else(|| format!("Usage: /subagents {action} <#|id>"))
+    let action = action.to_ascii_lowercase();
+    let target = |usage: &str| match args.get(1) {
+        Some(t) if t.chars().count() <= MAX_TARGET_CHARS => Ok(t.to_string()),
+        Some(_) => Err(format!(
+            "{usage} (a sub-agent is named by its number, like #2, or the start of its run id)"
+        )),
+        None => Err(usage.to_string()),
     };
-    match action.to_ascii_lowercase().as_str() {
+    match action.as_str() {
         "list" | "ls" if args.len() == 1 => Ok(SubCommand::List),
         "list" | "ls" => Err("Usage: /subagents list (takes no arguments)".into()),
-        "stop" | "kill" => {
-            Ok(SubCommand::Stop(target().map_err(|_| {
-                "Usage: /subagents stop <#|id|all>".to_string()
-            })?))
-        }
-        "info" => Ok(SubCommand::Info(target()?)),
+        "stop" | "kill" => Ok(SubCommand::Stop(target(
+            "Usage: /subagents stop <#|id|all>",
+        )?)),
+        "info" => Ok(SubCommand::Info(target("Usage: /subagents info <#|id>")?)),
         "log" => {
-            let target =
-                target().map_err(|_| "Usage: /subagents log <#|id> [limit] [tools]".to_string())?;
+            let target = target("Usage: /subagents log <#|id> [limit] [tools]")?;
             let mut limit = LOG_DEFAULT;
             let mut tools = false;
-            for a in &args[2..] {
+            for a in args.iter().skip(2) {
                 if a.eq_ignore_ascii_case("tools") {
                     tools = true;
                 } else if let Ok(n) = a.parse::<usize>() {
@@ -83,20 +90,26 @@ pub fn parse(args: &[&str], raw_rest: &str) -> Result<SubCommand, String> {
             })
         }
         "send" => {
-            let target =
-                target().map_err(|_| "Usage: /subagents send <#|id> <message>".to_string())?;
-            // The message is the raw text after the target (keeps its spacing).
-            let after_action = raw_rest.trim_start()[action.len()..].trim_start();
-            let message = after_action[target.len()..].trim();
+            let target = target("Usage: /subagents send <#|id> <message>")?;
+            // The message is the raw text after the action and the target (keeps its spacing).
+            let message = super::after_words(raw_rest, 2).trim();
             if message.is_empty() {
                 return Err("Usage: /subagents send <#|id> <message>".into());
+            }
+            if message.chars().nth(MAX_SEND_CHARS).is_some() {
+                return Err(format!(
+                    "The message is longer than {MAX_SEND_CHARS} characters."
+                ));
             }
             Ok(SubCommand::Send {
                 target,
                 message: message.to_string(),
             })
         }
-        other => Err(format!("Unknown /subagents action `{other}`. {USAGE}")),
+        other => Err(format!(
+            "Unknown /subagents action `{}`. {USAGE}",
+            super::cut_name(other)
+        )),
     }
 }
 

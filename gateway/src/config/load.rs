@@ -10,6 +10,15 @@ use super::error::{ConfigError, Issue, KeyPath, Seg};
 use super::source_map::SourceMap;
 use super::{strict, validate, Config};
 
+/// Largest config file accepted, in bytes (a real one is a few KB). Bounds the memory and
+/// time one read and parse may take, on start and on every reload.
+pub const MAX_CONFIG_BYTES: usize = 1024 * 1024;
+
+/// Deepest nesting of objects and arrays accepted (the schema itself nests 6 levels). The
+/// JSON5 parser recurses once per level: a file nested thousands of levels deep would
+/// overflow the stack and abort the process, so nesting is counted before it parses.
+pub const MAX_NESTING: usize = 32;
+
 /// Looks a variable up in the process environment. The production `env` argument of
 /// [`parse_config`] and [`load_file`]; tests pass their own lookup instead.
 pub fn process_env(name: &str) -> Option<String> {
@@ -25,6 +34,9 @@ pub fn parse_config(
     src: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, Vec<ConfigError>> {
+    if src.len() > MAX_CONFIG_BYTES {
+        return Err(vec![ConfigError::whole_file(too_large())]);
+    }
     let map = SourceMap::new(src);
     let mut value = parse_json5(src, &map).map_err(|e| vec![e])?;
 
@@ -64,7 +76,7 @@ pub async fn load_file(
     path: &Path,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Option<Config>, Vec<ConfigError>> {
-    match tokio::fs::read_to_string(path).await {
+    match read_bounded(path).await {
         Ok(src) => parse_config(&src, env).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(vec![ConfigError::whole_file(format!(
@@ -74,10 +86,49 @@ pub async fn load_file(
     }
 }
 
-/// The syntax stage alone: JSON5 text → value (a blank text is `{}`).
+fn too_large() -> String {
+    format!(
+        "the file is larger than {MAX_CONFIG_BYTES} bytes (1 MiB), the most a config file may be"
+    )
+}
+
+/// Reads a config file as UTF-8 text, refusing (without reading further) one larger than
+/// [`MAX_CONFIG_BYTES`]; the error says so.
+pub(crate) async fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use tokio::io::AsyncReadExt;
+    let file = tokio::fs::File::open(path).await?;
+    let mut buf = Vec::new();
+    file.take(MAX_CONFIG_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .await?;
+    if buf.len() > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            too_large(),
+        ));
+    }
+    String::from_utf8(buf).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("the file is not UTF-8 text ({e})"),
+        )
+    })
+}
+
+/// The syntax stage alone: JSON5 text → value (a blank text is `{}`). Text nested deeper
+/// than [`MAX_NESTING`] is refused before the parser sees it, with the key path and
+/// position of the first bracket too deep.
 pub(crate) fn parse_json5(src: &str, map: &SourceMap) -> Result<Value, ConfigError> {
     if map.is_blank() {
         return Ok(Value::Object(serde_json::Map::new()));
+    }
+    if let Some(pos) = map.deeper_than(MAX_NESTING) {
+        return Err(ConfigError {
+            path: KeyPath(map.path_to(pos)).to_string(),
+            line: Some(pos.line),
+            column: Some(pos.col),
+            message: format!("objects and arrays are nested more than {MAX_NESTING} levels deep"),
+        });
     }
     json5::from_str::<Value>(src).map_err(|e| {
         let json5::Error::Message { msg, location } = e;

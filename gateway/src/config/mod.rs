@@ -10,6 +10,7 @@ mod channels;
 pub mod duration;
 mod error;
 mod ids;
+pub mod limits;
 mod load;
 mod paths;
 mod reload;
@@ -24,11 +25,15 @@ pub use channels::{
     TelegramConfig, TelegramMode, ANY_GROUP,
 };
 pub use error::ConfigError;
-pub use load::{load_file, parse_config, process_env};
+pub use load::{load_file, parse_config, process_env, MAX_CONFIG_BYTES, MAX_NESTING};
 pub use paths::Paths;
 pub use reload::{plan_reload, ReloadPlan};
 pub use schema::*;
 pub use watch::{spawn_watcher, SharedEnv};
 
+#[cfg(test)]
+mod bounds_tests;
+#[cfg(test)]
+mod proptests;
 #[cfg(test)]
 mod tests;

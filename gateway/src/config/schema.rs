@@ -83,7 +83,8 @@ pub const TOKEN_ENV: &str = "SWITCHBOARD_TOKEN";
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ReloadConfig {
     pub mode: ReloadMode,
-    /// Quiet time after the last file event before the file is read.
+    /// Quiet time after the last file event before the file is read: 0s to 1m
+    /// (`limits::MAX_DEBOUNCE`).
     #[serde(with = "duration")]
     pub debounce: Duration,
 }
@@ -135,7 +136,7 @@ pub struct ProviderConfig {
     pub api_key: Option<String>,
     #[serde(default)]
     pub models: Vec<ModelEntry>,
-    /// Retries on 429/5xx/network errors before the step fails.
+    /// Retries on 429/5xx/network errors before the step fails: 0 to 10.
     #[serde(default = "default_max_retries")]
     pub max_retries: u32,
 }
@@ -157,11 +158,12 @@ pub struct ModelEntry {
     pub id: String,
     #[serde(default)]
     pub cost: Option<ModelCost>,
+    /// In tokens: 1 to 100,000,000.
     #[serde(default)]
     pub context_window: Option<u32>,
 }
 
-/// Price in USD per million tokens.
+/// Price in USD per million tokens: 0 to 1,000,000.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ModelCost {
@@ -185,12 +187,12 @@ pub struct AgentDefaults {
     pub workspace: Option<PathBuf>,
     /// Cap of the `main` lane.
     pub max_concurrent: u32,
-    /// Whole-run timeout (humantime, e.g. "10m"); unset = none.
+    /// Whole-run timeout (humantime, e.g. "10m"), 1s to 7 days; unset = none.
     #[serde(with = "duration::option")]
     pub timeout: Option<Duration>,
     /// Per model call timeout in seconds, clamped to 1..=1800.
     pub step_timeout_seconds: u64,
-    /// Most model calls one run may make before it stops.
+    /// Most model calls one run may make before it stops: 1 to 1000.
     pub max_steps: u32,
     pub subagents: SubagentDefaults,
 }
@@ -216,9 +218,11 @@ pub struct SubagentDefaults {
     pub thinking: Option<String>,
     /// Cap of the `subagent` lane.
     pub max_concurrent: u32,
-    /// 0 = never archive.
+    /// Minutes after a child's run ends before its session is archived: 0 (never) to
+    /// 525600 (a year).
     pub archive_after_minutes: u64,
-    /// 0 = no timeout.
+    /// Default run timeout of a child, in seconds: 0 (none) to 604800 (seven days); the
+    /// same range as `sessions_spawn`'s `runTimeoutSeconds`.
     pub run_timeout_seconds: u64,
     pub on_restart: OnRestart,
 }

@@ -9,8 +9,8 @@
 
 use super::error::Seg;
 
-/// A one-based line and column (counted in characters).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A one-based line and column (counted in characters). Ordered by place in the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Pos {
     pub(crate) line: usize,
     pub(crate) col: usize,
@@ -27,14 +27,61 @@ enum Node {
 #[derive(Debug)]
 pub(crate) struct SourceMap {
     root: Option<(Pos, Node)>,
+    /// `first_at_depth[d]`: the bracket that first opens a `d + 1`-th level of nesting
+    /// (counting every `{`/`[` not yet closed, whatever the syntax around it), up to
+    /// [`MAX_DEPTH`] levels.
+    first_at_depth: Vec<Pos>,
 }
 
 impl SourceMap {
     pub(crate) fn new(src: &str) -> Self {
         let tokens = lex(src);
+        let first_at_depth = nesting(&tokens);
         let mut p = Parser { tokens, at: 0 };
         let root = p.peek_pos().map(|pos| (pos, p.value(0)));
-        SourceMap { root }
+        SourceMap {
+            root,
+            first_at_depth,
+        }
+    }
+
+    /// The first bracket that nests deeper than `limit` levels (the root object is level
+    /// 1), if any. Counted on the tokens, so it holds for text that is not valid JSON5 too.
+    pub(crate) fn deeper_than(&self, limit: usize) -> Option<Pos> {
+        self.first_at_depth.get(limit).copied()
+    }
+
+    /// The key path of the innermost key or element that starts at or before `pos` and
+    /// encloses it (the path of `pos` itself when a key or element starts there).
+    pub(crate) fn path_to(&self, pos: Pos) -> Vec<Seg> {
+        let mut path = Vec::new();
+        let Some((_, root)) = self.root.as_ref() else {
+            return path;
+        };
+        let mut node: &Node = root;
+        loop {
+            let next = match node {
+                Node::Object(entries) => entries
+                    .iter()
+                    .rev()
+                    .find(|(_, p, _)| *p <= pos)
+                    .map(|(k, _, n)| (Seg::Key(k.clone()), n)),
+                Node::Array(elems) => elems
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .find(|(_, (p, _))| *p <= pos)
+                    .map(|(i, (_, n))| (Seg::Index(i), n)),
+                Node::Scalar => None,
+            };
+            match next {
+                Some((seg, n)) => {
+                    path.push(seg);
+                    node = n;
+                }
+                None => return path,
+            }
+        }
     }
 
     /// True when the text holds nothing but whitespace and comments.
@@ -107,7 +154,12 @@ impl Lexer {
                     self.bump();
                 }
                 (Some('/'), Some('/')) => {
-                    while self.peek(0).is_some_and(|c| c != '\n') {
+                    // JSON5 line terminators: a comment ending at any of them matters to
+                    // the nesting count (`deeper_than`), not just to positions.
+                    while self
+                        .peek(0)
+                        .is_some_and(|c| !matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}'))
+                    {
                         self.bump();
                     }
                 }
@@ -252,6 +304,25 @@ fn lex(src: &str) -> Vec<(Pos, Tok)> {
 
 /// Deeper nesting than this is mapped as an opaque value.
 const MAX_DEPTH: usize = 128;
+
+/// Where each level of nesting is first reached (see [`SourceMap::deeper_than`]).
+fn nesting(tokens: &[(Pos, Tok)]) -> Vec<Pos> {
+    let mut first = Vec::new();
+    let mut depth = 0usize;
+    for (pos, tok) in tokens {
+        match tok {
+            Tok::Open(_) => {
+                depth += 1;
+                if depth > first.len() && first.len() < MAX_DEPTH {
+                    first.push(*pos);
+                }
+            }
+            Tok::Close(_) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    first
+}
 
 struct Parser {
     tokens: Vec<(Pos, Tok)>,

@@ -19,6 +19,7 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     agents(config, &mut out);
     telegram(config, &mut out);
     discord(config, &mut out);
+    super::limits::check(config, &mut out);
     out
 }
 
@@ -250,12 +251,7 @@ fn agents(config: &Config, out: &mut Vec<Issue>) {
         1800,
         " seconds",
     );
-    if d.max_steps < 1 {
-        out.push(Issue::new(
-            KeyPath::dotted("agents.defaults.maxSteps"),
-            "must be at least 1",
-        ));
-    }
+    // agents.defaults.maxSteps: limits.rs.
 
     let providers: Vec<&str> = config.models.providers.keys().map(String::as_str).collect();
     let mut model_ref = |path: KeyPath, model: &Option<String>| {
@@ -401,11 +397,11 @@ mod tests {
                 ("agents.defaults.maxConcurrent".into(), "must be between 1 and 1024, got 0".into()),
                 ("agents.defaults.subagents.maxConcurrent".into(), "must be between 1 and 1024, got 2000".into()),
                 ("agents.defaults.stepTimeoutSeconds".into(), "must be between 1 and 1800 seconds, got 3600".into()),
-                ("agents.defaults.maxSteps".into(), "must be at least 1".into()),
                 ("agents.list[1].id".into(), "every agent needs a non-empty id".into()),
                 ("agents.list[2].id".into(), "agent id \"Main\" must be lowercase letters, digits, '_' or '-', starting with a letter or digit".into()),
                 ("agents.list[3].id".into(), "duplicate agent id \"main\" (also agents.list[0])".into()),
                 ("agents.list[3].default".into(), "only one agent may have default: true (also agents.list[0])".into()),
+                ("agents.defaults.maxSteps".into(), "must be between 1 and 1000, got 0".into()),
             ]
         );
     }

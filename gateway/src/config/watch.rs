@@ -17,7 +17,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::error::ConfigError;
-use super::load::parse_json5;
+use super::limits::MAX_DEBOUNCE;
+use super::load::{parse_json5, read_bounded};
 use super::source_map::SourceMap;
 use super::{parse_config, plan_reload, Config, ReloadMode};
 
@@ -172,7 +173,9 @@ impl Reloader {
 
     /// Waits until no relevant event came for the debounce time. False when cancelled.
     async fn wait_until_quiet(&mut self) -> bool {
-        let debounce = self.tx.borrow().gateway.reload.debounce;
+        // Validation keeps the debounce in range; the clamp keeps `Instant + d` from
+        // overflowing (a panic that would end hot reload) even for a config built in code.
+        let debounce = self.tx.borrow().gateway.reload.debounce.min(MAX_DEBOUNCE);
         let mut deadline = Instant::now() + debounce;
         loop {
             tokio::select! {
@@ -193,7 +196,7 @@ impl Reloader {
     async fn read_whole(&self) -> Option<String> {
         let started = Instant::now();
         loop {
-            let src = match tokio::fs::read_to_string(&self.path).await {
+            let src = match read_bounded(&self.path).await {
                 Ok(src) => src,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     tracing::warn!(path = %self.path.display(), "config file was removed; keeping the config in force");
@@ -223,7 +226,16 @@ impl Reloader {
         let Some(src) = self.read_whole().await else {
             return;
         };
-        let new = match parse_config(&src, &*self.env) {
+        // A panic in the parser would end this task and with it hot reload, silently:
+        // contain it like any other invalid file (it would be a bug to fix, so say so).
+        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            parse_config(&src, &*self.env)
+        }));
+        let Ok(parsed) = parsed else {
+            tracing::error!(path = %self.path.display(), "the config parser panicked on this file (a bug); keeping the config in force");
+            return;
+        };
+        let new = match parsed {
             Ok(new) => new,
             Err(errors) => {
                 for e in &errors {

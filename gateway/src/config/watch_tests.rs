@@ -153,3 +153,46 @@ async fn missing_directory_is_an_error() {
     let err = spawn_watcher(path, no_env(), tx, CancellationToken::new()).expect_err("no dir");
     assert!(err.message.starts_with("cannot watch "), "{err}");
 }
+
+/// Catches: a config edit the parser cannot survive (thousands of levels of nesting
+/// overflowed the stack and killed the daemon) or an oversized file read whole; the last
+/// good config stays and later edits still apply.
+#[tokio::test]
+async fn deep_and_oversized_edits_are_refused_and_reload_lives_on() {
+    let mut f = start("hybrid");
+    let levels = 20_000;
+    write(
+        &f.path,
+        &format!("{{ deep: {}{} }}", "[".repeat(levels), "]".repeat(levels)),
+    );
+    // Refused only after the half-written-file retry window (2 s).
+    f.nothing_for(2_500).await;
+    write(&f.path, &"x".repeat(crate::config::MAX_CONFIG_BYTES + 1));
+    f.nothing_for(600).await;
+    assert!(!f.handle.is_finished(), "the watcher is still running");
+    write(&f.path, &config_text("hybrid", 7));
+    assert_eq!(f.next(3).await.agents.defaults.max_concurrent, 7);
+    f.stop().await;
+}
+
+/// Catches: `Instant + debounce` on the debounce in force (500 billion years panicked the
+/// reload task at the first edit, silently ending hot reload).
+#[tokio::test]
+async fn a_huge_debounce_in_force_does_not_end_the_watcher() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("config.json5");
+    write(&path, &config_text("hybrid", 2));
+    let mut initial = Config::default();
+    initial.gateway.reload.debounce = Duration::from_secs(500_000_000_000 * 31_557_600);
+    let (tx, _rx) = watch::channel(Arc::new(initial));
+    let cancel = CancellationToken::new();
+    let handle = spawn_watcher(path.clone(), no_env(), tx, cancel.clone()).expect("watch");
+    write(&path, &config_text("hybrid", 3));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!handle.is_finished(), "the watcher task ended");
+    cancel.cancel();
+    timeout(Duration::from_secs(1), handle)
+        .await
+        .expect("watcher exits promptly on cancel")
+        .expect("watcher task did not panic");
+}

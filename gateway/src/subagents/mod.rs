@@ -7,3 +7,4 @@ pub mod archive;
 pub mod control;
 pub mod render;
 pub mod spawn;
+pub mod spawn_args;

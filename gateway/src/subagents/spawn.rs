@@ -8,13 +8,13 @@ use serde_json::{json, Value};
 use crate::agent::dispatch;
 use crate::agent::models;
 use crate::agent::provider::ToolSpec;
-use crate::agent::tools::{str_arg, Tool, ToolContext, ToolError};
+use crate::agent::tools::{Tool, ToolContext, ToolError};
+use crate::config::limits::MAX_RUN_TIMEOUT_SECS;
 use crate::config::Config;
 use crate::routing;
 use crate::store::NewSubagent;
 
-/// Longest task accepted, in characters.
-const MAX_TASK: usize = 32_000;
+use super::spawn_args;
 
 /// The agent ids `agent_id` may spawn under: its `subagents.allowAgents`, default only
 /// itself; `["*"]` means every configured agent.
@@ -47,12 +47,12 @@ impl Tool for SessionsSpawn {
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "task": {"type": "string", "description": "What the sub-agent should do"},
-                    "label": {"type": "string"},
+                    "task": {"type": "string", "description": "What the sub-agent should do", "maxLength": spawn_args::MAX_TASK_CHARS},
+                    "label": {"type": "string", "maxLength": spawn_args::MAX_LABEL_CHARS},
                     "agentId": {"type": "string"},
                     "model": {"type": "string", "description": "provider/model"},
                     "thinking": {"type": "string"},
-                    "runTimeoutSeconds": {"type": "integer", "minimum": 0},
+                    "runTimeoutSeconds": {"type": "integer", "minimum": 0, "maximum": MAX_RUN_TIMEOUT_SECS, "description": "0 = no timeout"},
                     "cleanup": {"type": "string", "enum": ["keep", "delete"]}
                 },
                 "required": ["task"]
@@ -66,24 +66,12 @@ impl Tool for SessionsSpawn {
                 "forbidden: sub-agents cannot spawn sub-agents".into(),
             ));
         }
-        let task = str_arg(&args, "task")?;
-        if task.chars().count() > MAX_TASK {
-            return Err(ToolError::Model(format!(
-                "`task` is longer than {MAX_TASK} characters"
-            )));
-        }
-        let opt_str = |name: &str| -> Result<Option<String>, ToolError> {
-            match args.get(name) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.trim().to_string())),
-                Some(Value::String(_)) => Ok(None),
-                Some(_) => Err(ToolError::Model(format!("`{name}` must be a string"))),
-            }
-        };
-        let label = opt_str("label")?;
-        let thinking = opt_str("thinking")?;
+        let a = spawn_args::parse(&args)?;
         let cfg = ctx.rt.config();
-        let agent_id = opt_str("agentId")?.unwrap_or_else(|| ctx.agent_id.to_string());
+        let agent_id = a
+            .agent_id
+            .clone()
+            .unwrap_or_else(|| ctx.agent_id.to_string());
         let allowed = allowed_agents(&cfg, ctx.agent_id);
         if !allowed.contains(&agent_id) {
             return Err(ToolError::Model(format!(
@@ -91,21 +79,11 @@ impl Tool for SessionsSpawn {
                 allowed.join(", ")
             )));
         }
-        let cleanup = match opt_str("cleanup")?.as_deref() {
-            None | Some("keep") => "keep",
-            Some("delete") => "delete",
-            Some(other) => {
-                return Err(ToolError::Model(format!(
-                    "`cleanup` must be \"keep\" or \"delete\", not \"{other}\""
-                )))
-            }
-        };
-        let timeout_secs = match args.get("runTimeoutSeconds") {
-            None | Some(Value::Null) => cfg.agents.defaults.subagents.run_timeout_seconds,
-            Some(v) => v.as_u64().ok_or_else(|| {
-                ToolError::Model("`runTimeoutSeconds` must be a non-negative integer".into())
-            })?,
-        };
+        // Validation holds the configured default to the same range as the argument.
+        let timeout_secs = a
+            .run_timeout_seconds
+            .unwrap_or(cfg.agents.defaults.subagents.run_timeout_seconds)
+            .min(MAX_RUN_TIMEOUT_SECS);
 
         // Model: explicit > per-agent subagents.model > defaults.subagents.model > caller's.
         let target = routing::agent_entry(&cfg, &agent_id);
@@ -123,7 +101,7 @@ impl Tool for SessionsSpawn {
                 )
             });
         let mut warning = None;
-        let model = match opt_str("model")? {
+        let model = match a.model.clone() {
             Some(m) => match models::resolve(&cfg, Some(&m), &ctx.rt.http, &ctx.rt.env_keys) {
                 Ok(_) => Some(m),
                 Err(e) => {
@@ -151,15 +129,16 @@ impl Tool for SessionsSpawn {
                     requester_session_key: ctx.session_key,
                     requester_run_id: Some(ctx.run_id),
                     requester_origin: ctx.origin,
-                    task,
-                    label: label.as_deref(),
+                    task: &a.task,
+                    label: a.label.as_deref(),
                     agent_id: &agent_id,
                     model: model.as_deref(),
-                    thinking: thinking.as_deref(),
-                    cleanup,
+                    thinking: a.thinking.as_deref(),
+                    cleanup: a.cleanup.as_str(),
+                    // At most MAX_RUN_TIMEOUT_SECS (seven days): no cast below can wrap.
                     run_timeout_seconds: timeout_secs as i64,
                 },
-                (timeout_secs > 0).then(|| timeout_secs.saturating_mul(1000) as i64),
+                (timeout_secs > 0).then(|| (timeout_secs * 1000) as i64),
             )
             .await?;
         dispatch::schedule_row(ctx.rt, run);

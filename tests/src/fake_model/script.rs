@@ -23,6 +23,19 @@ pub enum Step {
     Hang,
     /// A `200` whose body is this raw text (not valid JSON, not valid SSE).
     Garbage(String),
+    /// An HTTP error with these headers as given, e.g. `Retry-After: 1e20` or an HTTP-date
+    /// (`Status` only sends whole seconds).
+    StatusWith {
+        code: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+    /// A `200 text/event-stream` whose body is these chunks, sent in order as written, then
+    /// the body ends: a truncated stream, SSE framing gone wrong.
+    RawSse(Vec<String>),
+    /// A `200 text/event-stream` of this many bytes of `x` with no line break: one SSE
+    /// event that never ends. Sent in 64 KiB chunks as fast as the client reads them.
+    Flood(usize),
 }
 
 impl Step {
@@ -39,6 +52,31 @@ impl Step {
     /// `step`, answered after `delay`.
     pub fn delayed(delay: Duration, step: Step) -> Step {
         Step::Delay(delay, Box::new(step))
+    }
+
+    /// A `429` with `Retry-After: <value>` written as given.
+    pub fn rate_limited(retry_after: impl Into<String>) -> Step {
+        Step::StatusWith {
+            code: 429,
+            headers: vec![("retry-after".into(), retry_after.into())],
+            body: r#"{"error":{"message":"slow down"}}"#.into(),
+        }
+    }
+
+    /// A streamed text answer cut off after its first `pieces` content chunks: no
+    /// `finish_reason`, no `[DONE]`.
+    pub fn truncated_text(pieces: &[&str]) -> Step {
+        let chunk = |delta: String| {
+            format!(
+                "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":null}}]}}\n\n"
+            )
+        };
+        Step::RawSse(
+            pieces
+                .iter()
+                .map(|p| chunk(format!("{{\"content\":{}}}", serde_json::Value::from(*p))))
+                .collect(),
+        )
     }
 }
 

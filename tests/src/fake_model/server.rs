@@ -137,6 +137,20 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
                 shutting_down()
             };
         }
+        Play::StatusWith {
+            code,
+            headers,
+            body,
+        } => {
+            let complete = wait(&state, delay).await;
+            guard.finish();
+            return if complete {
+                status_with(code, headers, body)
+            } else {
+                shutting_down()
+            };
+        }
+        Play::Stream(chunks) => return sse(chunks, delay, guard, &state),
     };
 
     let model = wire::model_of(&body);
@@ -171,7 +185,17 @@ enum Play {
         body: String,
     },
     Garbage(String),
+    StatusWith {
+        code: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+    /// Raw SSE body chunks.
+    Stream(Vec<Bytes>),
 }
+
+/// Chunk size of [`Step::Flood`].
+const FLOOD_CHUNK: usize = 64 * 1024;
 
 /// The total (nested) delay of a step and what to play after it.
 fn plan(state: &State, mut step: Step) -> (Duration, Play) {
@@ -205,6 +229,25 @@ fn plan(state: &State, mut step: Step) -> (Duration, Play) {
                 body,
             },
             Step::Garbage(raw) => Play::Garbage(raw),
+            Step::StatusWith {
+                code,
+                headers,
+                body,
+            } => Play::StatusWith {
+                code,
+                headers,
+                body,
+            },
+            Step::RawSse(chunks) => Play::Stream(chunks.into_iter().map(Bytes::from).collect()),
+            Step::Flood(bytes) => {
+                // One shared buffer: the chunks are cheap clones of it.
+                let full = Bytes::from(vec![b'x'; FLOOD_CHUNK]);
+                let mut chunks = vec![full.clone(); bytes / FLOOD_CHUNK];
+                if bytes % FLOOD_CHUNK > 0 {
+                    chunks.push(full.slice(..bytes % FLOOD_CHUNK));
+                }
+                Play::Stream(chunks)
+            }
         };
         return (delay, play);
     }
@@ -253,6 +296,24 @@ fn status(code: u16, retry_after: Option<u64>, body: String) -> Response {
         response
             .headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+/// An error status with the headers as scripted (names and values not valid in HTTP are
+/// skipped with a warning).
+fn status_with(code: u16, headers: Vec<(String, String)>, body: String) -> Response {
+    let mut response = status(code, None, body);
+    for (name, value) in headers {
+        match (
+            header::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value),
+        ) {
+            (Ok(name), Ok(value)) => {
+                response.headers_mut().insert(name, value);
+            }
+            _ => tracing::warn!(name, value, "scripted header is not valid HTTP; skipped"),
+        }
     }
     response
 }

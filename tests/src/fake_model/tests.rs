@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod anthropic;
+mod faults;
 
 use std::time::Duration;
 

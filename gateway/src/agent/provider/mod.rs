@@ -2,8 +2,10 @@
 //! OpenAI-compatible and Anthropic clients. Wire shapes stay inside each client file.
 
 mod anthropic;
+pub mod bounded;
 mod openai;
 mod retry;
+pub mod retry_after;
 mod sse;
 
 use std::sync::Arc;
@@ -84,6 +86,9 @@ pub enum ProviderError {
     Timeout(Duration),
     #[error("model API returned an invalid response: {0}")]
     InvalidResponse(String),
+    /// The answer stopped before it was complete (the connection closed mid-stream).
+    #[error("the model API's answer was cut off: {0}")]
+    Truncated(String),
 }
 
 impl ProviderError {
@@ -94,6 +99,7 @@ impl ProviderError {
                 | ProviderError::Server { .. }
                 | ProviderError::Network(_)
                 | ProviderError::Timeout(_)
+                | ProviderError::Truncated(_)
         )
     }
 
@@ -128,32 +134,30 @@ impl ProviderError {
     }
 }
 
-/// Pull `error.message` out of a JSON error body, else the body cut to a readable length.
+/// Pull `error.message` out of a JSON error body, else the body; cut to a readable length.
 fn summarize_error_body(body: &str) -> String {
     const MAX: usize = 300;
-    if let Ok(v) = serde_json::from_str::<serde_json::Value>(body) {
-        if let Some(m) = v.pointer("/error/message").and_then(|m| m.as_str()) {
-            return m.to_string();
-        }
-    }
-    let body = body.trim();
-    if body.chars().count() > MAX {
-        format!("{}…", body.chars().take(MAX).collect::<String>())
-    } else if body.is_empty() {
+    let parsed = serde_json::from_str::<serde_json::Value>(body).ok();
+    let message = parsed
+        .as_ref()
+        .and_then(|v| v.pointer("/error/message"))
+        .and_then(|m| m.as_str())
+        .unwrap_or(body)
+        .trim();
+    if message.chars().count() > MAX {
+        format!("{}…", message.chars().take(MAX).collect::<String>())
+    } else if message.is_empty() {
         "(empty body)".into()
     } else {
-        body.to_string()
+        message.to_string()
     }
 }
 
-/// Parse a `Retry-After` header given in seconds.
+/// The `Retry-After` header of an answer (seconds or an HTTP-date), capped; see
+/// [`retry_after::parse`].
 pub(crate) fn retry_after_header(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    headers
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64)
+    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
+    retry_after::parse(value, std::time::SystemTime::now())
 }
 
 /// A model API client.

@@ -13,7 +13,7 @@ pub struct RetryPolicy {
     pub step_timeout: Duration,
     /// First backoff delay; doubles per retry.
     pub base_delay: Duration,
-    /// Longest delay between attempts, also the cap on a server's Retry-After.
+    /// Longest delay between attempts; a server asking for more (Retry-After) is not retried.
     pub max_delay: Duration,
 }
 
@@ -27,9 +27,19 @@ impl RetryPolicy {
         }
     }
 
-    fn delay(&self, retry: u32, err: &ProviderError) -> Duration {
-        let backoff = self.base_delay.saturating_mul(1u32 << retry.min(16));
-        err.retry_after().unwrap_or(backoff).min(self.max_delay)
+    /// How long to wait before retry number `retry + 1`; `None` when the server asks for
+    /// a longer wait than [`Self::max_delay`] (a retry sooner would be refused too: fail
+    /// now, with the server's answer, instead of sleeping and failing later).
+    fn delay(&self, retry: u32, err: &ProviderError) -> Option<Duration> {
+        match err.retry_after() {
+            Some(asked) if asked > self.max_delay => None,
+            Some(asked) => Some(asked),
+            None => Some(
+                self.base_delay
+                    .saturating_mul(1u32 << retry.min(16))
+                    .min(self.max_delay),
+            ),
+        }
     }
 }
 
@@ -49,7 +59,9 @@ pub async fn complete_with_retry(
         match result {
             Ok(resp) => return Ok(resp),
             Err(e) if e.is_retryable() && retry < policy.max_retries => {
-                let delay = policy.delay(retry, &e);
+                let Some(delay) = policy.delay(retry, &e) else {
+                    return Err(e);
+                };
                 on_retry(retry + 1, &e, delay);
                 tokio::time::sleep(delay).await;
                 retry += 1;
@@ -114,6 +126,28 @@ mod tests {
         assert_eq!(r.expect("ok"), ok());
         assert_eq!(delays, vec![Duration::from_secs(7)]);
         assert!(start.elapsed() >= Duration::from_secs(7));
+    }
+
+    /// Catches: sleeping (capped) and retrying when the server asked for a wait far past
+    /// the cap (`Retry-After: 1e20`): the run should fail at once with the server's answer.
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_after_past_the_cap_fails_at_once() {
+        let p = Scripted(Mutex::new(vec![Err(ProviderError::RateLimited {
+            retry_after: Some(crate::agent::provider::retry_after::MAX_RETRY_AFTER),
+            message: "come back tomorrow".into(),
+        })]));
+        let start = tokio::time::Instant::now();
+        let mut retries = 0;
+        let r = complete_with_retry(
+            &p,
+            &req(),
+            RetryPolicy::new(3, Duration::from_secs(5)),
+            |_, _, _| retries += 1,
+        )
+        .await;
+        assert!(matches!(r, Err(ProviderError::RateLimited { .. })));
+        assert_eq!(retries, 0);
+        assert_eq!(start.elapsed(), Duration::ZERO);
     }
 
     #[tokio::test(start_paused = true)]

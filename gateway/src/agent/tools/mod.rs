@@ -1,6 +1,7 @@
 //! Tools the model can call: the [`Tool`] trait, the registry of built-ins, and the
 //! per-agent tool policy (allow/deny, sub-agent restrictions).
 
+pub mod args;
 mod sessions;
 
 use std::collections::{BTreeMap, HashMap};
@@ -133,14 +134,6 @@ impl ToolRegistry {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
     }
-}
-
-/// Read a required string argument.
-pub(crate) fn str_arg<'a>(args: &'a serde_json::Value, name: &str) -> Result<&'a str, ToolError> {
-    args.get(name)
-        .and_then(|v| v.as_str())
-        .filter(|s| !s.trim().is_empty())
-        .ok_or_else(|| ToolError::Model(format!("missing required string argument `{name}`")))
 }
 
 #[cfg(test)]

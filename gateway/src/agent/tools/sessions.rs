@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use switchboard_channels::{ChatKind, Origin};
 
-use super::{str_arg, Tool, ToolContext, ToolError};
+use super::{args as arg, Tool, ToolContext, ToolError};
 use crate::agent::dispatch;
 use crate::agent::provider::ToolSpec;
 
@@ -12,6 +12,10 @@ use crate::agent::provider::ToolSpec;
 const LIST_LIMIT: i64 = 50;
 /// Most messages `sessions_history` returns.
 const HISTORY_LIMIT: i64 = 100;
+/// Longest session key accepted, in characters (real ones are well under 200).
+const MAX_KEY_CHARS: usize = 512;
+/// Longest message `sessions_send` passes on, in characters (as the HTTP API's `text`).
+const MAX_MESSAGE_CHARS: usize = 32_000;
 
 pub struct SessionsList;
 
@@ -33,15 +37,8 @@ impl Tool for SessionsList {
     }
 
     async fn call(&self, ctx: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
-        let limit = args
-            .get("limit")
-            .and_then(Value::as_i64)
-            .unwrap_or(20)
-            .clamp(1, LIST_LIMIT);
-        let archived = args
-            .get("includeArchived")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let limit = arg::opt_clamped(&args, "limit", 20, 1, LIST_LIMIT)?;
+        let archived = arg::opt_bool(&args, "includeArchived", false)?;
         let sessions = ctx.rt.store.list_sessions(archived, limit).await?;
         let list: Vec<Value> = sessions
             .iter()
@@ -81,16 +78,9 @@ impl Tool for SessionsHistory {
     }
 
     async fn call(&self, ctx: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
-        let key = str_arg(&args, "sessionKey")?;
-        let limit = args
-            .get("limit")
-            .and_then(Value::as_i64)
-            .unwrap_or(20)
-            .clamp(1, HISTORY_LIMIT);
-        let tools = args
-            .get("includeTools")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let key = arg::req_str(&args, "sessionKey", MAX_KEY_CHARS)?;
+        let limit = arg::opt_clamped(&args, "limit", 20, 1, HISTORY_LIMIT)?;
+        let tools = arg::opt_bool(&args, "includeTools", false)?;
         let Some(session) = ctx.rt.store.latest_session(key).await? else {
             return Err(ToolError::Model(format!("no session with key `{key}`")));
         };
@@ -124,8 +114,8 @@ impl Tool for SessionsSend {
     }
 
     async fn call(&self, ctx: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
-        let key = str_arg(&args, "sessionKey")?;
-        let message = str_arg(&args, "message")?;
+        let key = arg::req_str(&args, "sessionKey", MAX_KEY_CHARS)?;
+        let message = arg::req_str(&args, "message", MAX_MESSAGE_CHARS)?;
         if key == ctx.session_key {
             return Err(ToolError::Model(
                 "cannot send to the current session".into(),

@@ -1,0 +1,260 @@
+//! OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp, OpenRouter,
+//! DeepSeek), streamed over SSE. Also accepts a plain JSON answer from servers that
+//! ignore `stream: true`.
+
+mod answer;
+
+use async_trait::async_trait;
+use serde::Serialize;
+use serde_json::Value;
+
+use self::answer::{head, parse_completion, StreamReader};
+use super::{
+    bounded, retry_after_header, ChatMessage, ModelRequest, ModelResponse, Provider, ProviderError,
+};
+use crate::store::Role;
+
+pub struct OpenAiProvider {
+    http: reqwest::Client,
+    base_url: String,
+    api_key: Option<String>,
+}
+
+impl OpenAiProvider {
+    pub fn new(http: reqwest::Client, base_url: String, api_key: Option<String>) -> Self {
+        OpenAiProvider {
+            http,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key,
+        }
+    }
+}
+
+/// One message of the request, borrowed from the model request.
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireCall<'a>>,
+    /// Only on tool results (`null` if the call had no id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<Option<&'a str>>,
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    r#type: &'static str,
+    function: WireCallFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireCallFunction<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+fn wire_message(m: &ChatMessage) -> WireMessage<'_> {
+    let role = match m.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    let tool_calls = match m.role {
+        Role::Assistant => m
+            .tool_calls
+            .iter()
+            .map(|c| WireCall {
+                id: &c.id,
+                r#type: "function",
+                function: WireCallFunction {
+                    name: &c.name,
+                    arguments: &c.arguments,
+                },
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    WireMessage {
+        role,
+        content: &m.content,
+        tool_calls,
+        tool_call_id: (m.role == Role::Tool).then_some(m.tool_call_id.as_deref()),
+    }
+}
+
+/// The chat completions request body. Borrowed from the request (no copy of the tool
+/// schemas on every model call).
+#[derive(Serialize)]
+struct WireRequest<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    r#type: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+fn request_body(req: &ModelRequest) -> WireRequest<'_> {
+    let mut messages = Vec::with_capacity(req.messages.len() + 1);
+    if !req.system.is_empty() {
+        messages.push(WireMessage {
+            role: "system",
+            content: &req.system,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        });
+    }
+    messages.extend(req.messages.iter().map(wire_message));
+    WireRequest {
+        model: &req.model,
+        messages,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        max_tokens: req.max_tokens,
+        tools: req
+            .tools
+            .iter()
+            .map(|t| WireTool {
+                r#type: "function",
+                function: WireFunction {
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
+                },
+            })
+            .collect(),
+    }
+}
+
+#[async_trait]
+impl Provider for OpenAiProvider {
+    async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ProviderError> {
+        let mut rb = self
+            .http
+            .post(format!("{}/chat/completions", self.base_url))
+            .json(&request_body(req));
+        if let Some(key) = &self.api_key {
+            rb = rb.bearer_auth(key);
+        }
+        let mut resp = rb
+            .send()
+            .await
+            .map_err(|e| ProviderError::Network(e.to_string()))?;
+        let status = resp.status();
+        if !status.is_success() {
+            let retry_after = retry_after_header(resp.headers());
+            let body = bounded::error_body(&mut resp).await;
+            return Err(ProviderError::from_status(
+                status.as_u16(),
+                retry_after,
+                &body,
+            ));
+        }
+        let is_sse = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !is_sse {
+            let body = bounded::answer_body(&mut resp).await?;
+            let v: Value = serde_json::from_str(&body).map_err(|e| {
+                ProviderError::InvalidResponse(format!("{e}; body starts: {}", head(&body)))
+            })?;
+            return parse_completion(&v);
+        }
+        let mut reader = StreamReader::default();
+        while let Some(chunk) = resp
+            .chunk()
+            .await
+            .map_err(|e| ProviderError::Network(e.to_string()))?
+        {
+            if reader.feed(&chunk)? {
+                break;
+            }
+        }
+        reader.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::provider::ToolSpec;
+    use crate::store::ToolCallRecord;
+    use serde_json::json;
+
+    #[test]
+    fn request_body_has_the_chat_completions_shape() {
+        let call = ToolCallRecord {
+            id: "call_1".into(),
+            name: "sessions_list".into(),
+            arguments: "{}".into(),
+        };
+        let msg =
+            |role, content: &str, tool_calls: Vec<ToolCallRecord>, id: Option<&str>| ChatMessage {
+                role,
+                content: content.into(),
+                tool_calls,
+                tool_call_id: id.map(str::to_string),
+                tool_name: None,
+            };
+        let req = ModelRequest {
+            model: "m".into(),
+            system: "be brief".into(),
+            messages: vec![
+                msg(Role::User, "hi", Vec::new(), None),
+                msg(Role::Assistant, "", vec![call], None),
+                msg(Role::Tool, "[]", Vec::new(), Some("call_1")),
+            ],
+            tools: vec![ToolSpec {
+                name: "sessions_list".into(),
+                description: "list".into(),
+                parameters: json!({"type": "object"}),
+            }]
+            .into(),
+            max_tokens: 7,
+        };
+        let body = serde_json::to_value(request_body(&req)).expect("serializes");
+        assert_eq!(
+            body,
+            json!({
+                "model": "m",
+                "messages": [
+                    {"role": "system", "content": "be brief"},
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": "", "tool_calls": [
+                        {"id": "call_1", "type": "function", "function": {"name": "sessions_list", "arguments": "{}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "call_1", "content": "[]"},
+                ],
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "max_tokens": 7,
+                "tools": [{"type": "function", "function": {"name": "sessions_list", "description": "list", "parameters": {"type": "object"}}}],
+            })
+        );
+    }
+}

@@ -1,0 +1,172 @@
+//! Reading a tool call's arguments object: typed, bounded getters whose errors tell the
+//! model what was wrong (the key, what it must be, what it got), so it can correct itself.
+
+use serde_json::Value;
+
+use super::ToolError;
+
+/// How an error message names the type of a JSON value.
+pub fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn string<'a>(args: &'a Value, name: &str, max_chars: usize) -> Result<Option<&'a str>, ToolError> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => {
+            let s = s.trim();
+            if s.is_empty() {
+                Ok(None)
+            } else if s.chars().nth(max_chars).is_some() {
+                Err(ToolError::Model(format!(
+                    "`{name}` is longer than {max_chars} characters"
+                )))
+            } else {
+                Ok(Some(s))
+            }
+        }
+        Some(other) => Err(ToolError::Model(format!(
+            "`{name}` must be a string, got {}",
+            kind(other)
+        ))),
+    }
+}
+
+/// A required, non-blank string of at most `max_chars` characters, trimmed.
+pub fn req_str<'a>(args: &'a Value, name: &str, max_chars: usize) -> Result<&'a str, ToolError> {
+    string(args, name, max_chars)?
+        .ok_or_else(|| ToolError::Model(format!("missing required string argument `{name}`")))
+}
+
+/// An optional string of at most `max_chars` characters, trimmed; blank is unset.
+pub fn opt_str<'a>(
+    args: &'a Value,
+    name: &str,
+    max_chars: usize,
+) -> Result<Option<&'a str>, ToolError> {
+    string(args, name, max_chars)
+}
+
+/// An optional whole number in `min..=max` (`30` or `30.0`); `unit` ends the message.
+pub fn opt_u64(
+    args: &Value,
+    name: &str,
+    min: u64,
+    max: u64,
+    unit: &str,
+) -> Result<Option<u64>, ToolError> {
+    let v = match args.get(name) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(v) => v,
+    };
+    let whole = match v {
+        Value::Number(n) => n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= max as f64)
+                .map(|f| f as u64)
+        }),
+        _ => None,
+    };
+    match whole {
+        Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
+        _ => {
+            let got = match v {
+                Value::Number(n) => n.to_string(),
+                other => kind(other).to_string(),
+            };
+            Err(ToolError::Model(format!(
+                "`{name}` must be a whole number from {min} to {max} {unit}, got {got}"
+            )))
+        }
+    }
+}
+
+/// An optional number, clamped to `min..=max` (the tool's schema says the range); a value
+/// of another type is an error.
+pub fn opt_clamped(
+    args: &Value,
+    name: &str,
+    default: i64,
+    min: i64,
+    max: i64,
+) -> Result<i64, ToolError> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(default.clamp(min, max)),
+        Some(Value::Number(n)) => Ok(match n.as_i64() {
+            Some(i) => i.clamp(min, max),
+            // Past i64 or a fraction: clamp as a float (`as` saturates; NaN cannot occur).
+            None => (n.as_f64().unwrap_or(0.0) as i64).clamp(min, max),
+        }),
+        Some(other) => Err(ToolError::Model(format!(
+            "`{name}` must be a number from {min} to {max}, got {}",
+            kind(other)
+        ))),
+    }
+}
+
+/// An optional boolean.
+pub fn opt_bool(args: &Value, name: &str, default: bool) -> Result<bool, ToolError> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(ToolError::Model(format!(
+            "`{name}` must be true or false, got {}",
+            kind(other)
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn msg<T: std::fmt::Debug>(r: Result<T, ToolError>) -> String {
+        match r {
+            Err(ToolError::Model(m)) => m,
+            other => panic!("expected a tool error, got {other:?}"),
+        }
+    }
+
+    /// Catches: wrong types read as "missing" or silently replaced by defaults.
+    #[test]
+    fn wrong_types_are_named() {
+        let a = json!({"s": 5, "b": "yes", "n": [1], "big": 1e300, "neg": -7, "f": 2.9});
+        assert_eq!(
+            msg(req_str(&a, "s", 10)),
+            "`s` must be a string, got a number"
+        );
+        assert_eq!(
+            msg(req_str(&a, "missing", 10)),
+            "missing required string argument `missing`"
+        );
+        assert_eq!(
+            msg(opt_bool(&a, "b", false)),
+            "`b` must be true or false, got a string"
+        );
+        assert_eq!(
+            msg(opt_clamped(&a, "n", 20, 1, 50)),
+            "`n` must be a number from 1 to 50, got an array"
+        );
+        assert_eq!(opt_clamped(&a, "big", 20, 1, 50).ok(), Some(50));
+        assert_eq!(opt_clamped(&a, "neg", 20, 1, 50).ok(), Some(1));
+        assert_eq!(opt_clamped(&a, "f", 20, 1, 50).ok(), Some(2));
+        assert_eq!(opt_clamped(&a, "missing", 20, 1, 50).ok(), Some(20));
+        assert_eq!(opt_str(&json!({"s": "  "}), "s", 3).ok(), Some(None));
+        assert_eq!(
+            opt_str(&json!({"s": " abc "}), "s", 3).ok(),
+            Some(Some("abc"))
+        );
+        assert_eq!(
+            msg(opt_str(&json!({"s": "abcd"}), "s", 3)),
+            "`s` is longer than 3 characters"
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! Sub-agent lifecycle end to end: delivery across a SIGKILL while the chat is closed,
-//! `cleanup: "delete"` archiving, `ANNOUNCE_SKIP`, `/subagents send`, no nesting, and
-//! stopping by id prefix.
+//! `cleanup: "delete"` archiving, `ANNOUNCE_SKIP`, `/subagents send`, no nesting,
+//! stopping by id prefix, and an announce step cut by shutdowns.
 
 use std::time::Duration;
 
@@ -304,4 +304,51 @@ async fn model_precedence_and_stop_through_the_api() {
         .await
         .unwrap();
     assert_eq!(r.status(), 404);
+}
+
+/// A shutdown during the announce step is no failed attempt, and the child is asked for
+/// its announce once however often the step is cut. (Catches: a shutdown counted as a
+/// failed attempt, five of which marked the announce failed and never sent, and the
+/// announce prompt appended to the child's transcript again at each retry.)
+#[tokio::test]
+async fn a_shutdown_during_the_announce_step_costs_no_attempt_and_asks_once() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "spawn a reporter",
+        Step::ToolCalls(vec![spawn_call("reporting child", json!({}))]),
+    );
+    fake.push_for("spawn a reporter", Step::Text("spawned".into()));
+    fake.push_for("Your task has ended", Step::Hang);
+    fake.push_for("Your task has ended", Step::Hang);
+    fake.push_for("Your task has ended", Step::Text("final summary".into()));
+    let mut gw = start(&fake, json!({"gateway": {"shutdownGrace": "200ms"}})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("spawn a reporter").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "spawned");
+    // The parent's two calls, the child's, then the announce step, cut twice.
+    for requests in [4, 5] {
+        fake.wait_for_requests(requests, WAIT).await.unwrap();
+        assert_eq!(gw.terminate().await.unwrap().code(), Some(0));
+        gw.restart().await.unwrap();
+    }
+    let mut ws = chat(&gw, "main").await;
+    let got = announces(&mut ws, 1, WAIT).await;
+    assert!(
+        got[0].starts_with("Status: success\nResult: final summary\n"),
+        "{}",
+        got[0]
+    );
+    let row = child_row(&gw, 0).await;
+    assert_eq!(
+        (&row["announceState"], &row["announceAttempts"]),
+        (&json!("queued"), &json!(0)),
+        "{row}"
+    );
+    let key = row["childSessionKey"].as_str().unwrap();
+    let transcript = crate::common::get_text(&gw, &format!("/api/sessions/{key}/transcript")).await;
+    let asked = transcript
+        .lines()
+        .filter(|l| l.contains("\"role\":\"user\"") && l.contains("Your task has ended"))
+        .count();
+    assert_eq!(asked, 1, "{transcript}");
 }

@@ -130,6 +130,15 @@ static COMPLETE_ANNOUNCE: Script = script!(
          ON CONFLICT(kind, target) DO UPDATE SET due_at = excluded.due_at;"
 );
 
+/// Asking the child for its announce: the prompt is stored in its transcript only the
+/// first time (the registry records when), however often the step runs.
+static ANNOUNCE_PROMPT: Script = script!(
+    "INSERT INTO messages (session_id, run_id, role, content, created_at)
+         SELECT ?, NULL, 'user', ?, ? WHERE EXISTS
+             (SELECT 1 FROM subagent_runs WHERE run_id = ? AND announce_prompt_at IS NULL);
+     UPDATE subagent_runs SET announce_prompt_at = ? WHERE run_id = ? AND announce_prompt_at IS NULL;"
+);
+
 /// A spawn: the child's session, its registry row, its first run (queued) and the task as
 /// its first message, in one transaction.
 static SPAWN: Script = script!(
@@ -281,6 +290,21 @@ impl Store {
             .bind(run_id)
             .execute(&mut *self.writer().await)
             .await?;
+        Ok(())
+    }
+
+    /// Store the announce prompt `text` in the child's transcript (session `session_id`),
+    /// unless it was stored for this announce before.
+    pub async fn ask_for_announce(&self, run_id: &str, session_id: &str, text: &str) -> Result<()> {
+        let now = now_ms();
+        let args = Args::default()
+            .bind(session_id)
+            .bind(text)
+            .bind(now)
+            .bind(run_id)
+            .bind(now)
+            .bind(run_id);
+        self.conns.write(&ANNOUNCE_PROMPT, args).await?;
         Ok(())
     }
 

@@ -1,9 +1,11 @@
-//! Lanes: different sessions run in parallel; one session's messages serialize.
+//! Lanes: different sessions run in parallel; one session's messages serialize; a reply
+//! goes to the chat of the message it answers.
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use switchboard_testkit::fake_model::{FakeModel, Step};
+use switchboard_testkit::harness::Gateway;
 
 use crate::common::{chat, start, WAIT};
 
@@ -124,4 +126,66 @@ async fn steer_mode_injects_into_the_running_turn() {
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "echo: make it cheap");
     assert_eq!(fake.request_count(), 2);
     fake.assert_no_violations();
+}
+
+/// POST a message to `agent:main:main` through the API without waiting; its `runId`.
+async fn post_api(gw: &Gateway, text: &str) -> Value {
+    gw.http()
+        .post(format!(
+            "{}/api/sessions/agent:main:main/messages",
+            gw.base_url()
+        ))
+        .json(&json!({ "text": text }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// In a session shared by several chats, a run's reply and its error notice go to the
+/// chat of the newest message it claimed. (Catches: the reply sent to the chat of the
+/// message the run was created for; here an HTTP API caller's, which nothing is sent to,
+/// so the web chat never got its answer.)
+#[tokio::test]
+async fn a_reply_goes_to_the_chat_of_the_newest_message_it_answers() {
+    let fake = FakeModel::start().await.unwrap();
+    for first in ["slow one", "slow two"] {
+        fake.push_for(
+            first,
+            Step::Delay(
+                Duration::from_millis(300),
+                Box::new(Step::Text(format!("done: {first}"))),
+            ),
+        );
+    }
+    fake.push_for(
+        "failing from the web",
+        Step::Status {
+            code: 400,
+            retry_after: None,
+            body: "{\"error\":{\"message\":\"bad request\"}}".into(),
+        },
+    );
+    let gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    // A run is busy; the API's message gets a run of its own, which the web chat's next
+    // message joins (collect mode): that run answers the web chat.
+    ws.send_text("slow one").await.unwrap();
+    fake.wait_for_requests(1, WAIT).await.unwrap();
+    let posted = post_api(&gw, "from the api").await;
+    assert!(posted["runId"].is_string(), "{posted}");
+    ws.send_text("from the web").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "done: slow one");
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "echo: from the web");
+
+    // The same for an error notice.
+    ws.send_text("slow two").await.unwrap();
+    fake.wait_for_requests(3, WAIT).await.unwrap();
+    post_api(&gw, "again from the api").await;
+    ws.send_text("failing from the web").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "done: slow two");
+    let notice = ws.next_message(WAIT).await.unwrap();
+    assert!(notice.starts_with("⚠️ The model call failed"), "{notice}");
 }

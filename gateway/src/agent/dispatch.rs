@@ -2,8 +2,11 @@
 //! (`collect`, `followup`, `interrupt`, `steer`), durable run creation, and recovery of
 //! unfinished runs at start.
 
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use futures::FutureExt;
 use switchboard_channels::Origin;
 
 use super::run;
@@ -169,13 +172,10 @@ async fn start_now(
         return Ok(None);
     };
     let run_id = row.id.clone();
-    slot.run(run::execute_started(
+    slot.run(guarded(
         rt.clone(),
-        row,
-        session,
-        setup,
-        active,
-        started,
+        run_id.clone(),
+        run::execute_started(rt.clone(), row, session, setup, active, started),
     ));
     Ok(Some(Submitted {
         inbox_id,
@@ -242,34 +242,46 @@ pub async fn enqueue_new_run(
 
 /// Put an existing run row on its lane (the run reads its row when it starts).
 pub fn schedule(rt: &Arc<Runtime>, run_id: &str, session_key: &str) {
-    let rt2 = rt.clone();
-    let id = run_id.to_string();
-    enqueue(rt, run_id, session_key, move || {
-        Box::pin(super::run::execute(rt2, id, None))
-    });
+    enqueue(rt, run_id, session_key, None);
 }
 
 /// Put a run on its lane with the row it was just created (or found) with, which saves
 /// reading it back when it starts. (Starting it checks it is still queued or running.)
 pub fn schedule_row(rt: &Arc<Runtime>, row: RunRow) {
-    let rt2 = rt.clone();
     let (id, key) = (row.id.clone(), row.session_key.clone());
-    enqueue(rt, &id, &key, move || {
-        Box::pin(super::run::execute(rt2, row.id.clone(), Some(row)))
-    });
+    enqueue(rt, &id, &key, Some(row));
 }
 
-fn enqueue(
-    rt: &Arc<Runtime>,
-    run_id: &str,
-    session_key: &str,
-    work: impl FnOnce() -> futures::future::BoxFuture<'static, ()> + Send + 'static,
-) {
+/// The run's job on its lane. The run becomes its session's active run the moment the
+/// lane starts the job, before the job's first await: `/stop` and `/subagents stop` never
+/// miss a run that left the queue but has not started yet.
+fn enqueue(rt: &Arc<Runtime>, run_id: &str, session_key: &str, row: Option<RunRow>) {
+    let rt2 = rt.clone();
+    let (id, key) = (run_id.to_string(), session_key.to_string());
     rt.lanes.get(lane_for(session_key)).enqueue(Job {
         run_id: run_id.to_string(),
         session_key: session_key.to_string(),
-        work: Box::new(work),
+        work: Box::new(move || {
+            let active = run::Activation::new(&rt2, &key, &id);
+            let run = run::execute(rt2.clone(), id.clone(), row, active);
+            Box::pin(guarded(rt2, id, run))
+        }),
     });
+}
+
+/// A run's job, made safe against a panic anywhere in it (provider, tool, store glue): the
+/// panic is caught here, the run ends `failed` with a notice in its chat and a `run.ended`
+/// event, and the lane slot is freed as after any job. (The run's state, its activation
+/// included, is dropped with the panicked future before that.)
+async fn guarded(rt: Arc<Runtime>, run_id: String, run: impl Future<Output = ()> + Send) {
+    if let Err(panic) = AssertUnwindSafe(run).catch_unwind().await {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_string());
+        run::after_panic(&rt, &run_id, &what).await;
+    }
 }
 
 /// At start: queue every run that was queued or running when the process stopped (a
@@ -304,16 +316,71 @@ pub async fn recover(rt: &Arc<Runtime>) -> Result<usize> {
         schedule_row(rt, run.clone());
         n += 1;
     }
-    for (key, agent_id) in rt.store.sessions_with_inbox().await? {
+    for waiting in rt.store.sessions_with_inbox().await? {
+        let key = waiting.key;
         if runs.iter().any(|r| r.session_key == key) {
             continue;
         }
+        if !waiting.active && key.contains(":subagent:") {
+            // An archived child takes no more messages (`/subagents send` refuses it too).
+            let dropped = rt.store.clear_inbox(&key).await?;
+            tracing::warn!(session = %key, dropped, "dropping messages left for an archived sub-agent session");
+            continue;
+        }
+        let Some(agent_id) = waiting.agent_id.or_else(|| agent_of_key(&key)) else {
+            tracing::warn!(session = %key, "messages wait for a session key without an agent; left as they are");
+            continue;
+        };
         let session = rt.store.ensure_session(&key, &agent_id, None).await?;
         let origin = session.origin.clone();
         enqueue_new_run(rt, &key, &agent_id, &session.id, true, origin.as_ref()).await?;
         n += 1;
     }
     Ok(n)
+}
+
+/// Drop what waits in a session (`/stop`, `/new`, stopping a child): `runs`, just taken
+/// off its lane before they started, end `cancelled` with `why`, and its waiting messages
+/// are deleted, in one transaction. Whoever waits for one of those messages (`wait: true`,
+/// `/subagents send`) hears at once: a `run.ended` event of status `cancelled` names them
+/// as claimed. Returns the inbox ids dropped.
+pub async fn drop_waiting(
+    rt: &Arc<Runtime>,
+    session_key: &str,
+    runs: &[String],
+    why: &str,
+) -> Result<Vec<i64>> {
+    let dropped = rt.store.drop_waiting(session_key, runs, why).await?;
+    let event = |run_id: Option<&str>| {
+        serde_json::json!({
+            "type": "run.ended",
+            "runId": run_id,
+            "sessionKey": session_key,
+            "status": "cancelled",
+            "error": why,
+            "reply": null,
+            "claimed": dropped,
+        })
+    };
+    for id in runs {
+        tracing::info!(run_id = %id, session = %session_key, "queued run cancelled: {why}");
+        rt.emit_run_ended(session_key, event(Some(id)));
+    }
+    if runs.is_empty() && !dropped.is_empty() {
+        // No run would have taken them (steer mode): only their waiters need to know.
+        rt.run_ends
+            .publish(session_key, &std::sync::Arc::new(event(None)));
+    }
+    Ok(dropped)
+}
+
+/// `agent:<id>:…` → `<id>`.
+fn agent_of_key(key: &str) -> Option<String> {
+    let mut parts = key.splitn(3, ':');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some("agent"), Some(id), Some(_)) if !id.is_empty() => Some(id.to_string()),
+        _ => None,
+    }
 }
 
 /// After a run ended (and stopped being the session's active run) with `waiting` messages
@@ -353,4 +420,46 @@ pub async fn after_run(
     )
     .await?;
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::runtime::testing;
+    use crate::store::RunStatus;
+
+    /// `/stop` right after its lane started a run, before the run got to its first await,
+    /// stops it. (Catches: a run made its session's active run only after its first
+    /// awaits, so that `/stop` found nothing to stop and the run went on.)
+    #[tokio::test]
+    async fn stop_catches_a_run_its_lane_has_just_started() {
+        let (_dir, rt) = testing::runtime("{}").await;
+        let key = "agent:main:main";
+        let session = rt.store.ensure_session(key, "main", None).await.unwrap();
+        let id = enqueue_new_run(&rt, key, "main", &session.id, true, None)
+            .await
+            .unwrap();
+        // The lane had a free slot and started it; nothing has awaited since.
+        assert_eq!(rt.active_run(key).map(|a| a.run_id), Some(id.clone()));
+        assert_eq!(
+            crate::commands::session::stop(&rt, key).await.unwrap(),
+            "Stopped 1 run."
+        );
+        let status = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                let run = rt.store.get_run(&id).await.unwrap().unwrap();
+                if run.status.is_terminal() {
+                    return run.status;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .unwrap();
+        assert_eq!(status, RunStatus::Cancelled);
+        assert!(rt.active_run(key).is_none());
+    }
 }

@@ -24,7 +24,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use conns::Conns;
 
 pub use channels::{Pairing, PairingRow};
-pub use inbox::{Claim, InboxItem, NewInbound};
+pub use inbox::{Claim, InboxItem, NewInbound, WaitingSession};
 pub use messages::{MessageRow, NewMessage, Role, ToolCallRecord};
 pub use outbox::OutboxRow;
 pub use runs::{NewRun, RunEnd, RunFinished, RunRow, RunStatus, Started};

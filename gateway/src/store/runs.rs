@@ -185,16 +185,19 @@ impl RunEnd {
             reply: None,
             deliver: None,
             archive_after_ms: None,
+            drop_inbox: false,
         }
     }
 }
 
-/// What starting a run found: the messages it claimed (oldest first) and the session's
-/// whole transcript, those included.
+/// What starting a run found: the messages it claimed (oldest first), the session's
+/// whole transcript, those included, and when the run first started (a resumed run keeps
+/// the time of its first start: its runtime and its run timeout count from there).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Started {
     pub claimed: Vec<InboxItem>,
     pub transcript: Vec<MessageRow>,
+    pub started_at: Option<i64>,
 }
 
 /// What ending a run left behind.
@@ -217,27 +220,45 @@ pub struct RunEnd {
     pub output_tokens: i64,
     pub cost_usd: Option<f64>,
     pub reply: Option<String>,
-    /// Text to deliver to the run's origin through the outbox (key `run:<id>:reply`).
+    /// Text to deliver through the outbox (key `run:<id>:reply`), to the chat of the newest
+    /// message the run claimed (else the run's origin). Not for a run without an origin
+    /// (a sub-agent's) or whose answer goes to an HTTP API caller (it reads the run).
     pub deliver: Option<String>,
     /// For a sub-agent's spawn run: archive its session this long after it ends (None = never).
     pub archive_after_ms: Option<i64>,
+    /// Drop the messages waiting in the run's session with it (a child stopped before it
+    /// started: its task goes with it, so no later start runs it).
+    pub drop_inbox: bool,
 }
 
-/// Ending a run: each statement is a no-op when its part does not apply (no last message,
-/// no reply to deliver or no origin to deliver it to, not a sub-agent's spawn run or its
-/// end recorded before, no archive timer). `changes()` in the last one is the count of
-/// the registry UPDATE just before it.
+/// Ending a run that is still queued or running (an ended run is left as it is: the
+/// UPDATE returns no row). Each other statement is a no-op when its part does not apply
+/// (no last message, no inbox to drop, no reply to deliver or nowhere to deliver it, not a
+/// sub-agent's spawn run or its end recorded before, no archive timer). The reply goes to
+/// the origin of the newest message the run claimed (a session shared by several chats
+/// answers each in its own), else to the run's; never to the HTTP API channel, whose
+/// callers read the run. `changes()` in the outbox INSERT is the run UPDATE's count, in
+/// the last statement the registry UPDATE's.
 static FINISH: Script = script!(
     "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
-         SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ? AND EXISTS (SELECT 1 FROM runs WHERE id = ?);
+         SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ?
+             AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND status IN ('queued', 'running'));
+     DELETE FROM inbox WHERE ? AND session_key =
+         (SELECT session_key FROM runs WHERE id = ? AND status IN ('queued', 'running'));
      UPDATE runs SET status = ?, error = ?, model = COALESCE(?, model), steps = ?, input_tokens = ?,
              output_tokens = ?, cost_usd = ?, reply = ?, ended_at = ?
-         WHERE id = ?
+         WHERE id = ? AND status IN ('queued', 'running')
          RETURNING 'run' AS part,
              (SELECT COUNT(*) FROM inbox i WHERE i.session_key = runs.session_key) AS waiting;
      INSERT INTO outbox (key, channel, origin, text, next_attempt_at, created_at)
-         SELECT ?, json_extract(origin, '$.channel'), origin, ?, ?, ? FROM runs
-         WHERE id = ? AND origin IS NOT NULL AND ?
+         SELECT ?, json_extract(o, '$.channel'), o, ?, ?, ? FROM (
+             SELECT CASE WHEN r.origin IS NULL THEN NULL ELSE COALESCE(
+                 (SELECT m.origin FROM messages m
+                     WHERE m.session_id = r.session_id AND m.run_id = r.id AND m.origin IS NOT NULL
+                     ORDER BY m.seq DESC LIMIT 1),
+                 r.origin) END AS o
+             FROM runs r WHERE r.id = ? AND changes() = 1)
+         WHERE o IS NOT NULL AND ? AND json_extract(o, '$.channel') <> ?
          ON CONFLICT(key) DO NOTHING;
      UPDATE subagent_runs SET outcome = ?, error = COALESCE(?, error), ended_at = ?,
              announce_state = 'pending', archive_at = ?
@@ -250,13 +271,15 @@ static FINISH: Script = script!(
 );
 
 /// Starting a run: every statement after the UPDATE acts only if it started the run
-/// (after it, the run is `running` exactly when it was queued or running before). (A
-/// macro, so the accept-and-start script can repeat it.)
+/// (after it, the run is `running` exactly when it was queued or running before). A run
+/// resumed after a restart keeps the time of its first start. (A macro, so the
+/// accept-and-start script can repeat it.)
 macro_rules! start_sql {
     () => {
-        "UPDATE runs SET status = 'running', started_at = ?, session_id = ?, model = COALESCE(model, ?)
+        "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, ?), session_id = ?,
+                 model = COALESCE(model, ?)
              WHERE id = ? AND status IN ('queued', 'running')
-             RETURNING 'started' AS part;
+             RETURNING 'started' AS part, started_at;
          INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id, origin, sender_id)
              SELECT ?, ?, 'user', text, ?, id, origin, sender_id FROM inbox
              WHERE session_key = ? AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND status = 'running')
@@ -348,7 +371,8 @@ fn parse_started(rows: &[SqliteRow]) -> Result<Option<Started>> {
         let part: String = r.try_get("part")?;
         match part.as_str() {
             "started" => {
-                started.get_or_insert_with(Started::default);
+                started.get_or_insert_with(Started::default).started_at =
+                    r.try_get("started_at")?;
             }
             "claimed" => started
                 .get_or_insert_with(Started::default)
@@ -401,7 +425,8 @@ impl Store {
         Ok(())
     }
 
-    /// End a run and, in the same transaction, queue its reply for delivery.
+    /// End a run that is still queued or running and, in the same transaction, queue its
+    /// reply for delivery. `NotFound` when there is no such run or it had ended already.
     pub async fn finish_run(&self, id: &str, end: &RunEnd) -> Result<RunFinished> {
         self.finish_run_with(id, end, None).await
     }
@@ -421,6 +446,9 @@ impl Store {
             .bind(now)
             .bind(last.is_some())
             .bind(id)
+            // the waiting messages
+            .bind(end.drop_inbox)
+            .bind(id)
             // the run
             .bind(end.status.as_str())
             .bind(end.error.as_deref())
@@ -439,6 +467,7 @@ impl Store {
             .bind(now)
             .bind(id)
             .bind(end.deliver.is_some())
+            .bind(crate::outbox::API_CHANNEL)
             // the sub-agent registry and its archive timer
             .bind(super::subagents::outcome_of(end.status))
             .bind(end.error.as_deref())
@@ -516,25 +545,85 @@ impl Store {
 }
 
 impl Store {
-    /// Put a running run back to `queued` (shutdown checkpoint): it resumes from its
-    /// transcript at the next start.
-    pub async fn requeue_run(&self, id: &str) -> Result<()> {
-        sqlx::query("UPDATE runs SET status = 'queued' WHERE id = ? AND status = 'running'")
-            .bind(id)
-            .execute(&mut *self.writer().await)
-            .await?;
+    /// Checkpoint a running run at shutdown: record its steps and usage so far. It stays
+    /// `running` (mid-flight): the next start resumes it from its transcript, or ends it
+    /// as interrupted (`subagents.onRestart: "interrupt"`), and does not let it claim
+    /// messages again (they belong to the runs queued behind it).
+    pub async fn checkpoint_run(
+        &self,
+        id: &str,
+        steps: i64,
+        input_tokens: i64,
+        output_tokens: i64,
+    ) -> Result<()> {
+        sqlx::query(
+            "UPDATE runs SET steps = ?, input_tokens = ?, output_tokens = ? WHERE id = ? AND status = 'running'",
+        )
+        .bind(steps)
+        .bind(input_tokens)
+        .bind(output_tokens)
+        .bind(id)
+        .execute(&mut *self.writer().await)
+        .await?;
         Ok(())
     }
 }
 
 impl Store {
-    /// Mark a queued run cancelled (it was removed from its lane before it started).
+    /// Mark a run cancelled that was taken off its lane before it started (queued, or
+    /// `running` but not yet resumed after a restart).
     pub async fn cancel_queued_run(&self, id: &str) -> Result<()> {
-        sqlx::query("UPDATE runs SET status = 'cancelled', error = 'stopped before it started', ended_at = ? WHERE id = ? AND status = 'queued'")
+        sqlx::query("UPDATE runs SET status = 'cancelled', error = 'stopped before it started', ended_at = ? WHERE id = ? AND status IN ('queued', 'running')")
             .bind(now_ms())
             .bind(id)
             .execute(&mut *self.writer().await)
             .await?;
         Ok(())
+    }
+
+    /// Drop what waits in a session, in one transaction: the runs `run_ids` (taken off
+    /// their lane before they started) end `cancelled` with `error`, and its waiting
+    /// messages are deleted. Returns the inbox ids of the messages dropped.
+    pub async fn drop_waiting(
+        &self,
+        session_key: &str,
+        run_ids: &[String],
+        error: &str,
+    ) -> Result<Vec<i64>> {
+        let now = now_ms();
+        let mut w = self.writer().await;
+        let mut tx = super::begin_write(&mut w).await?;
+        for id in run_ids {
+            sqlx::query("UPDATE runs SET status = 'cancelled', error = ?, ended_at = ? WHERE id = ? AND status IN ('queued', 'running')")
+                .bind(error)
+                .bind(now)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        let rows = sqlx::query("DELETE FROM inbox WHERE session_key = ? RETURNING id")
+            .bind(session_key)
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        let mut ids = rows
+            .iter()
+            .map(|r| r.try_get("id"))
+            .collect::<std::result::Result<Vec<i64>, _>>()?;
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    /// The inbox ids of the messages a run claimed (for a `run.ended` event written after
+    /// the run's own code stopped, e.g. by a panic).
+    pub async fn claimed_by(&self, run: &RunRow) -> Result<Vec<i64>> {
+        let rows = sqlx::query(
+            "SELECT inbox_id FROM messages WHERE session_id = ? AND run_id = ? AND inbox_id IS NOT NULL ORDER BY seq",
+        )
+        .bind(&run.session_id)
+        .bind(&run.id)
+        .fetch_all(&mut *self.reader().await)
+        .await?;
+        rows.iter().map(|r| Ok(r.try_get("inbox_id")?)).collect()
     }
 }

@@ -719,3 +719,29 @@ async fn drop_waiting_cancels_the_runs_and_deletes_the_messages() {
     assert_eq!(store.inbox_len(KEY).await.unwrap(), 0);
     assert_eq!(store.unfinished_runs().await.unwrap(), vec![]);
 }
+
+/// A child's first run ended before it started (stopped while queued) takes the child's
+/// waiting messages, its task among them, with it in the same transaction: a crash right
+/// after cannot leave the task for the next start to run. (Catches: the end leaving the
+/// task in the inbox.)
+#[tokio::test]
+async fn a_run_ended_with_drop_inbox_takes_the_waiting_messages_with_it() {
+    let (_d, store, o) = requester_store().await;
+    spawned(&store, "c1", &o).await;
+    let child = "agent:main:subagent:c1";
+    assert_eq!(store.inbox_len(child).await.unwrap(), 1, "the task waits");
+    let end = RunEnd {
+        drop_inbox: true,
+        ..RunEnd::bare(RunStatus::Cancelled, Some("stopped".into()))
+    };
+    let finished = store.finish_run("c1", &end).await.unwrap();
+    assert_eq!(
+        finished,
+        RunFinished {
+            waiting: 0,
+            announce: true
+        }
+    );
+    assert_eq!(store.inbox_len(child).await.unwrap(), 0);
+    assert_eq!(store.sessions_with_inbox().await.unwrap(), vec![]);
+}

@@ -8,6 +8,7 @@ mod bad_input;
 mod browser;
 mod config_reload;
 mod discord;
+mod faults_restart;
 mod lanes;
 mod lifecycle;
 mod subagent_lifecycle;

@@ -1,8 +1,9 @@
 //! The agent loop of one run: claim waiting messages, call the model, execute tool
 //! calls, store every message as it happens, and end the run with its reply queued in
 //! the outbox (in the same transaction). Cancellation is one token for the whole run.
-//! The loop's steps are in `steps`, the run's end in `end`.
+//! The loop's steps are in `steps`, the run's end in `end`, what follows it in `after`.
 
+mod after;
 mod end;
 mod steps;
 
@@ -14,15 +15,16 @@ use switchboard_channels::Origin;
 
 use super::models::{self, ModelError, ResolvedModel};
 use super::provider::{ChatMessage, Usage};
-use super::{dispatch, prompt, transcript};
+use super::{prompt, transcript};
 use crate::config::{AgentEntry, Config};
 use crate::routing;
 use crate::runtime::{ActiveRun, CancelReason, Runtime};
 use crate::store::{
-    now_ms, Claim, MessageRow, RunEnd, RunFinished, RunRow, RunStatus, SessionRow, Started,
-    StoreError,
+    now_ms, Claim, MessageRow, RunFinished, RunRow, RunStatus, SessionRow, Started, StoreError,
 };
-use end::{finish, finish_with_reply};
+use after::after;
+pub use after::after_panic;
+use end::{finish, finish_with_reply, stopped_before_start, stopped_waiting};
 use steps::{run_loop, LoopCtx, LoopEnd};
 
 /// Run `run_id` to its end (`row`: its row, if the caller has it; else it is read), as
@@ -47,89 +49,6 @@ pub async fn execute_started(
     let run_id = run.id.clone();
     let ended = run_started(&rt, run, &session, setup, active, started).await;
     after(&rt, &run_id, ended).await;
-}
-
-/// After a run: its announce, the session's waiting messages, or the record of a store
-/// error that stopped it.
-async fn after(
-    rt: &Arc<Runtime>,
-    run_id: &str,
-    ended: Result<Option<(RunRow, RunFinished)>, StoreError>,
-) {
-    match ended {
-        Ok(Some((run, finished))) => next_steps(rt, &run, finished).await,
-        Ok(None) => {}
-        Err(e) => {
-            tracing::error!(run_id, error = %e, "run failed on a store error");
-            let notice = format!("⚠️ Internal error, the run was stopped: {e}");
-            fail_run(rt, run_id, &e.to_string(), notice).await;
-        }
-    }
-}
-
-/// What follows a run's end: its announce (a sub-agent's), then a run for the messages
-/// that wait in its session.
-async fn next_steps(rt: &Arc<Runtime>, run: &RunRow, finished: RunFinished) {
-    if finished.announce {
-        crate::subagents::announce::schedule(rt, &run.id);
-    }
-    if let Err(e) = dispatch::after_run(rt, &run.session_key, &run.agent_id, finished.waiting).await
-    {
-        tracing::error!(run_id = %run.id, error = %e, "cannot schedule waiting messages");
-    }
-}
-
-/// After a run's task panicked (caught at its lane job, see `dispatch`): end the run
-/// `failed`, as [`fail_run`] does.
-pub async fn after_panic(rt: &Arc<Runtime>, run_id: &str, panic: &str) {
-    tracing::error!(
-        run_id,
-        panic,
-        "a run's task panicked; ending the run as failed"
-    );
-    let notice = "⚠️ Internal error: this run stopped unexpectedly and was ended. \
-                  Please send your message again.";
-    fail_run(
-        rt,
-        run_id,
-        &format!("internal error: {panic}"),
-        notice.into(),
-    )
-    .await;
-}
-
-/// End a run that its own code could not end (a store error, a panic): `failed` with
-/// `notice` to its chat and a `run.ended` event for its waiters, then go on as after any
-/// end. A run that had ended already is left as it is.
-async fn fail_run(rt: &Arc<Runtime>, run_id: &str, error: &str, notice: String) {
-    let run = match rt.store.get_run(run_id).await {
-        Ok(Some(run)) if !run.status.is_terminal() => run,
-        Ok(_) => return,
-        Err(e) => {
-            tracing::error!(run_id, error = %e, "cannot read the run to end it");
-            return;
-        }
-    };
-    let claimed = rt.store.claimed_by(&run).await.unwrap_or_default();
-    let end = RunEnd {
-        steps: run.steps,
-        input_tokens: run.input_tokens,
-        output_tokens: run.output_tokens,
-        cost_usd: run.cost_usd,
-        deliver: Some(notice),
-        archive_after_ms: archive_after(rt, &run),
-        ..RunEnd::bare(RunStatus::Failed, Some(error.to_string()))
-    };
-    match rt.store.finish_run(run_id, &end).await {
-        Ok(finished) => {
-            rt.outbox_wake.notify_one();
-            end::emit_ended(rt, &run, &end, &claimed);
-            next_steps(rt, &run, finished).await;
-        }
-        // It ended in the meantime.
-        Err(StoreError::NotFound(_)) => {}
-        Err(e) => tracing::error!(run_id, error = %e, "cannot end the run"),
-    }
 }
 
 /// Progress shared between the loop and the code that ends the run. A resumed run starts
@@ -272,46 +191,6 @@ async fn execute_inner(
         return Ok(None);
     };
     run_started(rt, run, &session, setup, active, started).await
-}
-
-/// A run whose cancel token fired after its lane started it and before it claimed
-/// anything: at shutdown it stays as it is (it runs at the next start); stopped, it ends
-/// `cancelled` without a model call.
-async fn stopped_before_start(
-    rt: &Arc<Runtime>,
-    run: RunRow,
-    active: &Activation,
-) -> Result<Option<(RunRow, RunFinished)>, StoreError> {
-    if matches!(active.active.reason(), Some(CancelReason::Shutdown) | None) {
-        return Ok(None);
-    }
-    tracing::info!(run_id = %run.id, "run stopped before it started");
-    let end = RunEnd {
-        steps: run.steps,
-        input_tokens: run.input_tokens,
-        output_tokens: run.output_tokens,
-        cost_usd: run.cost_usd,
-        archive_after_ms: archive_after(rt, &run),
-        ..RunEnd::bare(RunStatus::Cancelled, Some("stopped".into()))
-    };
-    let mut finished = rt.store.finish_run(&run.id, &end).await?;
-    finished.waiting = stopped_waiting();
-    end::emit_ended(rt, &run, &end, &[]);
-    Ok(Some((run, finished)))
-}
-
-/// The waiting messages a stopped run leaves to a run queued after it: none. The stop
-/// drops them (`/stop`, `/new`, stopping a child), or they have a queued run of their own
-/// (`interrupt` mode); a run queued for them here would race the drop.
-fn stopped_waiting() -> i64 {
-    0
-}
-
-/// For a sub-agent's run, `archiveAfterMinutes` in force.
-fn archive_after(rt: &Runtime, run: &RunRow) -> Option<i64> {
-    (run.lane == crate::queue::SUBAGENT)
-        .then(|| crate::subagents::control::archive_after_ms(rt))
-        .flatten()
 }
 
 /// The run from its start on: the loop, then its end.

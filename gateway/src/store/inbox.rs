@@ -6,9 +6,8 @@ use switchboard_channels::Origin;
 
 use sqlx::sqlite::SqliteRow;
 
-use super::runs::{
-    queued_row, start_args, start_sql, NewRun, RunRow, RunStatus, StartRun, Started,
-};
+use super::runs::{queued_row, NewRun, RunRow, RunStatus};
+use super::starts::{start_args, start_sql, StartRun, Started};
 use super::writer::{script, Args, Script};
 use super::{from_json, now_ms, to_json, Result, Store};
 

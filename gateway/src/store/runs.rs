@@ -1,15 +1,12 @@
 //! Runs: one agent turn (or sub-agent run) each, with its lifecycle and usage.
-//! Ending a run and queueing its reply in the outbox happen in one transaction.
-
-use std::sync::Arc;
+//! Ending a run and queueing its reply in the outbox happen in one transaction. (Starting
+//! a run is in `starts`, runs cut short outside their loop in `interrupts`.)
 
 use serde::Serialize;
-use sqlx::sqlite::SqliteRow;
 use sqlx::Row;
 use switchboard_channels::Origin;
 
-use super::inbox::{row_to_claimed, Claim, InboxItem};
-use super::messages::{bind_message, row_to_message, MessageRow, NewMessage};
+use super::messages::{bind_message, NewMessage};
 use super::writer::{script, Args, Script};
 use super::{from_json, now_ms, to_json, Result, Store, StoreError};
 
@@ -190,16 +187,6 @@ impl RunEnd {
     }
 }
 
-/// What starting a run found: the messages it claimed (oldest first), the session's
-/// whole transcript, those included, and when the run first started (a resumed run keeps
-/// the time of its first start: its runtime and its run timeout count from there).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Started {
-    pub claimed: Vec<InboxItem>,
-    pub transcript: Vec<MessageRow>,
-    pub started_at: Option<i64>,
-}
-
 /// What ending a run left behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunFinished {
@@ -269,128 +256,6 @@ static FINISH: Script = script!(
          WHERE run_id = ? AND archive_at IS NOT NULL AND changes() = 1
          ON CONFLICT(kind, target) DO UPDATE SET due_at = excluded.due_at;"
 );
-
-/// Starting a run: every statement after the UPDATE acts only if it started the run
-/// (after it, the run is `running` exactly when it was queued or running before). A run
-/// resumed after a restart keeps the time of its first start. (A macro, so the
-/// accept-and-start script can repeat it.)
-macro_rules! start_sql {
-    () => {
-        "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, ?), session_id = ?,
-                 model = COALESCE(model, ?)
-             WHERE id = ? AND status IN ('queued', 'running')
-             RETURNING 'started' AS part, started_at;
-         INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id, origin, sender_id)
-             SELECT ?, ?, 'user', text, ?, id, origin, sender_id FROM inbox
-             WHERE session_key = ? AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND status = 'running')
-             ORDER BY id LIMIT ?
-             RETURNING 'claimed' AS part, inbox_id, origin, sender_id, content;
-         SELECT 'transcript' AS part, * FROM messages
-             WHERE session_id = ? AND seq > ?
-                 AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND status = 'running')
-             ORDER BY seq;\n"
-    };
-}
-pub(super) use start_sql;
-
-static START: Script = script!(start_sql!());
-
-/// A run's start, as `start_sql!` takes it.
-pub(super) struct StartRun<'a> {
-    pub(super) id: &'a str,
-    pub(super) session_key: &'a str,
-    pub(super) session_id: &'a str,
-    pub(super) model: Option<&'a str>,
-    pub(super) claim: Option<Claim>,
-    /// The session's transcript as cached: the start reads the messages after it.
-    pub(super) cached: Arc<Vec<MessageRow>>,
-}
-
-/// The binds of `start_sql!` for `run`, after `args`.
-pub(super) fn start_args(args: Args, run: &StartRun<'_>, now: i64) -> Args {
-    let StartRun {
-        id,
-        session_key,
-        session_id,
-        model,
-        claim,
-        ..
-    } = *run;
-    let limit: i64 = match claim {
-        Some(Claim::All) => -1,
-        Some(Claim::Oldest) => 1,
-        None => 0,
-    };
-    args
-        // UPDATE
-        .bind(now)
-        .bind(session_id)
-        .bind(model)
-        .bind(id)
-        // INSERT … SELECT (the claim)
-        .bind(session_id)
-        .bind(id)
-        .bind(now)
-        .bind(session_key)
-        .bind(id)
-        .bind(limit)
-        // SELECT (the transcript past the cached part)
-        .bind(session_id)
-        .bind(run.cached.last().map_or(0, |m| m.seq))
-        .bind(id)
-}
-
-impl Store {
-    /// What the script's `start_sql!` for `run` found (`None` if it did not start it),
-    /// with the whole transcript: the cached part, then what the script read, which is
-    /// cached in turn.
-    pub(super) fn started(
-        &self,
-        run: &StartRun<'_>,
-        rows: &[SqliteRow],
-    ) -> Result<Option<Started>> {
-        let Some(mut started) = parse_started(rows)? else {
-            return Ok(None);
-        };
-        if !run.cached.is_empty() {
-            let read = std::mem::take(&mut started.transcript);
-            started.transcript = Vec::with_capacity(run.cached.len() + read.len());
-            started.transcript.extend(run.cached.iter().cloned());
-            started.transcript.extend(read);
-        }
-        self.transcripts
-            .put(run.session_id, started.transcript.clone());
-        Ok(Some(started))
-    }
-}
-
-/// What a script's `start_sql!` found; `None` if it did not start the run.
-fn parse_started(rows: &[SqliteRow]) -> Result<Option<Started>> {
-    let mut started = None;
-    for r in rows {
-        let part: String = r.try_get("part")?;
-        match part.as_str() {
-            "started" => {
-                started.get_or_insert_with(Started::default).started_at =
-                    r.try_get("started_at")?;
-            }
-            "claimed" => started
-                .get_or_insert_with(Started::default)
-                .claimed
-                .push(row_to_claimed(r)?),
-            "transcript" => started
-                .get_or_insert_with(Started::default)
-                .transcript
-                .push(row_to_message(r)?),
-            _ => {}
-        }
-    }
-    if let Some(s) = &mut started {
-        // RETURNING comes in no promised order.
-        s.claimed.sort_by_key(|i| i.id);
-    }
-    Ok(started)
-}
 
 impl Store {
     /// Insert a queued run; returns its row (`created_at` read from the clock again).
@@ -490,37 +355,6 @@ impl Store {
         };
         Ok(RunFinished { waiting, announce })
     }
-
-    /// Start a run, in one transaction (one script, one round trip): mark it running,
-    /// move the session's waiting messages into its transcript (`claim`: all of them or
-    /// only the oldest; `None` when resuming a run that claimed its messages before a
-    /// restart) and read the transcript back. The session id is refreshed (a `/new` may
-    /// have replaced it); the model is set unless the run has one.
-    ///
-    /// `None` when the run is no longer queued or running (it was stopped while it waited).
-    pub async fn start_run(
-        &self,
-        id: &str,
-        session_key: &str,
-        session_id: &str,
-        model: Option<&str>,
-        claim: Option<Claim>,
-    ) -> Result<Option<Started>> {
-        let run = StartRun {
-            id,
-            session_key,
-            session_id,
-            model,
-            claim,
-            cached: self.transcripts.get(session_id),
-        };
-        let rows = self
-            .conns
-            .write(&START, start_args(Args::default(), &run, now_ms()))
-            .await?;
-        self.started(&run, &rows)
-    }
-
     /// Runs that were queued or running when the process stopped.
     pub async fn unfinished_runs(&self) -> Result<Vec<RunRow>> {
         let rows = sqlx::query(
@@ -541,89 +375,5 @@ impl Store {
         .fetch_all(&mut *self.reader().await)
         .await?;
         rows.iter().map(row_to_run).collect()
-    }
-}
-
-impl Store {
-    /// Checkpoint a running run at shutdown: record its steps and usage so far. It stays
-    /// `running` (mid-flight): the next start resumes it from its transcript, or ends it
-    /// as interrupted (`subagents.onRestart: "interrupt"`), and does not let it claim
-    /// messages again (they belong to the runs queued behind it).
-    pub async fn checkpoint_run(
-        &self,
-        id: &str,
-        steps: i64,
-        input_tokens: i64,
-        output_tokens: i64,
-    ) -> Result<()> {
-        sqlx::query(
-            "UPDATE runs SET steps = ?, input_tokens = ?, output_tokens = ? WHERE id = ? AND status = 'running'",
-        )
-        .bind(steps)
-        .bind(input_tokens)
-        .bind(output_tokens)
-        .bind(id)
-        .execute(&mut *self.writer().await)
-        .await?;
-        Ok(())
-    }
-}
-
-impl Store {
-    /// Mark a run cancelled that was taken off its lane before it started (queued, or
-    /// `running` but not yet resumed after a restart).
-    pub async fn cancel_queued_run(&self, id: &str) -> Result<()> {
-        sqlx::query("UPDATE runs SET status = 'cancelled', error = 'stopped before it started', ended_at = ? WHERE id = ? AND status IN ('queued', 'running')")
-            .bind(now_ms())
-            .bind(id)
-            .execute(&mut *self.writer().await)
-            .await?;
-        Ok(())
-    }
-
-    /// Drop what waits in a session, in one transaction: the runs `run_ids` (taken off
-    /// their lane before they started) end `cancelled` with `error`, and its waiting
-    /// messages are deleted. Returns the inbox ids of the messages dropped.
-    pub async fn drop_waiting(
-        &self,
-        session_key: &str,
-        run_ids: &[String],
-        error: &str,
-    ) -> Result<Vec<i64>> {
-        let now = now_ms();
-        let mut w = self.writer().await;
-        let mut tx = super::begin_write(&mut w).await?;
-        for id in run_ids {
-            sqlx::query("UPDATE runs SET status = 'cancelled', error = ?, ended_at = ? WHERE id = ? AND status IN ('queued', 'running')")
-                .bind(error)
-                .bind(now)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        let rows = sqlx::query("DELETE FROM inbox WHERE session_key = ? RETURNING id")
-            .bind(session_key)
-            .fetch_all(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        let mut ids = rows
-            .iter()
-            .map(|r| r.try_get("id"))
-            .collect::<std::result::Result<Vec<i64>, _>>()?;
-        ids.sort_unstable();
-        Ok(ids)
-    }
-
-    /// The inbox ids of the messages a run claimed (for a `run.ended` event written after
-    /// the run's own code stopped, e.g. by a panic).
-    pub async fn claimed_by(&self, run: &RunRow) -> Result<Vec<i64>> {
-        let rows = sqlx::query(
-            "SELECT inbox_id FROM messages WHERE session_id = ? AND run_id = ? AND inbox_id IS NOT NULL ORDER BY seq",
-        )
-        .bind(&run.session_id)
-        .bind(&run.id)
-        .fetch_all(&mut *self.reader().await)
-        .await?;
-        rows.iter().map(|r| Ok(r.try_get("inbox_id")?)).collect()
     }
 }

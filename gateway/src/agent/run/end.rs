@@ -1,11 +1,13 @@
 //! Ending a run: its status, usage and cost, its answer and reply (one transaction), and
-//! the `run.ended` event its waiters wait for.
+//! the `run.ended` event its waiters wait for; a run stopped before it started.
+
+use std::sync::Arc;
 
 use serde_json::json;
 
-use super::Progress;
+use super::{Activation, Progress};
 use crate::agent::models::{self, ResolvedModel};
-use crate::runtime::Runtime;
+use crate::runtime::{CancelReason, Runtime};
 use crate::store::{NewMessage, RunEnd, RunFinished, RunRow, RunStatus, StoreError};
 
 pub(super) async fn finish(
@@ -92,4 +94,44 @@ pub(super) fn emit_ended(rt: &Runtime, run: &RunRow, end: &RunEnd, claimed: &[i6
             "claimed": claimed,
         }),
     );
+}
+
+/// A run whose cancel token fired after its lane started it and before it claimed
+/// anything: at shutdown it stays as it is (it runs at the next start); stopped, it ends
+/// `cancelled` without a model call.
+pub(super) async fn stopped_before_start(
+    rt: &Arc<Runtime>,
+    run: RunRow,
+    active: &Activation,
+) -> Result<Option<(RunRow, RunFinished)>, StoreError> {
+    if matches!(active.active.reason(), Some(CancelReason::Shutdown) | None) {
+        return Ok(None);
+    }
+    tracing::info!(run_id = %run.id, "run stopped before it started");
+    let end = RunEnd {
+        steps: run.steps,
+        input_tokens: run.input_tokens,
+        output_tokens: run.output_tokens,
+        cost_usd: run.cost_usd,
+        archive_after_ms: archive_after(rt, &run),
+        ..RunEnd::bare(RunStatus::Cancelled, Some("stopped".into()))
+    };
+    let mut finished = rt.store.finish_run(&run.id, &end).await?;
+    finished.waiting = stopped_waiting();
+    emit_ended(rt, &run, &end, &[]);
+    Ok(Some((run, finished)))
+}
+
+/// The waiting messages a stopped run leaves to a run queued after it: none. The stop
+/// drops them (`/stop`, `/new`, stopping a child), or they have a queued run of their own
+/// (`interrupt` mode); a run queued for them here would race the drop.
+pub(super) fn stopped_waiting() -> i64 {
+    0
+}
+
+/// For a sub-agent's run, `archiveAfterMinutes` in force.
+pub(super) fn archive_after(rt: &Runtime, run: &RunRow) -> Option<i64> {
+    (run.lane == crate::queue::SUBAGENT)
+        .then(|| crate::subagents::control::archive_after_ms(rt))
+        .flatten()
 }

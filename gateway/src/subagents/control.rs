@@ -42,8 +42,12 @@ pub async fn stop_child(
         }
         stopped = true;
     }
-    dispatch::drop_waiting(rt, key, &removed, note).await?;
-    Ok(stopped || !removed.is_empty())
+    stopped |= !removed.is_empty();
+    // (A child with nothing running or queued has nothing waiting: no write for it.)
+    if stopped {
+        dispatch::drop_waiting(rt, key, &removed, note).await?;
+    }
+    Ok(stopped)
 }
 
 /// Stop every active child spawned from `requester`; returns how many were stopped.

@@ -37,3 +37,57 @@ async fn stop_catches_a_run_its_lane_has_just_started() {
     assert_eq!(status, RunStatus::Cancelled);
     assert!(rt.active_run(key).is_none());
 }
+
+/// At start with `subagents.onRestart: "interrupt"`, a child whose run was mid-flight
+/// ends as interrupted, and a message sent to it that no run took yet (`/subagents send`)
+/// still gets a run. (Catches: recovery skipping the inbox of every session that had an
+/// unfinished run, the interrupted ones included, which left that message waiting.)
+#[tokio::test]
+async fn recovery_interrupts_a_mid_flight_child_and_still_runs_its_waiting_message() {
+    let (_dir, rt) =
+        testing::runtime("{agents: {defaults: {subagents: {onRestart: \"interrupt\"}}}}").await;
+    let key = "agent:main:subagent:c1";
+    let spawn = crate::store::NewSubagent {
+        run_id: "c1",
+        child_session_key: key,
+        child_session_id: "sid-c1",
+        requester_session_key: "agent:main:main",
+        requester_run_id: None,
+        requester_origin: None,
+        task: "look around",
+        label: None,
+        agent_id: "main",
+        model: None,
+        thinking: None,
+        cleanup: "keep",
+        run_timeout_seconds: 0,
+    };
+    rt.store.create_subagent(&spawn, None).await.unwrap();
+    // Mid-flight when the process stopped: it had claimed its task.
+    rt.store
+        .start_run("c1", key, "sid-c1", None, Some(crate::store::Claim::All))
+        .await
+        .unwrap()
+        .unwrap();
+    let origin = Origin {
+        channel: "internal".into(),
+        account: None,
+        chat_id: "agent:main:main".into(),
+        thread_id: None,
+        kind: switchboard_channels::ChatKind::Direct,
+        reply_handle: None,
+    };
+    rt.store
+        .push_inbox(key, &origin, "agent:main:main", "one more thing")
+        .await
+        .unwrap();
+
+    assert_eq!(
+        recover(&rt).await.unwrap(),
+        1,
+        "a run for the waiting message"
+    );
+    let child = rt.store.subagent("c1").await.unwrap().unwrap();
+    assert_eq!(child.outcome.as_deref(), Some("interrupted"));
+    assert!(rt.lanes.get(queue::SUBAGENT).stats().started_total >= 1);
+}

@@ -2,6 +2,7 @@
 //! messages no run took; the messages a run leaves behind when it ends; and dropping what
 //! waits when a session's work is stopped.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{enqueue_new_run, lane_for, schedule_row};
@@ -15,6 +16,8 @@ use crate::store::Result;
 /// inbox holds messages that no run took.
 pub async fn recover(rt: &Arc<Runtime>) -> Result<usize> {
     let runs = rt.store.unfinished_runs().await?;
+    // Sessions with a run queued again: it claims what waits in them.
+    let mut scheduled = HashSet::new();
     let mut n = 0;
     let interrupt =
         rt.config().agents.defaults.subagents.on_restart == crate::config::OnRestart::Interrupt;
@@ -39,12 +42,13 @@ pub async fn recover(rt: &Arc<Runtime>) -> Result<usize> {
             continue;
         }
         tracing::info!(run_id = %run.id, session = %run.session_key, status = ?run.status, "recovering run");
+        scheduled.insert(run.session_key.clone());
         schedule_row(rt, run.clone());
         n += 1;
     }
     for waiting in rt.store.sessions_with_inbox().await? {
         let key = waiting.key;
-        if runs.iter().any(|r| r.session_key == key) {
+        if scheduled.contains(&key) {
             continue;
         }
         if !waiting.active && key.contains(":subagent:") {

@@ -109,6 +109,8 @@ pub struct Runtime {
     pub tasks: TaskTracker,
     /// Bounds concurrent announce steps (each may call the model).
     pub announce_permits: tokio::sync::Semaphore,
+    /// Announces scheduled or running in this process (one at a time per run).
+    pub announcing: crate::subagents::announce::InFlight,
     pub events: broadcast::Sender<Event>,
     /// `run.ended` events for the waiters of one session (API `wait`, `/subagents send`).
     pub run_ends: RunEndHub,
@@ -145,6 +147,7 @@ impl Runtime {
             timers_wake: Notify::new(),
             tasks: TaskTracker::new(),
             announce_permits: tokio::sync::Semaphore::new(ANNOUNCE_CONCURRENCY),
+            announcing: Default::default(),
             events: broadcast::channel(EVENT_BUS).0,
             run_ends: RunEndHub::default(),
             shutdown,
@@ -274,4 +277,29 @@ fn with_session_key(event: &mut serde_json::Value, session_key: &str) {
 /// critical section is a single insert/remove/lookup).
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runtimes for the crate's tests.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// A runtime with `config` (JSON5) in force, on a fresh file store in a temp dir (the
+    /// state dir too; keep the dir alive as long as the runtime).
+    pub(crate) async fn runtime(config: &str) -> (tempfile::TempDir, Arc<Runtime>) {
+        let cfg = crate::config::parse_config(config, &|_| None).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let store = Store::open(&url).await.unwrap();
+        let (_tx, rx) = watch::channel(Arc::new(cfg));
+        let rt = Runtime::new(
+            store,
+            rx,
+            EnvKeys::default(),
+            dir.path().to_path_buf(),
+            CancellationToken::new(),
+        );
+        (dir, rt)
+    }
 }

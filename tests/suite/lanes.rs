@@ -1,11 +1,13 @@
-//! Lanes: different sessions run in parallel; one session's messages serialize.
+//! Lanes: different sessions run in parallel; one session's messages serialize; a reply
+//! goes to the chat of the message it answers; `/new` ends what waited.
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use switchboard_testkit::fake_model::{FakeModel, Step};
+use switchboard_testkit::harness::Gateway;
 
-use crate::common::{chat, start, WAIT};
+use crate::common::{chat, get_json, get_text, start, WAIT};
 
 #[tokio::test]
 async fn two_sessions_run_in_parallel() {
@@ -124,4 +126,136 @@ async fn steer_mode_injects_into_the_running_turn() {
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "echo: make it cheap");
     assert_eq!(fake.request_count(), 2);
     fake.assert_no_violations();
+}
+
+/// POST a message to `agent:main:main` through the API without waiting; its `runId`.
+async fn post_api(gw: &Gateway, text: &str) -> Value {
+    gw.http()
+        .post(format!(
+            "{}/api/sessions/agent:main:main/messages",
+            gw.base_url()
+        ))
+        .json(&json!({ "text": text }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// Wait (bounded) until the main lane has `n` runs queued, from `/metrics`.
+async fn wait_queued(gw: &Gateway, n: u64) {
+    let line = format!("switchboard_lane_queue_depth{{lane=\"main\"}} {n}");
+    for _ in 0..400 {
+        if get_text(gw, "/metrics").await.lines().any(|l| l == line) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the main lane never had {n} queued runs");
+}
+
+/// In a session shared by several chats, a run's reply and its error notice go to the
+/// chat of the newest message it claimed. (Catches: the reply sent to the chat of the
+/// message the run was created for; here an HTTP API caller's, which nothing is sent to,
+/// so the web chat never got its answer.)
+#[tokio::test]
+async fn a_reply_goes_to_the_chat_of_the_newest_message_it_answers() {
+    let fake = FakeModel::start().await.unwrap();
+    for first in ["slow one", "slow two"] {
+        fake.push_for(
+            first,
+            Step::Delay(
+                Duration::from_millis(300),
+                Box::new(Step::Text(format!("done: {first}"))),
+            ),
+        );
+    }
+    fake.push_for(
+        "failing from the web",
+        Step::Status {
+            code: 400,
+            retry_after: None,
+            body: "{\"error\":{\"message\":\"bad request\"}}".into(),
+        },
+    );
+    let gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    // A run is busy; the API's message gets a run of its own, which the web chat's next
+    // message joins (collect mode): that run answers the web chat.
+    ws.send_text("slow one").await.unwrap();
+    fake.wait_for_requests(1, WAIT).await.unwrap();
+    let posted = post_api(&gw, "from the api").await;
+    assert!(posted["runId"].is_string(), "{posted}");
+    ws.send_text("from the web").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "done: slow one");
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "echo: from the web");
+
+    // The same for an error notice.
+    ws.send_text("slow two").await.unwrap();
+    fake.wait_for_requests(3, WAIT).await.unwrap();
+    post_api(&gw, "again from the api").await;
+    ws.send_text("failing from the web").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "done: slow two");
+    let notice = ws.next_message(WAIT).await.unwrap();
+    assert!(notice.starts_with("⚠️ The model call failed"), "{notice}");
+}
+
+/// `/new` ends the runs that waited in the old session: an API caller `wait`ing for one
+/// hears `cancelled` at once, and none comes back after a restart. (Catches: `/new`
+/// dropping queued runs from the lane without cancelling them in the store: the waiter
+/// hung until its timeout and the run ran at the next start.)
+#[tokio::test]
+async fn new_cancels_the_queued_runs_and_their_waiters_hear_it() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for("long first", Step::Hang);
+    let mut gw = start(&fake, json!({"gateway": {"shutdownGrace": "200ms"}})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("long first").await.unwrap();
+    fake.wait_for_requests(1, WAIT).await.unwrap();
+    let (http, url) = (
+        gw.http(),
+        format!("{}/api/sessions/agent:main:main/messages", gw.base_url()),
+    );
+    let waiter = tokio::spawn(async move {
+        let r = http
+            .post(url)
+            .json(&json!({"text": "queued behind", "wait": true, "timeoutSeconds": 15}))
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.json::<Value>().await.unwrap())
+    });
+    wait_queued(&gw, 1).await;
+    ws.send_text("/new").await.unwrap();
+    let answer = ws.next_message(WAIT).await.unwrap();
+    assert!(answer.starts_with("Started a new session."), "{answer}");
+    let (code, body) = tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("the waiter heard at once")
+        .unwrap();
+    assert_eq!(
+        (code, &body["status"]),
+        (200, &json!("cancelled")),
+        "{body}"
+    );
+    let id = body["runId"].as_str().unwrap().to_string();
+    assert_eq!(
+        get_json(&gw, &format!("/api/runs/{id}")).await["status"],
+        "cancelled"
+    );
+
+    assert_eq!(gw.terminate().await.unwrap().code(), Some(0));
+    gw.restart().await.unwrap();
+    assert_eq!(
+        get_json(&gw, &format!("/api/runs/{id}")).await["status"],
+        "cancelled",
+        "not run again after the restart"
+    );
+    assert_eq!(
+        fake.request_count(),
+        1,
+        "the queued message never reached the model"
+    );
 }

@@ -1,12 +1,16 @@
-//! Process lifecycle: invalid config at start, graceful shutdown.
+//! Process lifecycle: invalid config at start, graceful shutdown, what a restart keeps of
+//! a run (its usage, first start and timeout budget; `subagents.onRestart`), and a panic
+//! inside a run.
 
 use std::process::Stdio;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde_json::json;
-use switchboard_testkit::fake_model::{FakeModel, Step};
+use serde_json::{json, Value};
+use switchboard_testkit::fake_model::{FakeModel, Step, ToolCall};
+use switchboard_testkit::harness::{Gateway, GatewayBuilder};
 
-use crate::common::{chat, start, BIN, WAIT};
+use crate::common::{chat, config_for, get_json, start, BIN, WAIT};
+use crate::subagents::{announces, spawn_call};
 
 #[tokio::test]
 async fn an_invalid_config_exits_64_and_names_every_error() {
@@ -90,4 +94,164 @@ async fn a_turn_cut_by_shutdown_resumes_after_restart() {
     let mut ws = chat(&gw, "main").await;
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "echo: resume me");
     fake.assert_no_violations();
+}
+
+/// `POST /api/sessions/{key}/messages` with `body`; the status and the JSON answer.
+async fn post(gw: &Gateway, key: &str, body: Value) -> (u16, Value) {
+    let r = gw
+        .http()
+        .post(format!("{}/api/sessions/{key}/messages", gw.base_url()))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
+/// Poll `/api/runs/{id}` (bounded) until the run has ended; its row.
+async fn ended_run(gw: &Gateway, id: &str) -> Value {
+    for _ in 0..400 {
+        let run = get_json(gw, &format!("/api/runs/{id}")).await;
+        if !matches!(run["status"].as_str(), Some("queued" | "running")) {
+            return run;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("run {id} never ended");
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+/// With `subagents.onRestart: "interrupt"`, a child that SIGTERM checkpointed mid-flight
+/// ends as interrupted at the next start and announces so. (Catches: the checkpoint
+/// putting the run back to `queued`, which recovery then resumed instead.)
+#[tokio::test]
+async fn on_restart_interrupt_also_ends_a_child_checkpointed_by_sigterm() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "delegate",
+        Step::ToolCalls(vec![spawn_call("stubborn child", json!({}))]),
+    );
+    fake.push_for("delegate", Step::Text("spawned".into()));
+    fake.push_for("stubborn child", Step::Hang);
+    let mut gw = start(
+        &fake,
+        json!({"gateway": {"shutdownGrace": "200ms"},
+               "agents": {"defaults": {"subagents": {"onRestart": "interrupt"}}}}),
+    )
+    .await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("delegate it").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "spawned");
+    // The parent's two calls and the child's, which hangs.
+    fake.wait_for_requests(3, WAIT).await.unwrap();
+    assert_eq!(gw.terminate().await.unwrap().code(), Some(0));
+    gw.restart().await.unwrap();
+    let mut ws = chat(&gw, "main").await;
+    let got = announces(&mut ws, 1, WAIT).await;
+    assert!(
+        got[0].starts_with(
+            "Status: unknown\nResult: (not available)\nNotes: the run was interrupted by a gateway restart"
+        ),
+        "{}",
+        got[0]
+    );
+    let row = get_json(&gw, "/api/subagents").await["subagents"][0].clone();
+    assert_eq!(row["outcome"], "interrupted");
+    assert_eq!(fake.request_count(), 3, "the child was not resumed");
+}
+
+/// A run resumed after a restart goes on with its steps, usage and first start, and with
+/// what is left of its run timeout: here nothing, so it times out without another model
+/// call. (Catches: `Progress::default()` and a new `started_at` at each start, so that a
+/// restart reset the Stats, the step budget and the run timeout.)
+#[tokio::test]
+async fn a_resumed_run_keeps_its_usage_first_start_and_timeout_budget() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "budgeted",
+        Step::ToolCalls(vec![ToolCall::new("sessions_list", "{}")]),
+    );
+    fake.push_for("budgeted", Step::Hang);
+    let mut gw = start(
+        &fake,
+        json!({"gateway": {"shutdownGrace": "200ms"}, "agents": {"defaults": {"timeout": "3s"}}}),
+    )
+    .await;
+    let (code, posted) = post(&gw, "agent:main:main", json!({"text": "budgeted work"})).await;
+    assert_eq!(code, 202, "{posted}");
+    let id = posted["runId"].as_str().unwrap().to_string();
+    fake.wait_for_requests(2, WAIT).await.unwrap();
+    let before = get_json(&gw, &format!("/api/runs/{id}")).await;
+    let first_start = before["startedAt"].as_i64().unwrap();
+    assert_eq!(gw.terminate().await.unwrap().code(), Some(0));
+    // Past the run's deadline (its first start + 3 s) before it is resumed.
+    let left = first_start + 3_000 + 200 - now_ms();
+    if left > 0 {
+        tokio::time::sleep(Duration::from_millis(left as u64)).await;
+    }
+    gw.restart().await.unwrap();
+    let run = ended_run(&gw, &id).await;
+    assert_eq!(run["status"], "timeout", "{run}");
+    assert_eq!(run["error"], "the run timed out after 3s");
+    assert_eq!(run["startedAt"], first_start);
+    // Both model calls counted: the one that asked for the tool (its tokens too) and the
+    // one cut by the shutdown.
+    assert_eq!(run["steps"], 2, "{run}");
+    assert!(run["inputTokens"].as_i64().unwrap() > 0, "{run}");
+    assert!(run["costUsd"].as_f64().unwrap() > 0.0, "{run}");
+    assert_eq!(fake.request_count(), 2, "no model call after the restart");
+}
+
+/// A panic inside a run's task ends the run `failed` with a notice in its chat, answers
+/// its `wait`ing API caller, and the gateway keeps serving the session. (Catches: a panic
+/// leaving the run `running` forever: no notice, waiters timed out.) The panic comes from
+/// the debug builds' fault hook (`SWITCHBOARD_FAULT_INJECTION=1`, tool `__fault_panic`).
+#[tokio::test]
+async fn a_panic_in_a_run_ends_it_failed_and_the_gateway_keeps_serving() {
+    let fake = FakeModel::start().await.unwrap();
+    let boom = || Step::ToolCalls(vec![ToolCall::new("__fault_panic", "{}")]);
+    fake.push_for("explode", boom());
+    fake.push_for("blow up", boom());
+    let gw = GatewayBuilder::new(BIN)
+        .config(config_for(&fake, json!({})))
+        .env("SWITCHBOARD_FAULT_INJECTION", "1")
+        .start()
+        .await
+        .unwrap();
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("explode now").await.unwrap();
+    let notice = ws.next_message(WAIT).await.unwrap();
+    assert!(notice.starts_with("⚠️ Internal error"), "{notice}");
+
+    let (code, answer) = post(
+        &gw,
+        "agent:main:main",
+        json!({"text": "blow up too", "wait": true, "timeoutSeconds": 20}),
+    )
+    .await;
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(answer["status"], "failed");
+    assert!(
+        answer["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("internal error: fault injection"),
+        "{answer}"
+    );
+    let run = get_json(
+        &gw,
+        &format!("/api/runs/{}", answer["runId"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(run["status"], "failed");
+
+    ws.send_text("still there?").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "echo: still there?");
+    assert!(gw.wait_for_log("a run's task panicked", WAIT).await.is_ok());
 }

@@ -10,6 +10,7 @@ mod config_reload;
 mod discord;
 mod faults_channels;
 mod faults_model;
+mod faults_restart;
 mod lanes;
 mod lifecycle;
 mod security_http;

@@ -1,6 +1,7 @@
 //! Sub-agent lifecycle end to end: delivery across a SIGKILL while the chat is closed,
-//! `cleanup: "delete"` archiving, `ANNOUNCE_SKIP`, `/subagents send`, no nesting, and
-//! stopping by id prefix.
+//! `cleanup: "delete"` archiving, `ANNOUNCE_SKIP`, `/subagents send`, no nesting,
+//! stopping by id prefix and stopping a follow-up run, and an announce step cut by
+//! shutdowns.
 
 use std::time::Duration;
 
@@ -304,4 +305,99 @@ async fn model_precedence_and_stop_through_the_api() {
         .await
         .unwrap();
     assert_eq!(r.status(), 404);
+}
+
+/// A shutdown during the announce step is no failed attempt, and the child is asked for
+/// its announce once however often the step is cut. (Catches: a shutdown counted as a
+/// failed attempt, five of which marked the announce failed and never sent, and the
+/// announce prompt appended to the child's transcript again at each retry.)
+#[tokio::test]
+async fn a_shutdown_during_the_announce_step_costs_no_attempt_and_asks_once() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "spawn a reporter",
+        Step::ToolCalls(vec![spawn_call("reporting child", json!({}))]),
+    );
+    fake.push_for("spawn a reporter", Step::Text("spawned".into()));
+    fake.push_for("Your task has ended", Step::Hang);
+    fake.push_for("Your task has ended", Step::Hang);
+    fake.push_for("Your task has ended", Step::Text("final summary".into()));
+    let mut gw = start(&fake, json!({"gateway": {"shutdownGrace": "200ms"}})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("spawn a reporter").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "spawned");
+    // The parent's two calls, the child's, then the announce step, cut twice.
+    for requests in [4, 5] {
+        fake.wait_for_requests(requests, WAIT).await.unwrap();
+        assert_eq!(gw.terminate().await.unwrap().code(), Some(0));
+        gw.restart().await.unwrap();
+    }
+    let mut ws = chat(&gw, "main").await;
+    let got = announces(&mut ws, 1, WAIT).await;
+    assert!(
+        got[0].starts_with("Status: success\nResult: final summary\n"),
+        "{}",
+        got[0]
+    );
+    let row = child_row(&gw, 0).await;
+    assert_eq!(
+        (&row["announceState"], &row["announceAttempts"]),
+        (&json!("queued"), &json!(0)),
+        "{row}"
+    );
+    let key = row["childSessionKey"].as_str().unwrap();
+    let transcript = crate::common::get_text(&gw, &format!("/api/sessions/{key}/transcript")).await;
+    let asked = transcript
+        .lines()
+        .filter(|l| l.contains("\"role\":\"user\"") && l.contains("Your task has ended"))
+        .count();
+    assert_eq!(asked, 1, "{transcript}");
+}
+
+/// `/subagents stop` stops a follow-up run that `/subagents send` started in a child whose
+/// first run had ended. (Catches: stopping returned early for a child with an outcome:
+/// "not running", and the follow-up ran on.)
+#[tokio::test]
+async fn subagents_stop_stops_a_follow_up_run_of_an_ended_child() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "spawn a helper",
+        Step::ToolCalls(vec![spawn_call("quick child", json!({}))]),
+    );
+    fake.push_for("spawn a helper", Step::Text("spawned".into()));
+    fake.push_for("keep digging", Step::Hang);
+    let gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("spawn a helper").await.unwrap();
+    crate::common::answer_and_announces(&mut ws, 1).await;
+    let id = child_row(&gw, 0).await["runId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let short = &id[..8];
+    ws.send_text("/subagents send 1 keep digging")
+        .await
+        .unwrap();
+    // Parent ×2, the child, its announce step, and the follow-up, which hangs.
+    fake.wait_for_requests(5, WAIT).await.unwrap();
+    ws.send_text("/subagents stop 1").await.unwrap();
+    let mut answers = vec![
+        ws.next_message(WAIT).await.unwrap(),
+        ws.next_message(WAIT).await.unwrap(),
+    ];
+    answers.sort();
+    assert_eq!(
+        answers,
+        [
+            format!("Stopping sub-agent {short} (quick child)."),
+            format!("Sub-agent {short} ended without a reply (cancelled)."),
+        ]
+    );
+    fake.wait_for_dropped(1, WAIT).await.unwrap();
+    // The child's own record is as it was: it succeeded and was announced.
+    let row = child_row(&gw, 0).await;
+    assert_eq!(
+        (&row["outcome"], &row["announceState"]),
+        (&json!("success"), &json!("queued"))
+    );
 }

@@ -327,3 +327,66 @@ async fn sigkill_with_queued_children_loses_and_duplicates_nothing() {
         "no duplicate announce"
     );
 }
+
+/// A child that ended in an error or a timeout still gets the announce step, with a prompt
+/// that says how it ended: it can sum up its partial work, or answer `ANNOUNCE_SKIP`.
+/// (Catches: the step running for `success` only.)
+#[tokio::test]
+async fn errored_and_timed_out_children_get_the_announce_step() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "two risky tasks",
+        Step::ToolCalls(vec![
+            spawn_call("failing child", json!({})),
+            spawn_call("slow child", json!({"runTimeoutSeconds": 1})),
+        ]),
+    );
+    fake.push_for("two risky tasks", Step::Text("spawned".into()));
+    fake.push_for(
+        "failing child",
+        Step::Status {
+            code: 400,
+            retry_after: None,
+            body: "{\"error\":{\"message\":\"bad request\"}}".into(),
+        },
+    );
+    fake.push_for("slow child", Step::Hang);
+    fake.push_for(
+        "Your task has ended with an error",
+        Step::Text("got halfway".into()),
+    );
+    fake.push_for(
+        "Your task has ended: it ran out of time",
+        Step::Text("ANNOUNCE_SKIP".into()),
+    );
+    let gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("two risky tasks").await.unwrap();
+    let (answer, got) = crate::common::answer_and_announces(&mut ws, 1).await;
+    assert_eq!(answer, "spawned");
+    assert!(
+        got[0].starts_with("Status: error\nResult: got halfway\nNotes: "),
+        "{}",
+        got[0]
+    );
+    // The timed-out child answered ANNOUNCE_SKIP: nothing is posted for it.
+    let mut skipped = false;
+    for _ in 0..200 {
+        let rows = crate::common::get_json(&gw, "/api/subagents").await;
+        let slow = rows["subagents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["task"] == "slow child")
+            .unwrap()
+            .clone();
+        if slow["announceState"] == "skipped" {
+            assert_eq!(slow["outcome"], "timeout");
+            skipped = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(skipped, "the timed-out child's announce was skipped");
+    fake.assert_no_violations();
+}

@@ -2,9 +2,16 @@
 //! (`collect`, `followup`, `interrupt`, `steer`), durable run creation, and recovery of
 //! unfinished runs at start.
 
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use futures::FutureExt;
 use switchboard_channels::Origin;
+
+mod waiting;
+
+pub use waiting::{after_run, drop_waiting, recover};
 
 use super::run;
 use crate::config::QueueMode;
@@ -169,13 +176,10 @@ async fn start_now(
         return Ok(None);
     };
     let run_id = row.id.clone();
-    slot.run(run::execute_started(
+    slot.run(guarded(
         rt.clone(),
-        row,
-        session,
-        setup,
-        active,
-        started,
+        run_id.clone(),
+        run::execute_started(rt.clone(), row, session, setup, active, started),
     ));
     Ok(Some(Submitted {
         inbox_id,
@@ -242,115 +246,48 @@ pub async fn enqueue_new_run(
 
 /// Put an existing run row on its lane (the run reads its row when it starts).
 pub fn schedule(rt: &Arc<Runtime>, run_id: &str, session_key: &str) {
-    let rt2 = rt.clone();
-    let id = run_id.to_string();
-    enqueue(rt, run_id, session_key, move || {
-        Box::pin(super::run::execute(rt2, id, None))
-    });
+    enqueue(rt, run_id, session_key, None);
 }
 
 /// Put a run on its lane with the row it was just created (or found) with, which saves
 /// reading it back when it starts. (Starting it checks it is still queued or running.)
 pub fn schedule_row(rt: &Arc<Runtime>, row: RunRow) {
-    let rt2 = rt.clone();
     let (id, key) = (row.id.clone(), row.session_key.clone());
-    enqueue(rt, &id, &key, move || {
-        Box::pin(super::run::execute(rt2, row.id.clone(), Some(row)))
-    });
+    enqueue(rt, &id, &key, Some(row));
 }
 
-fn enqueue(
-    rt: &Arc<Runtime>,
-    run_id: &str,
-    session_key: &str,
-    work: impl FnOnce() -> futures::future::BoxFuture<'static, ()> + Send + 'static,
-) {
+/// The run's job on its lane. The run becomes its session's active run the moment the
+/// lane starts the job, before the job's first await: `/stop` and `/subagents stop` never
+/// miss a run that left the queue but has not started yet.
+fn enqueue(rt: &Arc<Runtime>, run_id: &str, session_key: &str, row: Option<RunRow>) {
+    let rt2 = rt.clone();
+    let (id, key) = (run_id.to_string(), session_key.to_string());
     rt.lanes.get(lane_for(session_key)).enqueue(Job {
         run_id: run_id.to_string(),
         session_key: session_key.to_string(),
-        work: Box::new(work),
+        work: Box::new(move || {
+            let active = run::Activation::new(&rt2, &key, &id);
+            let run = run::execute(rt2.clone(), id.clone(), row, active);
+            Box::pin(guarded(rt2, id, run))
+        }),
     });
 }
 
-/// At start: queue every run that was queued or running when the process stopped (a
-/// running one resumes from its stored transcript), and a run for any session whose
-/// inbox holds messages that no run took.
-pub async fn recover(rt: &Arc<Runtime>) -> Result<usize> {
-    let runs = rt.store.unfinished_runs().await?;
-    let mut n = 0;
-    let interrupt =
-        rt.config().agents.defaults.subagents.on_restart == crate::config::OnRestart::Interrupt;
-    for run in &runs {
-        if interrupt
-            && run.lane == queue::SUBAGENT
-            && run.status == crate::store::RunStatus::Running
-        {
-            tracing::info!(run_id = %run.id, "sub-agent run was mid-flight; ending it as interrupted (subagents.onRestart)");
-            let end = crate::store::RunEnd {
-                steps: run.steps,
-                input_tokens: run.input_tokens,
-                output_tokens: run.output_tokens,
-                cost_usd: run.cost_usd,
-                archive_after_ms: crate::subagents::control::archive_after_ms(rt),
-                ..crate::store::RunEnd::bare(
-                    crate::store::RunStatus::Interrupted,
-                    Some("interrupted by a gateway restart".into()),
-                )
-            };
-            rt.store.finish_run(&run.id, &end).await?;
-            continue;
-        }
-        tracing::info!(run_id = %run.id, session = %run.session_key, status = ?run.status, "recovering run");
-        schedule_row(rt, run.clone());
-        n += 1;
+/// A run's job, made safe against a panic anywhere in it (provider, tool, store glue): the
+/// panic is caught here, the run ends `failed` with a notice in its chat and a `run.ended`
+/// event, and the lane slot is freed as after any job. (The run's state, its activation
+/// included, is dropped with the panicked future before that.)
+async fn guarded(rt: Arc<Runtime>, run_id: String, run: impl Future<Output = ()> + Send) {
+    if let Err(panic) = AssertUnwindSafe(run).catch_unwind().await {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_string());
+        run::after_panic(&rt, &run_id, &what).await;
     }
-    for (key, agent_id) in rt.store.sessions_with_inbox().await? {
-        if runs.iter().any(|r| r.session_key == key) {
-            continue;
-        }
-        let session = rt.store.ensure_session(&key, &agent_id, None).await?;
-        let origin = session.origin.clone();
-        enqueue_new_run(rt, &key, &agent_id, &session.id, true, origin.as_ref()).await?;
-        n += 1;
-    }
-    Ok(n)
 }
 
-/// After a run ended (and stopped being the session's active run) with `waiting` messages
-/// left in its session's inbox (counted when it ended): if any still wait and no run is
-/// queued for them, queue one.
-///
-/// In `steer` mode the count is not enough: a message stored after the run's end was
-/// committed but while it still looked active was left to it, so the inbox is read again
-/// now that it no longer is. (A message's submit stores it, then looks at the active run:
-/// one of the two sides always sees the other.) In the other modes a message only counts
-/// on a queued run, which has not claimed yet.
-pub async fn after_run(
-    rt: &Arc<Runtime>,
-    session_key: &str,
-    agent_id: &str,
-    waiting: i64,
-) -> Result<()> {
-    let steer = rt.config().messages.queue.mode == QueueMode::Steer;
-    if (waiting == 0 && !steer) || rt.shutdown.is_cancelled() {
-        return Ok(());
-    }
-    if rt.lanes.get(lane_for(session_key)).has_queued(session_key) {
-        return Ok(());
-    }
-    if rt.store.inbox_len(session_key).await? == 0 {
-        return Ok(());
-    }
-    let session = rt.store.ensure_session(session_key, agent_id, None).await?;
-    let claim_all = rt.config().messages.queue.mode != QueueMode::Followup;
-    enqueue_new_run(
-        rt,
-        session_key,
-        agent_id,
-        &session.id,
-        claim_all,
-        session.origin.as_ref(),
-    )
-    .await?;
-    Ok(())
-}
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;

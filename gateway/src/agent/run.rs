@@ -1,36 +1,37 @@
 //! The agent loop of one run: claim waiting messages, call the model, execute tool
 //! calls, store every message as it happens, and end the run with its reply queued in
 //! the outbox (in the same transaction). Cancellation is one token for the whole run.
+//! The loop's steps are in `steps`, the run's end in `end`, what follows it in `after`.
+
+mod after;
+mod end;
+mod steps;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
+use serde_json::json;
+use switchboard_channels::Origin;
 
 use super::models::{self, ModelError, ResolvedModel};
-use super::provider::{
-    complete_with_retry, ChatMessage, ModelRequest, ProviderError, RetryPolicy, Usage,
-};
-use super::tools::{Tool, ToolContext, ToolError};
-use super::{dispatch, prompt, transcript};
-use crate::config::{AgentEntry, Config, QueueMode};
+use super::provider::{ChatMessage, Usage};
+use super::{prompt, transcript};
+use crate::config::{AgentEntry, Config};
 use crate::routing;
 use crate::runtime::{ActiveRun, CancelReason, Runtime};
 use crate::store::{
-    Claim, MessageRow, NewMessage, RunEnd, RunFinished, RunRow, RunStatus, SessionRow, Started,
-    StoreError, ToolCallRecord,
+    now_ms, Claim, MessageRow, RunFinished, RunRow, RunStatus, SessionRow, Started, StoreError,
 };
+use after::after;
+pub use after::after_panic;
+use end::{finish, finish_with_reply, stopped_before_start, stopped_waiting};
+use steps::{run_loop, LoopCtx, LoopEnd};
 
-/// Most characters of one tool result kept in the transcript.
-const MAX_TOOL_RESULT: usize = 64 * 1024;
-/// Upper bound on tokens the model may produce per call.
-const MAX_TOKENS: u32 = 4096;
-
-/// Run `run_id` to its end (`row`: its row, if the caller has it; else it is read).
-/// Errors are logged and recorded on the run; never panics.
-pub async fn execute(rt: Arc<Runtime>, run_id: String, row: Option<RunRow>) {
-    let ended = execute_inner(&rt, &run_id, row).await;
+/// Run `run_id` to its end (`row`: its row, if the caller has it; else it is read), as
+/// the session's active run `active` (made so when its lane started it). Errors are
+/// logged and recorded on the run.
+pub async fn execute(rt: Arc<Runtime>, run_id: String, row: Option<RunRow>, active: Activation) {
+    let ended = execute_inner(&rt, &run_id, row, active).await;
     after(&rt, &run_id, ended).await;
 }
 
@@ -50,57 +51,31 @@ pub async fn execute_started(
     after(&rt, &run_id, ended).await;
 }
 
-/// After a run: its announce, the session's waiting messages, or the record of a store
-/// error that stopped it.
-async fn after(
-    rt: &Arc<Runtime>,
-    run_id: &str,
-    ended: Result<Option<(RunRow, RunFinished)>, StoreError>,
-) {
-    match ended {
-        Ok(Some((run, finished))) => {
-            if finished.announce {
-                crate::subagents::announce::schedule(rt, &run.id);
-            }
-            if let Err(e) =
-                dispatch::after_run(rt, &run.session_key, &run.agent_id, finished.waiting).await
-            {
-                tracing::error!(run_id, error = %e, "cannot schedule waiting messages");
-            }
-        }
-        Ok(None) => {}
-        Err(e) => {
-            tracing::error!(run_id, error = %e, "run failed on a store error");
-            let end = RunEnd {
-                deliver: Some(format!("⚠️ Internal error, the run was stopped: {e}")),
-                ..RunEnd::bare(RunStatus::Failed, Some(e.to_string()))
-            };
-            if let Ok(f) = rt.store.finish_run(run_id, &end).await {
-                if f.announce {
-                    crate::subagents::announce::schedule(rt, run_id);
-                }
-            }
-            rt.outbox_wake.notify_one();
-        }
-    }
-}
-
-/// How the loop ended.
-enum LoopEnd {
-    /// The model's final answer, not yet stored.
-    Final(String),
-    StepLimit(u32),
-    Provider(ProviderError),
-    Fatal(String),
-    Store(StoreError),
-}
-
-/// Progress shared between the loop and the code that ends the run.
+/// Progress shared between the loop and the code that ends the run. A resumed run starts
+/// from what its row recorded before the restart (steps and usage), so its step budget,
+/// its Stats and its cost go on from there.
 #[derive(Default)]
 struct Progress {
     steps: u32,
     usage: Usage,
+    /// Inbox ids of the messages this run claimed (in this process).
     claimed: Vec<i64>,
+    /// Where the run's replies go: the chat of the newest message it claimed.
+    reply_origin: Option<Origin>,
+}
+
+impl Progress {
+    fn of(run: &RunRow) -> Progress {
+        Progress {
+            steps: run.steps.max(0) as u32,
+            usage: Usage {
+                input_tokens: run.input_tokens.max(0) as u64,
+                output_tokens: run.output_tokens.max(0) as u64,
+            },
+            claimed: Vec::new(),
+            reply_origin: run.origin.clone(),
+        }
+    }
 }
 
 /// What a run is set up with before it starts: the config in force, its agent's entry and
@@ -169,6 +144,7 @@ async fn execute_inner(
     rt: &Arc<Runtime>,
     run_id: &str,
     row: Option<RunRow>,
+    active: Activation,
 ) -> Result<Option<(RunRow, RunFinished)>, StoreError> {
     let row = match row {
         Some(row) => Some(row),
@@ -185,7 +161,9 @@ async fn execute_inner(
         .store
         .ensure_session(&run.session_key, &run.agent_id, None)
         .await?;
-    let active = Activation::new(rt, &run.session_key, &run.id);
+    if active.active.cancel.is_cancelled() {
+        return stopped_before_start(rt, run, &active).await;
+    }
     let setup = Setup::new(rt, &run.agent_id, run.model.as_deref());
     // A run that was already running when the process stopped claimed its messages then;
     // resuming it must not take more (they belong to the runs queued behind it).
@@ -232,18 +210,18 @@ async fn run_started(
     let Started {
         claimed,
         transcript: rows,
+        started_at,
     } = started;
     let Setup { cfg, agent, model } = setup;
     let active = &activation.active;
     let is_subagent = run.lane == crate::queue::SUBAGENT;
 
-    let mut progress = Progress::default();
+    let mut progress = Progress::of(&run);
     progress.claimed.extend(claimed.iter().map(|c| c.id));
     // Replies go where the newest message of this turn came from.
-    let reply_origin = claimed
-        .last()
-        .map(|c| c.origin.clone())
-        .or(run.origin.clone());
+    if let Some(last) = claimed.last() {
+        progress.reply_origin = Some(last.origin.clone());
+    }
     if claimed.is_empty() && !transcript::needs_answer(&rows) {
         let finished = finish(rt, &run, RunStatus::Succeeded, None, &progress, None, None).await?;
         return Ok(Some((run, finished)));
@@ -265,7 +243,8 @@ async fn run_started(
             return Ok(Some((run, finished)));
         }
     };
-    let typing = reply_origin
+    let typing = progress
+        .reply_origin
         .as_ref()
         .and_then(|o| rt.channel(&o.channel).map(|c| (c, o.clone())));
     if let Some((ch, o)) = &typing {
@@ -284,6 +263,11 @@ async fn run_started(
         None if is_subagent => None,
         None => cfg.agents.defaults.timeout,
     };
+    // The run's clock runs from its first start, through restarts: a resumed run gets
+    // what is left of its timeout.
+    let first_start = started_at.or(run.started_at).unwrap_or_else(now_ms);
+    let elapsed = Duration::from_millis((now_ms() - first_start).max(0) as u64);
+    let time_left = run_timeout.map(|limit| limit.saturating_sub(elapsed));
     let cancel = active.cancel.clone();
     let ctx = LoopCtx {
         rt,
@@ -295,13 +279,14 @@ async fn run_started(
         tools,
         is_subagent,
         cancel: cancel.clone(),
-        origin: reply_origin.clone(),
     };
 
-    let outcome = {
+    let outcome = if time_left == Some(Duration::ZERO) {
+        Some(None)
+    } else {
         let fut = run_loop(&ctx, rows, &mut progress);
         tokio::select! {
-            r = maybe_timeout(run_timeout, fut) => Some(r),
+            r = maybe_timeout(time_left, fut) => Some(r),
             _ = cancel.cancelled() => None,
         }
     };
@@ -311,16 +296,16 @@ async fn run_started(
     let finished = match outcome {
         None => match active.reason() {
             Some(CancelReason::Shutdown) | None => {
-                // Checkpoint: everything so far is stored; resume at the next start.
+                // Checkpoint: everything so far is stored; the run stays `running` and
+                // resumes (or, per `subagents.onRestart`, is interrupted) at the next start.
                 rt.store
-                    .update_run_usage(
+                    .checkpoint_run(
                         run_id,
                         progress.steps as i64,
                         progress.usage.input_tokens as i64,
                         progress.usage.output_tokens as i64,
                     )
                     .await?;
-                rt.store.requeue_run(run_id).await?;
                 tracing::info!(
                     run_id,
                     "run interrupted by shutdown; it resumes at the next start"
@@ -329,7 +314,7 @@ async fn run_started(
                 return Ok(None);
             }
             Some(_) => {
-                finish(
+                let mut finished = finish(
                     rt,
                     &run,
                     RunStatus::Cancelled,
@@ -338,7 +323,9 @@ async fn run_started(
                     Some(&model),
                     None,
                 )
-                .await?
+                .await?;
+                finished.waiting = stopped_waiting();
+                finished
             }
         },
         Some(None) => {
@@ -413,284 +400,6 @@ async fn maybe_timeout<F: std::future::Future>(
         Some(d) => tokio::time::timeout(d, fut).await.ok(),
         None => Some(fut.await),
     }
-}
-
-async fn finish(
-    rt: &Runtime,
-    run: &RunRow,
-    status: RunStatus,
-    error: Option<String>,
-    progress: &Progress,
-    model: Option<&ResolvedModel>,
-    deliver: Option<String>,
-) -> Result<RunFinished, StoreError> {
-    let end = RunEnd {
-        error,
-        deliver,
-        ..progress_end(status, progress, model)
-    };
-    end_run(rt, run, end, progress, None).await
-}
-
-async fn finish_with_reply(
-    rt: &Runtime,
-    run: &RunRow,
-    session_id: &str,
-    progress: &Progress,
-    model: &ResolvedModel,
-    reply: String,
-    deliver: Option<String>,
-) -> Result<RunFinished, StoreError> {
-    let last = NewMessage::assistant(reply.clone(), Vec::new());
-    let end = RunEnd {
-        reply: Some(reply),
-        deliver,
-        ..progress_end(RunStatus::Succeeded, progress, Some(model))
-    };
-    end_run(rt, run, end, progress, Some((session_id, &last))).await
-}
-
-/// A run's end with the steps, usage and cost it got to (no error, reply or delivery yet).
-fn progress_end(status: RunStatus, progress: &Progress, model: Option<&ResolvedModel>) -> RunEnd {
-    let (input, output) = (progress.usage.input_tokens, progress.usage.output_tokens);
-    RunEnd {
-        model: model.map(|m| m.reference.clone()),
-        steps: progress.steps as i64,
-        input_tokens: input as i64,
-        output_tokens: output as i64,
-        cost_usd: models::estimate_cost(model.and_then(|m| m.cost), input, output),
-        ..RunEnd::bare(status, None)
-    }
-}
-
-/// End the run; `last`, its final answer (and the session it belongs to), is stored in the
-/// same transaction.
-async fn end_run(
-    rt: &Runtime,
-    run: &RunRow,
-    mut end: RunEnd,
-    progress: &Progress,
-    last: Option<(&str, &NewMessage)>,
-) -> Result<RunFinished, StoreError> {
-    if run.lane == crate::queue::SUBAGENT {
-        end.archive_after_ms = crate::subagents::control::archive_after_ms(rt);
-    }
-    // An HTTP API caller reads the reply from the run (or its `wait` answer): there is
-    // nothing to deliver, so no outbox row to write, claim and mark.
-    if run
-        .origin
-        .as_ref()
-        .is_some_and(|o| o.channel == crate::outbox::API_CHANNEL)
-    {
-        end.deliver = None;
-    }
-    let finished = rt.store.finish_run_with(&run.id, &end, last).await?;
-    if end.deliver.is_some() {
-        rt.outbox_wake.notify_one();
-    }
-    tracing::info!(run_id = %run.id, session = %run.session_key, status = end.status.as_str(), steps = end.steps, "run ended");
-    rt.emit_run_ended(
-        &run.session_key,
-        json!({
-            "type": "run.ended",
-            "runId": run.id,
-            "sessionKey": run.session_key,
-            "status": end.status.as_str(),
-            "error": end.error,
-            "reply": end.reply,
-            "claimed": progress.claimed,
-        }),
-    );
-    Ok(finished)
-}
-
-struct LoopCtx<'a> {
-    rt: &'a Arc<Runtime>,
-    run: &'a RunRow,
-    session_id: &'a str,
-    cfg: &'a Config,
-    model: &'a ResolvedModel,
-    system: String,
-    tools: std::collections::BTreeMap<String, Arc<dyn Tool>>,
-    is_subagent: bool,
-    cancel: CancellationToken,
-    origin: Option<switchboard_channels::Origin>,
-}
-
-async fn run_loop(
-    ctx: &LoopCtx<'_>,
-    mut rows: Vec<MessageRow>,
-    progress: &mut Progress,
-) -> LoopEnd {
-    let specs = ctx.rt.tools.specs(&ctx.tools);
-    let defaults = &ctx.cfg.agents.defaults;
-    let policy = RetryPolicy::new(
-        ctx.model.max_retries,
-        Duration::from_secs(defaults.step_timeout_seconds.clamp(1, 1800)),
-    );
-    let steer = ctx.cfg.messages.queue.mode == QueueMode::Steer;
-    let run_id = ctx.run.id.as_str();
-    loop {
-        if progress.steps >= defaults.max_steps {
-            return LoopEnd::StepLimit(progress.steps);
-        }
-        if steer && progress.steps > 0 {
-            match ctx
-                .rt
-                .store
-                .claim_inbox(&ctx.run.session_key, ctx.session_id, run_id, Claim::All)
-                .await
-            {
-                Ok(items) if !items.is_empty() => {
-                    progress.claimed.extend(items.iter().map(|i| i.id));
-                    match ctx.rt.store.transcript(ctx.session_id).await {
-                        Ok(r) => rows = r,
-                        Err(e) => return LoopEnd::Store(e),
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => return LoopEnd::Store(e),
-            }
-        }
-        let req = ModelRequest {
-            model: ctx.model.model_id.clone(),
-            system: ctx.system.clone(),
-            messages: transcript::to_chat(&rows),
-            tools: specs.clone(),
-            max_tokens: MAX_TOKENS,
-        };
-        progress.steps += 1;
-        ctx.rt.emit(
-            &ctx.run.session_key,
-            json!({"type": "run.step", "runId": run_id, "step": progress.steps}),
-        );
-        let resp = complete_with_retry(ctx.model.provider.as_ref(), &req, policy, |n, e, d| {
-            tracing::warn!(run_id, attempt = n, error = %e, delay = ?d, "model call failed; retrying");
-        })
-        .await;
-        let resp = match resp {
-            Ok(r) => r,
-            Err(e) => return LoopEnd::Provider(e),
-        };
-        progress.usage.input_tokens += resp.usage.input_tokens;
-        progress.usage.output_tokens += resp.usage.output_tokens;
-        if resp.tool_calls.is_empty() {
-            // Stored with the run's end, in one transaction.
-            return LoopEnd::Final(resp.text);
-        }
-        let msg = NewMessage::assistant(resp.text.clone(), resp.tool_calls.clone());
-        if let Err(e) = append(ctx, &mut rows, msg).await {
-            return LoopEnd::Store(e);
-        }
-        if let Err(e) = ctx
-            .rt
-            .store
-            .update_run_usage(
-                run_id,
-                progress.steps as i64,
-                progress.usage.input_tokens as i64,
-                progress.usage.output_tokens as i64,
-            )
-            .await
-        {
-            return LoopEnd::Store(e);
-        }
-        for call in &resp.tool_calls {
-            ctx.rt.emit(
-                &ctx.run.session_key,
-                json!({"type": "run.tool", "runId": run_id, "tool": call.name, "callId": call.id}),
-            );
-            let result = match call_tool(ctx, call).await {
-                Ok(text) => text,
-                Err(ToolError::Model(msg)) => format!("error: {msg}"),
-                Err(ToolError::Fatal(msg)) => {
-                    return LoopEnd::Fatal(format!("tool `{}` failed: {msg}", call.name))
-                }
-            };
-            let result: String = if result.len() > MAX_TOOL_RESULT {
-                let cut: String = result.chars().take(MAX_TOOL_RESULT).collect();
-                format!("{cut}\n…(truncated)")
-            } else {
-                result
-            };
-            if let Err(e) = append(ctx, &mut rows, NewMessage::tool(call, result)).await {
-                return LoopEnd::Store(e);
-            }
-        }
-    }
-}
-
-/// Store a message and keep the in-memory transcript in step.
-async fn append(
-    ctx: &LoopCtx<'_>,
-    rows: &mut Vec<MessageRow>,
-    m: NewMessage,
-) -> Result<(), StoreError> {
-    let seq = ctx
-        .rt
-        .store
-        .append_message(ctx.session_id, Some(&ctx.run.id), &m)
-        .await?;
-    rows.push(MessageRow {
-        seq,
-        session_id: ctx.session_id.to_string(),
-        run_id: Some(ctx.run.id.clone()),
-        role: m.role,
-        content: m.content,
-        tool_calls: m.tool_calls,
-        tool_call_id: m.tool_call_id,
-        tool_name: m.tool_name,
-        created_at: crate::store::now_ms(),
-    });
-    Ok(())
-}
-
-/// Execute one tool call; bad names and bad arguments are told to the model.
-async fn call_tool(ctx: &LoopCtx<'_>, call: &ToolCallRecord) -> Result<String, ToolError> {
-    if ctx.is_subagent && super::tools::SUBAGENT_FORBIDDEN.contains(&call.name.as_str()) {
-        return Err(ToolError::Model(format!(
-            "forbidden: sub-agents cannot use `{}`",
-            call.name
-        )));
-    }
-    let Some(tool) = ctx.tools.get(&call.name) else {
-        let available: Vec<&str> = ctx.tools.keys().map(String::as_str).collect();
-        return Err(ToolError::Model(format!(
-            "unknown tool `{}`; available tools: {}",
-            call.name,
-            if available.is_empty() {
-                "none".to_string()
-            } else {
-                available.join(", ")
-            }
-        )));
-    };
-    let args: Value = if call.arguments.trim().is_empty() {
-        json!({})
-    } else {
-        serde_json::from_str(&call.arguments).map_err(|e| {
-            ToolError::Model(format!(
-                "the arguments of `{}` are not valid JSON ({e}); send a JSON object",
-                call.name
-            ))
-        })?
-    };
-    if !args.is_object() {
-        return Err(ToolError::Model(format!(
-            "the arguments of `{}` must be a JSON object",
-            call.name
-        )));
-    }
-    let tctx = ToolContext {
-        origin: ctx.origin.as_ref(),
-        rt: ctx.rt,
-        session_key: &ctx.run.session_key,
-        agent_id: &ctx.run.agent_id,
-        run_id: &ctx.run.id,
-        is_subagent: ctx.is_subagent,
-        cancel: ctx.cancel.child_token(),
-    };
-    tool.call(&tctx, args).await
 }
 
 /// Convert the transcript for inspection (used by commands and the API).

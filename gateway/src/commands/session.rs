@@ -43,10 +43,13 @@ pub async fn new_session(rt: &Arc<Runtime>, session_key: &str) -> Result<String,
     if let Some(active) = rt.active_run(session_key) {
         active.cancel(CancelReason::User);
     }
-    rt.lanes
+    // Runs and messages that waited for the old session end with it (and say so to
+    // whoever waits for them); none comes back at the next start.
+    let queued = rt
+        .lanes
         .get(dispatch::lane_for(session_key))
         .remove_queued(session_key);
-    rt.store.clear_inbox(session_key).await?;
+    dispatch::drop_waiting(rt, session_key, &queued, "dropped by /new").await?;
     let archived = rt.store.archive_session(session_key).await?;
     Ok(match archived {
         Some(s) => format!(
@@ -63,14 +66,13 @@ pub async fn stop(rt: &Arc<Runtime>, session_key: &str) -> Result<String, StoreE
         active.cancel(CancelReason::User);
         stopped += 1;
     }
-    let dropped_runs = rt
+    let queued = rt
         .lanes
         .get(dispatch::lane_for(session_key))
         .remove_queued(session_key);
-    for id in &dropped_runs {
-        rt.store.cancel_queued_run(id).await?;
-    }
-    let dropped_msgs = rt.store.clear_inbox(session_key).await?;
+    let dropped_msgs = dispatch::drop_waiting(rt, session_key, &queued, "stopped by /stop")
+        .await?
+        .len();
     let children = crate::subagents::control::stop_children_of(
         rt,
         session_key,

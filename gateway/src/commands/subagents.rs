@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::agent::dispatch;
 use crate::agent::waiters::RunWait;
 use crate::runtime::Runtime;
-use crate::store::{now_ms, Role, StoreError, SubagentRow};
+use crate::store::{now_ms, NewInbound, NewRun, Role, StoreError, SubagentRow};
 use crate::subagents::control::{self, resolve};
 use crate::subagents::render;
 
@@ -223,29 +223,35 @@ async fn send(rt: &Arc<Runtime>, row: &SubagentRow, message: &str) -> Result<Str
         kind: switchboard_channels::ChatKind::Direct,
         reply_handle: None,
     };
-    let inbox_id = rt
-        .store
-        .push_inbox(
-            &row.child_session_key,
-            &origin,
-            &row.requester_session_key,
-            message,
-        )
-        .await?;
-    if !rt
-        .lanes
-        .get(crate::queue::SUBAGENT)
-        .has_queued(&row.child_session_key)
-    {
-        dispatch::enqueue_new_run(
-            rt,
-            &row.child_session_key,
-            &row.agent_id,
-            &session.id,
-            true,
-            None,
-        )
-        .await?;
+    // The message and, unless one is queued for the child already, the run that takes it
+    // commit together: a crash cannot leave the message without a run.
+    let lane = rt.lanes.get(crate::queue::SUBAGENT);
+    let run_id = uuid::Uuid::new_v4().to_string();
+    let run = (!lane.has_queued(&row.child_session_key)).then(|| NewRun {
+        id: &run_id,
+        session_key: &row.child_session_key,
+        session_id: &session.id,
+        agent_id: &row.agent_id,
+        lane: crate::queue::SUBAGENT,
+        claim_all: true,
+        origin: None,
+        model: row.model.as_deref(),
+        timeout_ms: None,
+    });
+    let inbound = NewInbound {
+        session_key: &row.child_session_key,
+        origin: &origin,
+        sender_id: &row.requester_session_key,
+        text: message,
+        message_id: None,
+    };
+    let Some((inbox_id, queued)) = rt.store.accept_message(&inbound, run.as_ref()).await? else {
+        return Err(StoreError::Corrupt(
+            "a message without an id was reported as a duplicate".into(),
+        ));
+    };
+    if let Some(queued) = queued {
+        dispatch::schedule_row(rt, queued);
     }
     Ok(
         match run_ends.wait_for_claiming_run(inbox_id, SEND_WAIT).await {

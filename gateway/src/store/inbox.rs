@@ -6,9 +6,8 @@ use switchboard_channels::Origin;
 
 use sqlx::sqlite::SqliteRow;
 
-use super::runs::{
-    queued_row, start_args, start_sql, NewRun, RunRow, RunStatus, StartRun, Started,
-};
+use super::runs::{queued_row, NewRun, RunRow, RunStatus};
+use super::starts::{start_args, start_sql, StartRun, Started};
 use super::writer::{script, Args, Script};
 use super::{from_json, now_ms, to_json, Result, Store};
 
@@ -140,17 +139,36 @@ impl Store {
     }
 }
 
+/// A session key with messages waiting in the inbox (see [`Store::sessions_with_inbox`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitingSession {
+    pub key: String,
+    /// The agent of the key's newest session, if it ever had one.
+    pub agent_id: Option<String>,
+    /// Whether the key has an active session (none: it was archived, or never created).
+    pub active: bool,
+}
+
 impl Store {
-    /// Sessions (key, agent id) that have waiting messages.
-    pub async fn sessions_with_inbox(&self) -> Result<Vec<(String, String)>> {
+    /// Session keys that have waiting messages.
+    pub async fn sessions_with_inbox(&self) -> Result<Vec<WaitingSession>> {
         let rows = sqlx::query(
-            "SELECT DISTINCT i.session_key AS key, COALESCE(s.agent_id, 'main') AS agent_id
-             FROM inbox i LEFT JOIN sessions s ON s.key = i.session_key AND s.status = 'active'",
+            "SELECT k.key AS key,
+                 (SELECT s.agent_id FROM sessions s WHERE s.key = k.key
+                     ORDER BY s.status = 'active' DESC, s.created_at DESC, s.rowid DESC LIMIT 1) AS agent_id,
+                 EXISTS (SELECT 1 FROM sessions s WHERE s.key = k.key AND s.status = 'active') AS active
+             FROM (SELECT DISTINCT session_key AS key FROM inbox) k",
         )
         .fetch_all(&mut *self.reader().await)
         .await?;
         rows.iter()
-            .map(|r| Ok((r.try_get("key")?, r.try_get("agent_id")?)))
+            .map(|r| {
+                Ok(WaitingSession {
+                    key: r.try_get("key")?,
+                    agent_id: r.try_get("agent_id")?,
+                    active: r.try_get("active")?,
+                })
+            })
             .collect()
     }
 }

@@ -4,14 +4,17 @@
 //!
 //! Architecture invariant: only `store` knows SQL. Callers get plain Rust rows.
 
+mod announces;
 mod channels;
 mod conns;
 mod inbox;
+mod interrupts;
 mod ledger;
 mod messages;
 mod outbox;
 mod runs;
 mod sessions;
+mod starts;
 mod subagents;
 mod transcripts;
 mod writer;
@@ -25,12 +28,13 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use conns::Conns;
 
 pub use channels::{Pairing, PairingRow};
-pub use inbox::{Claim, InboxItem, NewInbound};
+pub use inbox::{Claim, InboxItem, NewInbound, WaitingSession};
 pub use ledger::PoisonedUpdate;
 pub use messages::{MessageRow, NewMessage, Role, ToolCallRecord};
 pub use outbox::OutboxRow;
-pub use runs::{NewRun, RunEnd, RunFinished, RunRow, RunStatus, Started};
+pub use runs::{NewRun, RunEnd, RunFinished, RunRow, RunStatus};
 pub use sessions::SessionRow;
+pub use starts::Started;
 pub use subagents::{NewSubagent, SubagentRow};
 
 /// Embedded migrations, applied at start.

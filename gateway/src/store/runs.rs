@@ -1,15 +1,12 @@
 //! Runs: one agent turn (or sub-agent run) each, with its lifecycle and usage.
-//! Ending a run and queueing its reply in the outbox happen in one transaction.
-
-use std::sync::Arc;
+//! Ending a run and queueing its reply in the outbox happen in one transaction. (Starting
+//! a run is in `starts`, runs cut short outside their loop in `interrupts`.)
 
 use serde::Serialize;
-use sqlx::sqlite::SqliteRow;
 use sqlx::Row;
 use switchboard_channels::Origin;
 
-use super::inbox::{row_to_claimed, Claim, InboxItem};
-use super::messages::{bind_message, row_to_message, MessageRow, NewMessage};
+use super::messages::{bind_message, NewMessage};
 use super::writer::{script, Args, Script};
 use super::{from_json, now_ms, to_json, Result, Store, StoreError};
 
@@ -185,16 +182,9 @@ impl RunEnd {
             reply: None,
             deliver: None,
             archive_after_ms: None,
+            drop_inbox: false,
         }
     }
-}
-
-/// What starting a run found: the messages it claimed (oldest first) and the session's
-/// whole transcript, those included.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Started {
-    pub claimed: Vec<InboxItem>,
-    pub transcript: Vec<MessageRow>,
 }
 
 /// What ending a run left behind.
@@ -217,27 +207,45 @@ pub struct RunEnd {
     pub output_tokens: i64,
     pub cost_usd: Option<f64>,
     pub reply: Option<String>,
-    /// Text to deliver to the run's origin through the outbox (key `run:<id>:reply`).
+    /// Text to deliver through the outbox (key `run:<id>:reply`), to the chat of the newest
+    /// message the run claimed (else the run's origin). Not for a run without an origin
+    /// (a sub-agent's) or whose answer goes to an HTTP API caller (it reads the run).
     pub deliver: Option<String>,
     /// For a sub-agent's spawn run: archive its session this long after it ends (None = never).
     pub archive_after_ms: Option<i64>,
+    /// Drop the messages waiting in the run's session with it (a child stopped before it
+    /// started: its task goes with it, so no later start runs it).
+    pub drop_inbox: bool,
 }
 
-/// Ending a run: each statement is a no-op when its part does not apply (no last message,
-/// no reply to deliver or no origin to deliver it to, not a sub-agent's spawn run or its
-/// end recorded before, no archive timer). `changes()` in the last one is the count of
-/// the registry UPDATE just before it.
+/// Ending a run that is still queued or running (an ended run is left as it is: the
+/// UPDATE returns no row). Each other statement is a no-op when its part does not apply
+/// (no last message, no inbox to drop, no reply to deliver or nowhere to deliver it, not a
+/// sub-agent's spawn run or its end recorded before, no archive timer). The reply goes to
+/// the origin of the newest message the run claimed (a session shared by several chats
+/// answers each in its own), else to the run's; never to the HTTP API channel, whose
+/// callers read the run. `changes()` in the outbox INSERT is the run UPDATE's count, in
+/// the last statement the registry UPDATE's.
 static FINISH: Script = script!(
     "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
-         SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ? AND EXISTS (SELECT 1 FROM runs WHERE id = ?);
+         SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ?
+             AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND status IN ('queued', 'running'));
+     DELETE FROM inbox WHERE ? AND session_key =
+         (SELECT session_key FROM runs WHERE id = ? AND status IN ('queued', 'running'));
      UPDATE runs SET status = ?, error = ?, model = COALESCE(?, model), steps = ?, input_tokens = ?,
              output_tokens = ?, cost_usd = ?, reply = ?, ended_at = ?
-         WHERE id = ?
+         WHERE id = ? AND status IN ('queued', 'running')
          RETURNING 'run' AS part,
              (SELECT COUNT(*) FROM inbox i WHERE i.session_key = runs.session_key) AS waiting;
      INSERT INTO outbox (key, channel, origin, text, next_attempt_at, created_at)
-         SELECT ?, json_extract(origin, '$.channel'), origin, ?, ?, ? FROM runs
-         WHERE id = ? AND origin IS NOT NULL AND ?
+         SELECT ?, json_extract(o, '$.channel'), o, ?, ?, ? FROM (
+             SELECT CASE WHEN r.origin IS NULL THEN NULL ELSE COALESCE(
+                 (SELECT m.origin FROM messages m
+                     WHERE m.session_id = r.session_id AND m.run_id = r.id AND m.origin IS NOT NULL
+                     ORDER BY m.seq DESC LIMIT 1),
+                 r.origin) END AS o
+             FROM runs r WHERE r.id = ? AND changes() = 1)
+         WHERE o IS NOT NULL AND ? AND json_extract(o, '$.channel') <> ?
          ON CONFLICT(key) DO NOTHING;
      UPDATE subagent_runs SET outcome = ?, error = COALESCE(?, error), ended_at = ?,
              announce_state = 'pending', archive_at = ?
@@ -248,125 +256,6 @@ static FINISH: Script = script!(
          WHERE run_id = ? AND archive_at IS NOT NULL AND changes() = 1
          ON CONFLICT(kind, target) DO UPDATE SET due_at = excluded.due_at;"
 );
-
-/// Starting a run: every statement after the UPDATE acts only if it started the run
-/// (after it, the run is `running` exactly when it was queued or running before). (A
-/// macro, so the accept-and-start script can repeat it.)
-macro_rules! start_sql {
-    () => {
-        "UPDATE runs SET status = 'running', started_at = ?, session_id = ?, model = COALESCE(model, ?)
-             WHERE id = ? AND status IN ('queued', 'running')
-             RETURNING 'started' AS part;
-         INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id, origin, sender_id)
-             SELECT ?, ?, 'user', text, ?, id, origin, sender_id FROM inbox
-             WHERE session_key = ? AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND status = 'running')
-             ORDER BY id LIMIT ?
-             RETURNING 'claimed' AS part, inbox_id, origin, sender_id, content;
-         SELECT 'transcript' AS part, * FROM messages
-             WHERE session_id = ? AND seq > ?
-                 AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND status = 'running')
-             ORDER BY seq;\n"
-    };
-}
-pub(super) use start_sql;
-
-static START: Script = script!(start_sql!());
-
-/// A run's start, as `start_sql!` takes it.
-pub(super) struct StartRun<'a> {
-    pub(super) id: &'a str,
-    pub(super) session_key: &'a str,
-    pub(super) session_id: &'a str,
-    pub(super) model: Option<&'a str>,
-    pub(super) claim: Option<Claim>,
-    /// The session's transcript as cached: the start reads the messages after it.
-    pub(super) cached: Arc<Vec<MessageRow>>,
-}
-
-/// The binds of `start_sql!` for `run`, after `args`.
-pub(super) fn start_args(args: Args, run: &StartRun<'_>, now: i64) -> Args {
-    let StartRun {
-        id,
-        session_key,
-        session_id,
-        model,
-        claim,
-        ..
-    } = *run;
-    let limit: i64 = match claim {
-        Some(Claim::All) => -1,
-        Some(Claim::Oldest) => 1,
-        None => 0,
-    };
-    args
-        // UPDATE
-        .bind(now)
-        .bind(session_id)
-        .bind(model)
-        .bind(id)
-        // INSERT … SELECT (the claim)
-        .bind(session_id)
-        .bind(id)
-        .bind(now)
-        .bind(session_key)
-        .bind(id)
-        .bind(limit)
-        // SELECT (the transcript past the cached part)
-        .bind(session_id)
-        .bind(run.cached.last().map_or(0, |m| m.seq))
-        .bind(id)
-}
-
-impl Store {
-    /// What the script's `start_sql!` for `run` found (`None` if it did not start it),
-    /// with the whole transcript: the cached part, then what the script read, which is
-    /// cached in turn.
-    pub(super) fn started(
-        &self,
-        run: &StartRun<'_>,
-        rows: &[SqliteRow],
-    ) -> Result<Option<Started>> {
-        let Some(mut started) = parse_started(rows)? else {
-            return Ok(None);
-        };
-        if !run.cached.is_empty() {
-            let read = std::mem::take(&mut started.transcript);
-            started.transcript = Vec::with_capacity(run.cached.len() + read.len());
-            started.transcript.extend(run.cached.iter().cloned());
-            started.transcript.extend(read);
-        }
-        self.transcripts
-            .put(run.session_id, started.transcript.clone());
-        Ok(Some(started))
-    }
-}
-
-/// What a script's `start_sql!` found; `None` if it did not start the run.
-fn parse_started(rows: &[SqliteRow]) -> Result<Option<Started>> {
-    let mut started = None;
-    for r in rows {
-        let part: String = r.try_get("part")?;
-        match part.as_str() {
-            "started" => {
-                started.get_or_insert_with(Started::default);
-            }
-            "claimed" => started
-                .get_or_insert_with(Started::default)
-                .claimed
-                .push(row_to_claimed(r)?),
-            "transcript" => started
-                .get_or_insert_with(Started::default)
-                .transcript
-                .push(row_to_message(r)?),
-            _ => {}
-        }
-    }
-    if let Some(s) = &mut started {
-        // RETURNING comes in no promised order.
-        s.claimed.sort_by_key(|i| i.id);
-    }
-    Ok(started)
-}
 
 impl Store {
     /// Insert a queued run; returns its row (`created_at` read from the clock again).
@@ -401,7 +290,8 @@ impl Store {
         Ok(())
     }
 
-    /// End a run and, in the same transaction, queue its reply for delivery.
+    /// End a run that is still queued or running and, in the same transaction, queue its
+    /// reply for delivery. `NotFound` when there is no such run or it had ended already.
     pub async fn finish_run(&self, id: &str, end: &RunEnd) -> Result<RunFinished> {
         self.finish_run_with(id, end, None).await
     }
@@ -421,6 +311,9 @@ impl Store {
             .bind(now)
             .bind(last.is_some())
             .bind(id)
+            // the waiting messages
+            .bind(end.drop_inbox)
+            .bind(id)
             // the run
             .bind(end.status.as_str())
             .bind(end.error.as_deref())
@@ -439,6 +332,7 @@ impl Store {
             .bind(now)
             .bind(id)
             .bind(end.deliver.is_some())
+            .bind(crate::outbox::API_CHANNEL)
             // the sub-agent registry and its archive timer
             .bind(super::subagents::outcome_of(end.status))
             .bind(end.error.as_deref())
@@ -461,37 +355,6 @@ impl Store {
         };
         Ok(RunFinished { waiting, announce })
     }
-
-    /// Start a run, in one transaction (one script, one round trip): mark it running,
-    /// move the session's waiting messages into its transcript (`claim`: all of them or
-    /// only the oldest; `None` when resuming a run that claimed its messages before a
-    /// restart) and read the transcript back. The session id is refreshed (a `/new` may
-    /// have replaced it); the model is set unless the run has one.
-    ///
-    /// `None` when the run is no longer queued or running (it was stopped while it waited).
-    pub async fn start_run(
-        &self,
-        id: &str,
-        session_key: &str,
-        session_id: &str,
-        model: Option<&str>,
-        claim: Option<Claim>,
-    ) -> Result<Option<Started>> {
-        let run = StartRun {
-            id,
-            session_key,
-            session_id,
-            model,
-            claim,
-            cached: self.transcripts.get(session_id),
-        };
-        let rows = self
-            .conns
-            .write(&START, start_args(Args::default(), &run, now_ms()))
-            .await?;
-        self.started(&run, &rows)
-    }
-
     /// Runs that were queued or running when the process stopped.
     pub async fn unfinished_runs(&self) -> Result<Vec<RunRow>> {
         let rows = sqlx::query(
@@ -512,29 +375,5 @@ impl Store {
         .fetch_all(&mut *self.reader().await)
         .await?;
         rows.iter().map(row_to_run).collect()
-    }
-}
-
-impl Store {
-    /// Put a running run back to `queued` (shutdown checkpoint): it resumes from its
-    /// transcript at the next start.
-    pub async fn requeue_run(&self, id: &str) -> Result<()> {
-        sqlx::query("UPDATE runs SET status = 'queued' WHERE id = ? AND status = 'running'")
-            .bind(id)
-            .execute(&mut *self.writer().await)
-            .await?;
-        Ok(())
-    }
-}
-
-impl Store {
-    /// Mark a queued run cancelled (it was removed from its lane before it started).
-    pub async fn cancel_queued_run(&self, id: &str) -> Result<()> {
-        sqlx::query("UPDATE runs SET status = 'cancelled', error = 'stopped before it started', ended_at = ? WHERE id = ? AND status = 'queued'")
-            .bind(now_ms())
-            .bind(id)
-            .execute(&mut *self.writer().await)
-            .await?;
-        Ok(())
     }
 }

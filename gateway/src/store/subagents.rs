@@ -1,11 +1,11 @@
 //! The sub-agent registry: one row per spawned child, updated at every transition in the
-//! same transaction as the change it records; plus the durable archive timers.
+//! same transaction as the change it records; plus the durable archive timers. (The
+//! announce's own writes are in `announces`.)
 
 use serde::Serialize;
 use sqlx::Row;
 use switchboard_channels::Origin;
 
-use super::messages::{bind_message, NewMessage};
 use super::runs::{queued_row, NewRun, RunRow, RunStatus};
 use super::sessions::SessionRow;
 use super::writer::{script, Args, Script};
@@ -108,27 +108,6 @@ pub(super) fn outcome_of(status: RunStatus) -> &'static str {
         RunStatus::Cancelled | RunStatus::Queued | RunStatus::Running => "cancelled",
     }
 }
-
-/// Finishing an announce. Only a `pending` announce moves (the UPDATE's row says it did):
-/// the step's answer is stored only then, the outbox row only then (`changes()` is the
-/// UPDATE's count), and the timer only for the archive the UPDATE just set (`archive_at`
-/// is this call's time; a repeat in the same millisecond re-arms the same timer).
-static COMPLETE_ANNOUNCE: Script = script!(
-    "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
-         SELECT ?, NULL, ?, ?, ?, ?, ?, ? WHERE ?
-             AND EXISTS (SELECT 1 FROM subagent_runs WHERE run_id = ? AND announce_state = 'pending');
-     UPDATE subagent_runs SET announce_state = ?, archive_at = CASE WHEN ? THEN ? ELSE archive_at END
-         WHERE run_id = ? AND announce_state = 'pending'
-         RETURNING 'announce' AS part;
-     INSERT INTO outbox (key, channel, origin, text, next_attempt_at, created_at)
-         SELECT ?, json_extract(requester_origin, '$.channel'), requester_origin, ?, ?, ? FROM subagent_runs
-         WHERE run_id = ? AND changes() = 1 AND requester_origin IS NOT NULL AND ?
-         ON CONFLICT(key) DO NOTHING;
-     INSERT INTO timers (kind, target, due_at)
-         SELECT 'archive', child_session_key, ? FROM subagent_runs
-         WHERE run_id = ? AND ? AND announce_state = ? AND archive_at = ?
-         ON CONFLICT(kind, target) DO UPDATE SET due_at = excluded.due_at;"
-);
 
 /// A spawn: the child's session, its registry row, its first run (queued) and the task as
 /// its first message, in one transaction.
@@ -278,64 +257,6 @@ impl Store {
     pub async fn set_stop_note(&self, run_id: &str, note: &str) -> Result<()> {
         sqlx::query("UPDATE subagent_runs SET stop_note = ? WHERE run_id = ? AND outcome IS NULL")
             .bind(note)
-            .bind(run_id)
-            .execute(&mut *self.writer().await)
-            .await?;
-        Ok(())
-    }
-
-    pub async fn bump_announce_attempts(&self, run_id: &str) -> Result<i64> {
-        let r = sqlx::query("UPDATE subagent_runs SET announce_attempts = announce_attempts + 1 WHERE run_id = ? RETURNING announce_attempts")
-            .bind(run_id)
-            .fetch_one(&mut *self.writer().await)
-            .await?;
-        Ok(r.try_get("announce_attempts")?)
-    }
-
-    /// Finish the announce: queue `text` in the outbox (key `announce:<runId>`) or record a
-    /// skip, and for `cleanup: delete` arm an immediate archive, in one transaction. Only a
-    /// `pending` announce moves, so a second call does nothing. `step_answer` (the session
-    /// and the child's answer to the announce prompt) is stored in the same transaction.
-    pub async fn complete_announce(
-        &self,
-        run_id: &str,
-        text: Option<&str>,
-        archive_now: bool,
-        step_answer: Option<(&str, &NewMessage)>,
-    ) -> Result<bool> {
-        let now = now_ms();
-        let (session_id, m) = step_answer.unzip();
-        let state = if text.is_some() { "queued" } else { "skipped" };
-        // the step's answer
-        let args = bind_message(Args::default().bind(session_id), m)?
-            .bind(now)
-            .bind(m.is_some())
-            .bind(run_id)
-            // the registry
-            .bind(state)
-            .bind(archive_now)
-            .bind(now)
-            .bind(run_id)
-            // the announce message
-            .bind(format!("announce:{run_id}"))
-            .bind(text)
-            .bind(now)
-            .bind(now)
-            .bind(run_id)
-            .bind(text.is_some())
-            // the archive timer
-            .bind(now)
-            .bind(run_id)
-            .bind(archive_now)
-            .bind(state)
-            .bind(now);
-        let rows = self.conns.write(&COMPLETE_ANNOUNCE, args).await?;
-        Ok(!rows.is_empty())
-    }
-
-    /// Mark an announce failed for good (kept for `/subagents info`).
-    pub async fn fail_announce(&self, run_id: &str) -> Result<()> {
-        sqlx::query("UPDATE subagent_runs SET announce_state = 'failed' WHERE run_id = ? AND announce_state = 'pending'")
             .bind(run_id)
             .execute(&mut *self.writer().await)
             .await?;

@@ -421,7 +421,14 @@ async fn a_child_run_s_end_is_recorded_and_its_archive_timer_armed_once() {
         archive_after_ms: Some(999_999_999),
         ..RunEnd::bare(RunStatus::Failed, Some("late".into()))
     };
-    assert!(!store.finish_run("c1", &later).await.unwrap().announce);
+    assert!(matches!(
+        store.finish_run("c1", &later).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert_eq!(
+        store.get_run("c1").await.unwrap().unwrap().status,
+        RunStatus::Succeeded
+    );
     assert_eq!(store.next_timer().await.unwrap().unwrap().3, due);
     let row = store.subagent("c1").await.unwrap().unwrap();
     assert_eq!(row.outcome.as_deref(), Some("success"));
@@ -578,3 +585,5 @@ async fn an_announce_completes_once() {
     assert_eq!(store.due_outbox(10).await.unwrap().len(), 1);
     assert_eq!(store.next_timer().await.unwrap().unwrap().2, target);
 }
+
+mod lifecycle;

@@ -1,38 +1,107 @@
 //! The announce step: when a child's run has ended, ask the child (in its own session) for
 //! a short result, then post the normalized announce to the requester's chat through the
-//! outbox, once. Runs as a job on the `subagent` lane so it is bounded and owned; a
-//! pending announce survives restarts (it is re-scheduled at start).
+//! outbox, once. Runs as a job of the runtime's task tracker, bounded by its own permits;
+//! a pending announce survives restarts (it is re-scheduled at start), and one is worked
+//! on at most once at a time in the process.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use futures::FutureExt;
 
 use crate::agent::models;
 use crate::agent::provider::{complete_with_retry, ModelRequest, RetryPolicy};
 use crate::routing;
-use crate::runtime::Runtime;
+use crate::runtime::{lock, Runtime};
 use crate::store::{NewMessage, Role, StoreError, SubagentRow};
 
 use super::render::{self, Announce};
 
-/// What the child is asked after its run.
+/// What the child is asked after a successful run.
 pub const ANNOUNCE_PROMPT: &str = "Your task has ended. Reply with a short result for the requester \
 (what you found or did, in a few sentences). If there is nothing worth reporting, reply exactly ANNOUNCE_SKIP.";
 pub const SKIP: &str = "ANNOUNCE_SKIP";
 /// Attempts at the announce step before the announce is marked failed.
 const MAX_ATTEMPTS: i64 = 5;
 const MAX_TOKENS: u32 = 1024;
+/// Most characters of the run's error quoted in the announce prompt.
+const PROMPT_ERROR_MAX: usize = 300;
 
-/// Queue the announce of `run_id`. Announce steps do not take `subagent` lane slots (a
-/// lane full of long-running children must not hold finished ones' announces back); they
-/// are bounded by their own permits instead, and owned by the runtime's task tracker.
+/// What the child is asked after its run ended with `outcome` (its `error`, if any).
+/// `None`: no announce step (a stopped or interrupted run announces with its Notes).
+pub fn prompt_for(outcome: &str, error: Option<&str>) -> Option<String> {
+    let ask = "Reply with a short result for the requester: what you got done before it ended, \
+and what is left. If there is nothing worth reporting, reply exactly ANNOUNCE_SKIP.";
+    let error: String = error
+        .unwrap_or("no details")
+        .replace('\n', " ")
+        .chars()
+        .take(PROMPT_ERROR_MAX)
+        .collect();
+    match outcome {
+        "success" => Some(ANNOUNCE_PROMPT.to_string()),
+        "error" => Some(format!(
+            "Your task has ended with an error ({error}). {ask}"
+        )),
+        "timeout" => Some(format!(
+            "Your task has ended: it ran out of time ({error}). {ask}"
+        )),
+        _ => None,
+    }
+}
+
+/// Announces being worked on in this process, by run id. A child whose run ends while the
+/// start-up recovery runs is scheduled both by its run's end and by the recovery of
+/// pending announces: only the first gets to call the model.
+#[derive(Default)]
+pub struct InFlight(Arc<Mutex<HashSet<String>>>);
+
+impl InFlight {
+    /// Take `run_id`, unless it is taken; it is given back when the claim is dropped.
+    fn claim(&self, run_id: &str) -> Option<Claimed> {
+        lock(&self.0).insert(run_id.to_string()).then(|| Claimed {
+            set: self.0.clone(),
+            run_id: run_id.to_string(),
+        })
+    }
+}
+
+struct Claimed {
+    set: Arc<Mutex<HashSet<String>>>,
+    run_id: String,
+}
+
+impl Drop for Claimed {
+    fn drop(&mut self) {
+        lock(&self.set).remove(&self.run_id);
+    }
+}
+
+/// Why an announce did not complete.
+#[derive(Debug, thiserror::Error)]
+enum AnnounceError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Not a failure: the announce stays pending and runs at the next start.
+    #[error("the gateway is shutting down")]
+    Shutdown,
+}
+
+/// Queue the announce of `run_id` (nothing if it is queued or running already). Announce
+/// steps do not take `subagent` lane slots (a lane full of long-running children must not
+/// hold finished ones' announces back); they are bounded by their own permits instead,
+/// and owned by the runtime's task tracker.
 pub fn schedule(rt: &Arc<Runtime>, run_id: &str) {
+    let Some(claimed) = rt.announcing.claim(run_id) else {
+        tracing::debug!(run_id, "announce already scheduled");
+        return;
+    };
     let rt2 = rt.clone();
-    let id = run_id.to_string();
     rt.tasks.spawn(async move {
-        let Ok(_permit) = rt2.announce_permits.acquire().await else {
-            return;
-        };
-        run(rt2.clone(), id).await;
+        job(&rt2, &claimed.run_id).await;
+        drop(claimed);
     });
 }
 
@@ -46,30 +115,53 @@ pub async fn recover(rt: &Arc<Runtime>) -> Result<usize, StoreError> {
     Ok(pending.len())
 }
 
-async fn run(rt: Arc<Runtime>, run_id: String) {
-    if let Err(e) = announce(&rt, &run_id).await {
-        tracing::error!(run_id, error = %e, "announce failed");
-        match rt.store.bump_announce_attempts(&run_id).await {
+/// Announce, retrying with backoff after a failure (a store error, a panic) until it
+/// completes, fails for good, or the gateway shuts down (then it is still pending).
+async fn job(rt: &Arc<Runtime>, run_id: &str) {
+    loop {
+        let permit = tokio::select! {
+            p = rt.announce_permits.acquire() => match p {
+                Ok(p) => p,
+                Err(_) => return,
+            },
+            _ = rt.shutdown.cancelled() => return,
+        };
+        let result = AssertUnwindSafe(announce(rt, run_id)).catch_unwind().await;
+        drop(permit);
+        let error = match result {
+            Ok(Ok(())) => return,
+            Ok(Err(AnnounceError::Shutdown)) => {
+                tracing::info!(
+                    run_id,
+                    "announce cut short by shutdown; it runs at the next start"
+                );
+                return;
+            }
+            Ok(Err(AnnounceError::Store(e))) => e.to_string(),
+            Err(_) => "the announce step panicked".to_string(),
+        };
+        tracing::error!(run_id, error, "announce failed");
+        match rt.store.bump_announce_attempts(run_id).await {
             Ok(n) if n >= MAX_ATTEMPTS => {
-                let _ = rt.store.fail_announce(&run_id).await;
+                let _ = rt.store.fail_announce(run_id).await;
+                return;
             }
             Ok(n) => {
-                // Try again later, without holding a lane slot while waiting.
-                let rt2 = rt.clone();
-                rt.tasks.spawn(async move {
-                    tokio::select! {
-                        _ = tokio::time::sleep(crate::outbox::backoff(n)) => schedule(&rt2, &run_id),
-                        // Still pending in the store: scheduled again at the next start.
-                        _ = rt2.shutdown.cancelled() => {}
-                    }
-                });
+                tokio::select! {
+                    _ = tokio::time::sleep(crate::outbox::backoff(n)) => {}
+                    // Still pending in the store: scheduled again at the next start.
+                    _ = rt.shutdown.cancelled() => return,
+                }
             }
-            Err(e) => tracing::error!(error = %e, "cannot record the failed announce"),
+            Err(e) => {
+                tracing::error!(error = %e, "cannot record the failed announce");
+                return;
+            }
         }
     }
 }
 
-async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), StoreError> {
+async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> {
     let Some(row) = rt.store.subagent(run_id).await? else {
         return Ok(());
     };
@@ -78,16 +170,15 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), StoreError> {
     }
     let outcome = row.outcome.clone().unwrap_or_else(|| "cancelled".into());
     // The announce step's answer is stored with the announce, in one transaction.
-    let (result, step_answer) = if outcome == "success" {
-        match announce_step(rt, &row).await? {
+    let (result, step_answer) = match prompt_for(&outcome, row.error.as_deref()) {
+        Some(prompt) => match announce_step(rt, &row, &prompt).await? {
             Step::Answered(text) => {
                 let m = NewMessage::assistant(text.clone(), vec![]);
                 (Some(text), Some(m))
             }
             Step::Fallback(text) => (text, None),
-        }
-    } else {
-        (last_reply(rt, &row).await?, None)
+        },
+        None => (last_reply(rt, &row).await?, None),
     };
     let step_answer = step_answer.as_ref().map(|m| (row.session_id.as_str(), m));
     if result.as_deref().map(str::trim) == Some(SKIP) {
@@ -161,9 +252,13 @@ enum Step {
     Fallback(Option<String>),
 }
 
-/// Ask the child for its result, in its own session (the prompt is stored here, the
+/// Ask the child for its result, in its own session (the prompt is stored once, the
 /// answer with the announce).
-async fn announce_step(rt: &Arc<Runtime>, row: &SubagentRow) -> Result<Step, StoreError> {
+async fn announce_step(
+    rt: &Arc<Runtime>,
+    row: &SubagentRow,
+    prompt: &str,
+) -> Result<Step, AnnounceError> {
     let cfg = rt.config();
     let agent = routing::agent_entry(&cfg, &row.agent_id);
     let reference = row.model.clone().or_else(|| {
@@ -177,8 +272,11 @@ async fn announce_step(rt: &Arc<Runtime>, row: &SubagentRow) -> Result<Step, Sto
         Ok(m) => m,
         Err(_) => return Ok(Step::Fallback(last_reply(rt, row).await?)),
     };
+    if rt.shutdown.is_cancelled() {
+        return Err(AnnounceError::Shutdown);
+    }
     rt.store
-        .append_message(&row.session_id, None, &NewMessage::user(ANNOUNCE_PROMPT))
+        .ask_for_announce(&row.run_id, &row.session_id, prompt)
         .await?;
     let rows = rt.store.transcript(&row.session_id).await?;
     let req = ModelRequest {
@@ -199,7 +297,7 @@ async fn announce_step(rt: &Arc<Runtime>, row: &SubagentRow) -> Result<Step, Sto
     );
     let resp = tokio::select! {
         r = call => r,
-        _ = rt.shutdown.cancelled() => return Err(StoreError::Corrupt("shutting down during the announce step".into())),
+        _ = rt.shutdown.cancelled() => return Err(AnnounceError::Shutdown),
     };
     match resp {
         Ok(resp) => Ok(Step::Answered(resp.text)),
@@ -207,5 +305,84 @@ async fn announce_step(rt: &Arc<Runtime>, row: &SubagentRow) -> Result<Step, Sto
             tracing::warn!(run_id = %row.run_id, error = %e, "announce step failed; announcing the child's last reply");
             Ok(Step::Fallback(last_reply(rt, row).await?))
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::store::{NewSubagent, RunEnd, RunStatus};
+    use switchboard_testkit::fake_model::{FakeModel, Step};
+
+    /// An announce scheduled twice, by its run's end and by the start-up recovery (a child
+    /// that ends between the two at start), asks the child once. (Catches: no guard, so
+    /// two announce steps ran: two model calls.)
+    #[tokio::test]
+    async fn an_announce_scheduled_twice_asks_the_child_once() {
+        let fake = FakeModel::start().await.unwrap();
+        fake.push_for(
+            "Your task has ended",
+            Step::delayed(Duration::from_millis(200), Step::text("all done")),
+        );
+        let config = format!(
+            r#"{{models: {{providers: {{fake: {{api: "openai-chat", baseUrl: "{}", apiKey: "k",
+                models: [{{id: "m"}}]}}}}}}, agents: {{defaults: {{model: "fake/m"}}}}}}"#,
+            fake.base_url()
+        );
+        let (_dir, rt) = crate::runtime::testing::runtime(&config).await;
+        let spawn = NewSubagent {
+            run_id: "c1",
+            child_session_key: "agent:main:subagent:c1",
+            child_session_id: "sid-c1",
+            requester_session_key: "agent:main:main",
+            requester_run_id: None,
+            requester_origin: None,
+            task: "look around",
+            label: None,
+            agent_id: "main",
+            model: None,
+            thinking: None,
+            cleanup: "keep",
+            run_timeout_seconds: 0,
+        };
+        rt.store.create_subagent(&spawn, None).await.unwrap();
+        let end = RunEnd::bare(RunStatus::Succeeded, None);
+        assert!(rt.store.finish_run("c1", &end).await.unwrap().announce);
+
+        schedule(&rt, "c1");
+        assert_eq!(recover(&rt).await.unwrap(), 1, "still pending");
+        rt.tasks.close();
+        tokio::time::timeout(Duration::from_secs(20), rt.tasks.wait())
+            .await
+            .unwrap();
+        assert_eq!(fake.request_count(), 1);
+        let row = rt.store.subagent("c1").await.unwrap().unwrap();
+        assert_eq!(row.announce_state, "queued");
+    }
+
+    #[test]
+    fn the_prompt_says_how_the_run_ended_and_only_runs_that_ended_on_their_own_get_one() {
+        assert_eq!(
+            prompt_for("success", None).as_deref(),
+            Some(ANNOUNCE_PROMPT)
+        );
+        let error = prompt_for("error", Some("the model call failed:\n400")).unwrap();
+        assert!(
+            error.starts_with("Your task has ended with an error (the model call failed: 400). "),
+            "{error}"
+        );
+        let timeout = prompt_for("timeout", Some("the run timed out after 1s")).unwrap();
+        assert!(
+            timeout.starts_with(
+                "Your task has ended: it ran out of time (the run timed out after 1s). "
+            ),
+            "{timeout}"
+        );
+        for p in [&error, &timeout] {
+            assert!(p.ends_with("reply exactly ANNOUNCE_SKIP."), "{p}");
+        }
+        assert_eq!(prompt_for("cancelled", Some("stopped")), None);
+        assert_eq!(prompt_for("interrupted", None), None);
     }
 }

@@ -2,40 +2,52 @@
 
 use std::sync::Arc;
 
+use crate::agent::dispatch;
 use crate::queue;
 use crate::runtime::{CancelReason, Runtime};
 use crate::store::{RunEnd, RunStatus, StoreError, SubagentRow};
 
-/// Stop one child: cancel its running run, or end its queued run at once. Returns whether
+/// Stop one child: cancel its running run, end its queued runs at once (its first run
+/// with its announce), and drop the messages that wait for it (its task, if its first run
+/// never started; `/subagents send` messages). A follow-up run started by `/subagents
+/// send` after the child's first run ended is stopped the same way. Returns whether
 /// anything was stopped. `note` ends up in the announce's Notes.
 pub async fn stop_child(
     rt: &Arc<Runtime>,
     row: &SubagentRow,
     note: &str,
 ) -> Result<bool, StoreError> {
-    if row.outcome.is_some() {
-        return Ok(false);
+    let key = &row.child_session_key;
+    if row.outcome.is_none() {
+        rt.store.set_stop_note(&row.run_id, note).await?;
     }
-    rt.store.set_stop_note(&row.run_id, note).await?;
-    if let Some(active) = rt.active_run(&row.child_session_key) {
+    let mut stopped = false;
+    if let Some(active) = rt.active_run(key) {
         active.cancel(CancelReason::User);
-        return Ok(true);
+        stopped = true;
     }
-    let removed = rt
-        .lanes
-        .get(queue::SUBAGENT)
-        .remove_queued(&row.child_session_key);
-    if removed.iter().any(|id| id == &row.run_id) {
+    let mut removed = rt.lanes.get(queue::SUBAGENT).remove_queued(key);
+    if let Some(at) = removed.iter().position(|id| id == &row.run_id) {
+        removed.remove(at);
+        // Its task goes with it (same transaction): no later start may run it.
         let end = RunEnd {
             archive_after_ms: archive_after_ms(rt),
+            drop_inbox: true,
             ..RunEnd::bare(RunStatus::Cancelled, Some(note.to_string()))
         };
-        if rt.store.finish_run(&row.run_id, &end).await?.announce {
-            super::announce::schedule(rt, &row.run_id);
+        match rt.store.finish_run(&row.run_id, &end).await {
+            Ok(finished) if finished.announce => super::announce::schedule(rt, &row.run_id),
+            Ok(_) | Err(StoreError::NotFound(_)) => {}
+            Err(e) => return Err(e),
         }
-        return Ok(true);
+        stopped = true;
     }
-    Ok(false)
+    stopped |= !removed.is_empty();
+    // (A child with nothing running or queued has nothing waiting: no write for it.)
+    if stopped {
+        dispatch::drop_waiting(rt, key, &removed, note).await?;
+    }
+    Ok(stopped)
 }
 
 /// Stop every active child spawned from `requester`; returns how many were stopped.
@@ -123,6 +135,57 @@ mod tests {
             cost_usd: None,
             session_id: "s".into(),
         }
+    }
+
+    /// A child stopped while its run waited on the lane takes its task with it: nothing is
+    /// left for a restart to run. (Catches: the task left in the child's inbox, which the
+    /// start-up recovery then ran in a reopened session, under agent `main`, with no
+    /// announce.)
+    #[tokio::test]
+    #[allow(clippy::unwrap_used)]
+    async fn a_child_stopped_while_queued_leaves_nothing_for_a_restart_to_run() {
+        let (_dir, rt) = crate::runtime::testing::runtime(
+            "{agents: {defaults: {subagents: {maxConcurrent: 1}}}}",
+        )
+        .await;
+        let key = "agent:main:subagent:c1";
+        let spawn = crate::store::NewSubagent {
+            run_id: "c1",
+            child_session_key: key,
+            child_session_id: "sid-c1",
+            requester_session_key: "agent:main:main",
+            requester_run_id: None,
+            requester_origin: None,
+            task: "look around",
+            label: None,
+            agent_id: "main",
+            model: None,
+            thinking: None,
+            cleanup: "keep",
+            run_timeout_seconds: 0,
+        };
+        let run = rt.store.create_subagent(&spawn, None).await.unwrap();
+        // The lane's one slot is busy: the child's run waits in the queue.
+        let _busy = rt
+            .lanes
+            .get(queue::SUBAGENT)
+            .try_start("agent:main:subagent:other")
+            .unwrap();
+        dispatch::schedule_row(&rt, run);
+        let child = rt.store.subagent("c1").await.unwrap().unwrap();
+        assert!(stop_child(&rt, &child, "stopped by /subagents stop")
+            .await
+            .unwrap());
+
+        let child = rt.store.subagent("c1").await.unwrap().unwrap();
+        assert_eq!(
+            (child.outcome.as_deref(), child.status.as_str()),
+            (Some("cancelled"), "cancelled")
+        );
+        assert_eq!(rt.store.inbox_len(key).await.unwrap(), 0);
+        // What the next start would find to run: nothing.
+        assert_eq!(rt.store.unfinished_runs().await.unwrap(), vec![]);
+        assert_eq!(rt.store.sessions_with_inbox().await.unwrap(), vec![]);
     }
 
     #[test]

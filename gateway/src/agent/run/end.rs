@@ -1,0 +1,137 @@
+//! Ending a run: its status, usage and cost, its answer and reply (one transaction), and
+//! the `run.ended` event its waiters wait for; a run stopped before it started.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::{Activation, Progress};
+use crate::agent::models::{self, ResolvedModel};
+use crate::runtime::{CancelReason, Runtime};
+use crate::store::{NewMessage, RunEnd, RunFinished, RunRow, RunStatus, StoreError};
+
+pub(super) async fn finish(
+    rt: &Runtime,
+    run: &RunRow,
+    status: RunStatus,
+    error: Option<String>,
+    progress: &Progress,
+    model: Option<&ResolvedModel>,
+    deliver: Option<String>,
+) -> Result<RunFinished, StoreError> {
+    let end = RunEnd {
+        error,
+        deliver,
+        ..progress_end(status, progress, model)
+    };
+    end_run(rt, run, end, progress, None).await
+}
+
+pub(super) async fn finish_with_reply(
+    rt: &Runtime,
+    run: &RunRow,
+    session_id: &str,
+    progress: &Progress,
+    model: &ResolvedModel,
+    reply: String,
+    deliver: Option<String>,
+) -> Result<RunFinished, StoreError> {
+    let last = NewMessage::assistant(reply.clone(), Vec::new());
+    let end = RunEnd {
+        reply: Some(reply),
+        deliver,
+        ..progress_end(RunStatus::Succeeded, progress, Some(model))
+    };
+    end_run(rt, run, end, progress, Some((session_id, &last))).await
+}
+
+/// A run's end with the steps, usage and cost it got to (no error, reply or delivery yet).
+fn progress_end(status: RunStatus, progress: &Progress, model: Option<&ResolvedModel>) -> RunEnd {
+    let (input, output) = (progress.usage.input_tokens, progress.usage.output_tokens);
+    RunEnd {
+        model: model.map(|m| m.reference.clone()),
+        steps: progress.steps as i64,
+        input_tokens: input as i64,
+        output_tokens: output as i64,
+        cost_usd: models::estimate_cost(model.and_then(|m| m.cost), input, output),
+        ..RunEnd::bare(status, None)
+    }
+}
+
+/// End the run; `last`, its final answer (and the session it belongs to), is stored in the
+/// same transaction. (The store sends the reply to the chat of the newest message the run
+/// claimed, and keeps an HTTP API caller's out of the outbox: it reads the run.)
+async fn end_run(
+    rt: &Runtime,
+    run: &RunRow,
+    mut end: RunEnd,
+    progress: &Progress,
+    last: Option<(&str, &NewMessage)>,
+) -> Result<RunFinished, StoreError> {
+    if run.lane == crate::queue::SUBAGENT {
+        end.archive_after_ms = crate::subagents::control::archive_after_ms(rt);
+    }
+    let finished = rt.store.finish_run_with(&run.id, &end, last).await?;
+    if end.deliver.is_some() {
+        rt.outbox_wake.notify_one();
+    }
+    tracing::info!(run_id = %run.id, session = %run.session_key, status = end.status.as_str(), steps = end.steps, "run ended");
+    emit_ended(rt, run, &end, &progress.claimed);
+    Ok(finished)
+}
+
+/// The `run.ended` event of `run`, to its session's waiters and the event bus.
+pub(super) fn emit_ended(rt: &Runtime, run: &RunRow, end: &RunEnd, claimed: &[i64]) {
+    rt.emit_run_ended(
+        &run.session_key,
+        json!({
+            "type": "run.ended",
+            "runId": run.id,
+            "sessionKey": run.session_key,
+            "status": end.status.as_str(),
+            "error": end.error,
+            "reply": end.reply,
+            "claimed": claimed,
+        }),
+    );
+}
+
+/// A run whose cancel token fired after its lane started it and before it claimed
+/// anything: at shutdown it stays as it is (it runs at the next start); stopped, it ends
+/// `cancelled` without a model call.
+pub(super) async fn stopped_before_start(
+    rt: &Arc<Runtime>,
+    run: RunRow,
+    active: &Activation,
+) -> Result<Option<(RunRow, RunFinished)>, StoreError> {
+    if matches!(active.active.reason(), Some(CancelReason::Shutdown) | None) {
+        return Ok(None);
+    }
+    tracing::info!(run_id = %run.id, "run stopped before it started");
+    let end = RunEnd {
+        steps: run.steps,
+        input_tokens: run.input_tokens,
+        output_tokens: run.output_tokens,
+        cost_usd: run.cost_usd,
+        archive_after_ms: archive_after(rt, &run),
+        ..RunEnd::bare(RunStatus::Cancelled, Some("stopped".into()))
+    };
+    let mut finished = rt.store.finish_run(&run.id, &end).await?;
+    finished.waiting = stopped_waiting();
+    emit_ended(rt, &run, &end, &[]);
+    Ok(Some((run, finished)))
+}
+
+/// The waiting messages a stopped run leaves to a run queued after it: none. The stop
+/// drops them (`/stop`, `/new`, stopping a child), or they have a queued run of their own
+/// (`interrupt` mode); a run queued for them here would race the drop.
+pub(super) fn stopped_waiting() -> i64 {
+    0
+}
+
+/// For a sub-agent's run, `archiveAfterMinutes` in force.
+pub(super) fn archive_after(rt: &Runtime, run: &RunRow) -> Option<i64> {
+    (run.lane == crate::queue::SUBAGENT)
+        .then(|| crate::subagents::control::archive_after_ms(rt))
+        .flatten()
+}

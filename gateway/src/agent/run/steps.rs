@@ -1,0 +1,258 @@
+//! The steps of a run's loop: model call, tool calls, every message stored as it happens.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use switchboard_channels::Origin;
+use tokio_util::sync::CancellationToken;
+
+use super::Progress;
+use crate::agent::models::ResolvedModel;
+use crate::agent::provider::{complete_with_retry, ModelRequest, ProviderError, RetryPolicy};
+use crate::agent::tools::{Tool, ToolContext, ToolError};
+use crate::agent::transcript;
+use crate::config::{Config, QueueMode};
+use crate::runtime::Runtime;
+use crate::store::{Claim, MessageRow, NewMessage, RunRow, StoreError, ToolCallRecord};
+
+/// Most characters of one tool result kept in the transcript.
+const MAX_TOOL_RESULT: usize = 64 * 1024;
+/// Upper bound on tokens the model may produce per call.
+const MAX_TOKENS: u32 = 4096;
+
+/// How the loop ended.
+pub(super) enum LoopEnd {
+    /// The model's final answer, not yet stored.
+    Final(String),
+    StepLimit(u32),
+    Provider(ProviderError),
+    Fatal(String),
+    Store(StoreError),
+}
+
+pub(super) struct LoopCtx<'a> {
+    pub(super) rt: &'a Arc<Runtime>,
+    pub(super) run: &'a RunRow,
+    pub(super) session_id: &'a str,
+    pub(super) cfg: &'a Config,
+    pub(super) model: &'a ResolvedModel,
+    pub(super) system: String,
+    pub(super) tools: BTreeMap<String, Arc<dyn Tool>>,
+    pub(super) is_subagent: bool,
+    pub(super) cancel: CancellationToken,
+}
+
+pub(super) async fn run_loop(
+    ctx: &LoopCtx<'_>,
+    mut rows: Vec<MessageRow>,
+    progress: &mut Progress,
+) -> LoopEnd {
+    let specs = ctx.rt.tools.specs(&ctx.tools);
+    let defaults = &ctx.cfg.agents.defaults;
+    let policy = RetryPolicy::new(
+        ctx.model.max_retries,
+        Duration::from_secs(defaults.step_timeout_seconds.clamp(1, 1800)),
+    );
+    let steer = ctx.cfg.messages.queue.mode == QueueMode::Steer;
+    let run_id = ctx.run.id.as_str();
+    loop {
+        // A resumed run goes on counting from the steps it made before the restart.
+        if progress.steps >= defaults.max_steps {
+            return LoopEnd::StepLimit(progress.steps);
+        }
+        if steer && progress.steps > 0 {
+            match ctx
+                .rt
+                .store
+                .claim_inbox(&ctx.run.session_key, ctx.session_id, run_id, Claim::All)
+                .await
+            {
+                Ok(items) if !items.is_empty() => {
+                    progress.claimed.extend(items.iter().map(|i| i.id));
+                    if let Some(last) = items.last() {
+                        progress.reply_origin = Some(last.origin.clone());
+                    }
+                    match ctx.rt.store.transcript(ctx.session_id).await {
+                        Ok(r) => rows = r,
+                        Err(e) => return LoopEnd::Store(e),
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => return LoopEnd::Store(e),
+            }
+        }
+        let req = ModelRequest {
+            model: ctx.model.model_id.clone(),
+            system: ctx.system.clone(),
+            messages: transcript::to_chat(&rows),
+            tools: specs.clone(),
+            max_tokens: MAX_TOKENS,
+        };
+        progress.steps += 1;
+        ctx.rt.emit(
+            &ctx.run.session_key,
+            json!({"type": "run.step", "runId": run_id, "step": progress.steps}),
+        );
+        let resp = complete_with_retry(ctx.model.provider.as_ref(), &req, policy, |n, e, d| {
+            tracing::warn!(run_id, attempt = n, error = %e, delay = ?d, "model call failed; retrying");
+        })
+        .await;
+        let resp = match resp {
+            Ok(r) => r,
+            Err(e) => return LoopEnd::Provider(e),
+        };
+        progress.usage.input_tokens += resp.usage.input_tokens;
+        progress.usage.output_tokens += resp.usage.output_tokens;
+        if resp.tool_calls.is_empty() {
+            // Stored with the run's end, in one transaction.
+            return LoopEnd::Final(resp.text);
+        }
+        // The call's usage first: a crash before its message is stored loses the message
+        // (the step is made again) but still counts the tokens it cost.
+        if let Err(e) = ctx
+            .rt
+            .store
+            .update_run_usage(
+                run_id,
+                progress.steps as i64,
+                progress.usage.input_tokens as i64,
+                progress.usage.output_tokens as i64,
+            )
+            .await
+        {
+            return LoopEnd::Store(e);
+        }
+        let msg = NewMessage::assistant(resp.text.clone(), resp.tool_calls.clone());
+        if let Err(e) = append(ctx, &mut rows, msg).await {
+            return LoopEnd::Store(e);
+        }
+        for call in &resp.tool_calls {
+            ctx.rt.emit(
+                &ctx.run.session_key,
+                json!({"type": "run.tool", "runId": run_id, "tool": call.name, "callId": call.id}),
+            );
+            let result = match call_tool(ctx, call, progress.reply_origin.as_ref()).await {
+                Ok(text) => text,
+                Err(ToolError::Model(msg)) => format!("error: {msg}"),
+                Err(ToolError::Fatal(msg)) => {
+                    return LoopEnd::Fatal(format!("tool `{}` failed: {msg}", call.name))
+                }
+            };
+            let result: String = if result.len() > MAX_TOOL_RESULT {
+                let cut: String = result.chars().take(MAX_TOOL_RESULT).collect();
+                format!("{cut}\n…(truncated)")
+            } else {
+                result
+            };
+            if let Err(e) = append(ctx, &mut rows, NewMessage::tool(call, result)).await {
+                return LoopEnd::Store(e);
+            }
+        }
+    }
+}
+
+/// Store a message and keep the in-memory transcript in step.
+async fn append(
+    ctx: &LoopCtx<'_>,
+    rows: &mut Vec<MessageRow>,
+    m: NewMessage,
+) -> Result<(), StoreError> {
+    let seq = ctx
+        .rt
+        .store
+        .append_message(ctx.session_id, Some(&ctx.run.id), &m)
+        .await?;
+    rows.push(MessageRow {
+        seq,
+        session_id: ctx.session_id.to_string(),
+        run_id: Some(ctx.run.id.clone()),
+        role: m.role,
+        content: m.content,
+        tool_calls: m.tool_calls,
+        tool_call_id: m.tool_call_id,
+        tool_name: m.tool_name,
+        created_at: crate::store::now_ms(),
+    });
+    Ok(())
+}
+
+/// Execute one tool call; bad names and bad arguments are told to the model.
+async fn call_tool(
+    ctx: &LoopCtx<'_>,
+    call: &ToolCallRecord,
+    origin: Option<&Origin>,
+) -> Result<String, ToolError> {
+    #[cfg(debug_assertions)]
+    fault::maybe_panic(&call.name);
+    if ctx.is_subagent && crate::agent::tools::SUBAGENT_FORBIDDEN.contains(&call.name.as_str()) {
+        return Err(ToolError::Model(format!(
+            "forbidden: sub-agents cannot use `{}`",
+            call.name
+        )));
+    }
+    let Some(tool) = ctx.tools.get(&call.name) else {
+        let available: Vec<&str> = ctx.tools.keys().map(String::as_str).collect();
+        return Err(ToolError::Model(format!(
+            "unknown tool `{}`; available tools: {}",
+            call.name,
+            if available.is_empty() {
+                "none".to_string()
+            } else {
+                available.join(", ")
+            }
+        )));
+    };
+    let args: Value = if call.arguments.trim().is_empty() {
+        json!({})
+    } else {
+        serde_json::from_str(&call.arguments).map_err(|e| {
+            ToolError::Model(format!(
+                "the arguments of `{}` are not valid JSON ({e}); send a JSON object",
+                call.name
+            ))
+        })?
+    };
+    if !args.is_object() {
+        return Err(ToolError::Model(format!(
+            "the arguments of `{}` must be a JSON object",
+            call.name
+        )));
+    }
+    let tctx = ToolContext {
+        origin,
+        rt: ctx.rt,
+        session_key: &ctx.run.session_key,
+        agent_id: &ctx.run.agent_id,
+        run_id: &ctx.run.id,
+        is_subagent: ctx.is_subagent,
+        cancel: ctx.cancel.child_token(),
+    };
+    tool.call(&tctx, args).await
+}
+
+/// A fault hook for the end-to-end tests, compiled into debug builds only: with
+/// `SWITCHBOARD_FAULT_INJECTION=1` in the daemon's environment, a model call of the tool
+/// [`fault::PANIC_TOOL`] panics inside the run's task (as a bug in a provider, a tool or
+/// the store glue would), so the tests can check that a panic never wedges a run.
+///
+/// Why here and like this: it needs no tool in the registry (nothing offers it to a
+/// model, no config key), is absent from release builds, and the run's own code path is
+/// the one that panics.
+#[cfg(debug_assertions)]
+mod fault {
+    use std::sync::OnceLock;
+
+    /// The tool name that panics when fault injection is on.
+    pub const PANIC_TOOL: &str = "__fault_panic";
+
+    pub(super) fn maybe_panic(tool: &str) {
+        static ON: OnceLock<bool> = OnceLock::new();
+        let on = *ON
+            .get_or_init(|| std::env::var("SWITCHBOARD_FAULT_INJECTION").is_ok_and(|v| v == "1"));
+        if on && tool == PANIC_TOOL {
+            panic!("fault injection: the tool `{PANIC_TOOL}` panics");
+        }
+    }
+}

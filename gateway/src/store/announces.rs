@@ -1,0 +1,114 @@
+//! A child's announce in the store: asking the child once, counting failed attempts, and
+//! completing it (the step's answer, the registry, the outbox row and, for `cleanup:
+//! "delete"`, the archive timer) in one transaction.
+
+use sqlx::Row;
+
+use super::messages::{bind_message, NewMessage};
+use super::writer::{script, Args, Script};
+use super::{now_ms, Result, Store};
+
+/// Finishing an announce. Only a `pending` announce moves (the UPDATE's row says it did):
+/// the step's answer is stored only then, the outbox row only then (`changes()` is the
+/// UPDATE's count), and the timer only for the archive the UPDATE just set (`archive_at`
+/// is this call's time; a repeat in the same millisecond re-arms the same timer).
+static COMPLETE_ANNOUNCE: Script = script!(
+    "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
+         SELECT ?, NULL, ?, ?, ?, ?, ?, ? WHERE ?
+             AND EXISTS (SELECT 1 FROM subagent_runs WHERE run_id = ? AND announce_state = 'pending');
+     UPDATE subagent_runs SET announce_state = ?, archive_at = CASE WHEN ? THEN ? ELSE archive_at END
+         WHERE run_id = ? AND announce_state = 'pending'
+         RETURNING 'announce' AS part;
+     INSERT INTO outbox (key, channel, origin, text, next_attempt_at, created_at)
+         SELECT ?, json_extract(requester_origin, '$.channel'), requester_origin, ?, ?, ? FROM subagent_runs
+         WHERE run_id = ? AND changes() = 1 AND requester_origin IS NOT NULL AND ?
+         ON CONFLICT(key) DO NOTHING;
+     INSERT INTO timers (kind, target, due_at)
+         SELECT 'archive', child_session_key, ? FROM subagent_runs
+         WHERE run_id = ? AND ? AND announce_state = ? AND archive_at = ?
+         ON CONFLICT(kind, target) DO UPDATE SET due_at = excluded.due_at;"
+);
+
+/// Asking the child for its announce: the prompt is stored in its transcript only the
+/// first time (the registry records when), however often the step runs.
+static ANNOUNCE_PROMPT: Script = script!(
+    "INSERT INTO messages (session_id, run_id, role, content, created_at)
+         SELECT ?, NULL, 'user', ?, ? WHERE EXISTS
+             (SELECT 1 FROM subagent_runs WHERE run_id = ? AND announce_prompt_at IS NULL);
+     UPDATE subagent_runs SET announce_prompt_at = ? WHERE run_id = ? AND announce_prompt_at IS NULL;"
+);
+
+impl Store {
+    /// Store the announce prompt `text` in the child's transcript (session `session_id`),
+    /// unless it was stored for this announce before.
+    pub async fn ask_for_announce(&self, run_id: &str, session_id: &str, text: &str) -> Result<()> {
+        let now = now_ms();
+        let args = Args::default()
+            .bind(session_id)
+            .bind(text)
+            .bind(now)
+            .bind(run_id)
+            .bind(now)
+            .bind(run_id);
+        self.conns.write(&ANNOUNCE_PROMPT, args).await?;
+        Ok(())
+    }
+
+    pub async fn bump_announce_attempts(&self, run_id: &str) -> Result<i64> {
+        let r = sqlx::query("UPDATE subagent_runs SET announce_attempts = announce_attempts + 1 WHERE run_id = ? RETURNING announce_attempts")
+            .bind(run_id)
+            .fetch_one(&mut *self.writer().await)
+            .await?;
+        Ok(r.try_get("announce_attempts")?)
+    }
+
+    /// Finish the announce: queue `text` in the outbox (key `announce:<runId>`) or record a
+    /// skip, and for `cleanup: delete` arm an immediate archive, in one transaction. Only a
+    /// `pending` announce moves, so a second call does nothing. `step_answer` (the session
+    /// and the child's answer to the announce prompt) is stored in the same transaction.
+    pub async fn complete_announce(
+        &self,
+        run_id: &str,
+        text: Option<&str>,
+        archive_now: bool,
+        step_answer: Option<(&str, &NewMessage)>,
+    ) -> Result<bool> {
+        let now = now_ms();
+        let (session_id, m) = step_answer.unzip();
+        let state = if text.is_some() { "queued" } else { "skipped" };
+        // the step's answer
+        let args = bind_message(Args::default().bind(session_id), m)?
+            .bind(now)
+            .bind(m.is_some())
+            .bind(run_id)
+            // the registry
+            .bind(state)
+            .bind(archive_now)
+            .bind(now)
+            .bind(run_id)
+            // the announce message
+            .bind(format!("announce:{run_id}"))
+            .bind(text)
+            .bind(now)
+            .bind(now)
+            .bind(run_id)
+            .bind(text.is_some())
+            // the archive timer
+            .bind(now)
+            .bind(run_id)
+            .bind(archive_now)
+            .bind(state)
+            .bind(now);
+        let rows = self.conns.write(&COMPLETE_ANNOUNCE, args).await?;
+        Ok(!rows.is_empty())
+    }
+
+    /// Mark an announce failed for good (kept for `/subagents info`).
+    pub async fn fail_announce(&self, run_id: &str) -> Result<()> {
+        sqlx::query("UPDATE subagent_runs SET announce_state = 'failed' WHERE run_id = ? AND announce_state = 'pending'")
+            .bind(run_id)
+            .execute(&mut *self.writer().await)
+            .await?;
+        Ok(())
+    }
+}

@@ -58,7 +58,12 @@ pub fn parse_config(
         _ => {
             let mut errors: Vec<ConfigError> = Vec::new();
             for issue in issues {
-                let e = located(&map, &issue.path, issue.message);
+                let message = if is_secret(&issue.path) {
+                    redacted(&issue.message)
+                } else {
+                    issue.message
+                };
+                let e = located(&map, &issue.path, message);
                 if !errors.contains(&e) {
                     errors.push(e);
                 }
@@ -146,6 +151,39 @@ pub(crate) fn parse_json5(src: &str, map: &SourceMap) -> Result<Value, ConfigErr
             message: format!("invalid JSON5: {detail}"),
         }
     })
+}
+
+/// Whether a key holds a secret (a token, a key): its value must never be quoted in an
+/// error, which may end up in a log.
+fn is_secret(path: &KeyPath) -> bool {
+    let Some(Seg::Key(last)) = path.0.last() else {
+        return false;
+    };
+    let k = last.to_ascii_lowercase();
+    ["token", "secret", "apikey", "password"]
+        .iter()
+        .any(|s| k.ends_with(s))
+}
+
+/// `message` with every quoted value (`` `…` `` and `"…"`) replaced by `<redacted>`.
+fn redacted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut quote: Option<char> = None;
+    for c in message.chars() {
+        match quote {
+            Some(q) if c == q => {
+                out.push_str("<redacted>");
+                quote = None;
+            }
+            Some(_) => {}
+            None if c == '`' || c == '"' => quote = Some(c),
+            None => out.push(c),
+        }
+    }
+    if quote.is_some() {
+        out.push_str("<redacted>");
+    }
+    out
 }
 
 fn located(map: &SourceMap, path: &KeyPath, message: String) -> ConfigError {

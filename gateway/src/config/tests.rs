@@ -348,3 +348,22 @@ fn numeric_ids_in_allowlists_are_taken_exactly() {
         "{errs:?}"
     );
 }
+
+/// A secret written with the wrong type is named in the error but never quoted: config
+/// errors go to logs. Catches: serde's "invalid type: integer `12345`" reaching stderr.
+#[test]
+fn secrets_are_never_quoted_in_errors() {
+    let errs = errors(
+        "{ gateway: { auth: { token: 987654321 } }, channels: { telegram: { botToken: ['s3cr3t-value'] } }, models: { providers: { p: { api: 'openai-chat', apiKey: 4242 } } } }",
+    );
+    assert_eq!(errs.len(), 3, "{errs:?}");
+    for (path, _, _, message) in &errs {
+        assert!(
+            !message.contains("987654321")
+                && !message.contains("s3cr3t")
+                && !message.contains("4242"),
+            "{path}: {message}"
+        );
+        assert!(message.contains("invalid type"), "{path}: {message}");
+    }
+}

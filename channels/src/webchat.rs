@@ -2,14 +2,16 @@
 //!
 //! The gateway's HTTP server owns the sockets and pumps frames; this module owns the
 //! frame protocol (JSON text frames, see [`ClientFrame`] and [`ServerFrame`]) and routes
-//! outbound messages to every socket open on a chat.
+//! outbound messages to every socket open on a chat. A message counts as delivered once a
+//! socket has written it (not when it was queued for one): a crash in between leaves it in
+//! the outbox, to be sent again.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -25,6 +27,9 @@ pub const TEXT_LIMIT: usize = 16_000;
 /// Frames queued per socket before the slowest reader starts losing them.
 /// (Bounded so one stuck browser tab cannot grow the daemon's memory.)
 const SOCKET_QUEUE: usize = 256;
+/// How long a message waits for some socket of its chat to write it before the delivery
+/// counts as failed (and the outbox retries it).
+const WRITE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A frame the browser sends.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -75,10 +80,34 @@ impl ServerFrame {
 /// Identifies one open socket.
 pub type ConnId = u64;
 
+/// A frame on its way to one socket. For a chat message, `written` is to be fired once the
+/// socket has written the frame: only then is the message delivered.
+#[derive(Debug)]
+pub struct Outgoing {
+    pub frame: ServerFrame,
+    written: Option<oneshot::Sender<()>>,
+}
+
+impl Outgoing {
+    fn new(frame: ServerFrame) -> Self {
+        Outgoing {
+            frame,
+            written: None,
+        }
+    }
+
+    /// The socket wrote the frame: confirm the delivery it belongs to, if any.
+    pub fn written(self) {
+        if let Some(tx) = self.written {
+            let _ = tx.send(());
+        }
+    }
+}
+
 struct Conn {
     id: ConnId,
     chat_id: String,
-    tx: mpsc::Sender<ServerFrame>,
+    tx: mpsc::Sender<Outgoing>,
 }
 
 /// The web chat hub. Cheap to share behind an `Arc`.
@@ -94,13 +123,14 @@ impl WebChat {
         Self::default()
     }
 
-    /// Register a socket on `chat_id`; frames for it arrive on the returned receiver.
-    pub fn connect(&self, chat_id: &str) -> (ConnId, mpsc::Receiver<ServerFrame>) {
+    /// Register a socket on `chat_id`; frames for it arrive on the returned receiver (call
+    /// [`Outgoing::written`] once each is written to the socket).
+    pub fn connect(&self, chat_id: &str) -> (ConnId, mpsc::Receiver<Outgoing>) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel(SOCKET_QUEUE);
-        let _ = tx.try_send(ServerFrame::Hello {
+        let _ = tx.try_send(Outgoing::new(ServerFrame::Hello {
             chat_id: chat_id.to_string(),
-        });
+        }));
         self.lock_conns().push(Conn {
             id,
             chat_id: chat_id.to_string(),
@@ -178,15 +208,28 @@ impl WebChat {
         None
     }
 
-    /// Push a frame to every socket on `chat_id`; returns how many took it.
-    fn push(&self, chat_id: &str, frame: &ServerFrame) -> usize {
-        let mut delivered = 0;
+    /// Push a frame to every socket on `chat_id` (best effort: typing indicators).
+    fn push(&self, chat_id: &str, frame: &ServerFrame) {
         for c in self.lock_conns().iter().filter(|c| c.chat_id == chat_id) {
-            if c.tx.try_send(frame.clone()).is_ok() {
-                delivered += 1;
+            let _ = c.tx.try_send(Outgoing::new(frame.clone()));
+        }
+    }
+
+    /// Push a message frame to every socket on `chat_id`; one receiver per socket that
+    /// took it, which fires once that socket has written it.
+    fn push_confirmed(&self, chat_id: &str, frame: &ServerFrame) -> Vec<oneshot::Receiver<()>> {
+        let mut out = Vec::new();
+        for c in self.lock_conns().iter().filter(|c| c.chat_id == chat_id) {
+            let (tx, rx) = oneshot::channel();
+            let item = Outgoing {
+                frame: frame.clone(),
+                written: Some(tx),
+            };
+            if c.tx.try_send(item).is_ok() {
+                out.push(rx);
             }
         }
-        delivered
+        out
     }
 
     fn lock_conns(&self) -> std::sync::MutexGuard<'_, Vec<Conn>> {
@@ -245,16 +288,27 @@ impl Channel for WebChat {
                 text: part.to_string(),
                 key: msg.key.clone(),
             };
-            let delivered = self.push(&msg.origin.chat_id, &frame);
+            let written = self.push_confirmed(&msg.origin.chat_id, &frame);
             async move {
-                if delivered == 0 {
+                if written.is_empty() {
                     // Nobody has this chat open: keep the message in the outbox, retry later.
                     return Err(ChannelError::Temporary(format!(
                         "no browser connected to web chat '{}'",
                         msg.origin.chat_id
                     )));
                 }
-                Ok(())
+                // Delivered once any socket of the chat has written it.
+                match tokio::time::timeout(WRITE_WAIT, futures::future::select_ok(written)).await {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(_)) => Err(ChannelError::Temporary(format!(
+                        "web chat '{}' closed before the message was written",
+                        msg.origin.chat_id
+                    ))),
+                    Err(_) => Err(ChannelError::Temporary(format!(
+                        "web chat '{}' did not take the message within {WRITE_WAIT:?}",
+                        msg.origin.chat_id
+                    ))),
+                }
             }
         })
         .await

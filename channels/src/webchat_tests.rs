@@ -49,7 +49,7 @@ mod examples {
         tokio::task::yield_now().await;
         let (conn, mut frames) = hub.connect("main");
         assert_eq!(
-            frames.recv().await,
+            frames.recv().await.map(|o| o.frame),
             Some(ServerFrame::Hello {
                 chat_id: "main".into()
             })
@@ -62,25 +62,54 @@ mod examples {
         let msg = inbound.recv().await.expect("inbound message").msg;
         assert_eq!(msg.text, "hi");
         assert_eq!(msg.origin, Origin::webchat("main", ChatKind::Direct));
-        hub.send(
-            &OutboundMessage {
-                origin: msg.origin,
-                text: "hello".into(),
-                key: "k".into(),
-            },
-            &crate::MemoryProgress::default(),
-        )
-        .await
-        .expect("send");
+        let reply = OutboundMessage {
+            origin: msg.origin,
+            text: "hello".into(),
+            key: "k".into(),
+        };
+        let progress = crate::MemoryProgress::default();
+        let (sent, out) = tokio::join!(hub.send(&reply, &progress), async {
+            let out = frames.recv().await.expect("a frame");
+            let frame = out.frame.clone();
+            out.written();
+            frame
+        });
+        sent.expect("send");
         assert_eq!(
-            frames.recv().await,
-            Some(ServerFrame::Message {
+            out,
+            ServerFrame::Message {
                 text: "hello".into(),
                 key: "k".into()
-            })
+            }
         );
         cancel.cancel();
         runner.await.expect("join").expect("run");
+    }
+
+    /// A message is delivered once a socket has written it, not when it was queued for one:
+    /// a socket that goes away with the frame still queued leaves it undelivered (the outbox
+    /// retries it). Catches: counting a frame queued in memory as delivered, which a crash
+    /// before the socket wrote it turned into a lost message marked sent.
+    #[tokio::test]
+    async fn a_message_is_delivered_only_once_a_socket_wrote_it() {
+        let hub = WebChat::new();
+        let (_conn, mut frames) = hub.connect("main");
+        let _hello = frames.recv().await;
+        let msg = OutboundMessage {
+            origin: Origin::webchat("main", ChatKind::Direct),
+            text: "hello".into(),
+            key: "k".into(),
+        };
+        let progress = crate::MemoryProgress::default();
+        let (sent, ()) = tokio::join!(hub.send(&msg, &progress), async {
+            // The socket takes the frame but dies before writing it.
+            let out = frames.recv().await.expect("a frame");
+            drop(out);
+        });
+        assert!(
+            matches!(sent, Err(ChannelError::Temporary(ref e)) if e.contains("closed before the message was written")),
+            "{sent:?}"
+        );
     }
 }
 

@@ -81,10 +81,12 @@ async fn serve(state: AppState, mut socket: WebSocket, chat: String) {
             // Frames before events: a message is queued before the event that reports it.
             biased;
             out = frames.recv() => {
-                let Some(frame) = out else { break };
-                if socket.send(Message::Text(frame.to_json().into())).await.is_err() {
+                let Some(out) = out else { break };
+                if socket.send(Message::Text(out.frame.to_json().into())).await.is_err() {
                     break;
                 }
+                // Written (and flushed) to the socket: the delivery is done.
+                out.written();
             }
             incoming = socket.recv() => {
                 let answer = match incoming {

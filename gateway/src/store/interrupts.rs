@@ -19,16 +19,8 @@ impl Store {
         input_tokens: i64,
         output_tokens: i64,
     ) -> Result<()> {
-        sqlx::query(
-            "UPDATE runs SET steps = ?, input_tokens = ?, output_tokens = ? WHERE id = ? AND status = 'running'",
-        )
-        .bind(steps)
-        .bind(input_tokens)
-        .bind(output_tokens)
-        .bind(id)
-        .execute(&mut *self.writer().await)
-        .await?;
-        Ok(())
+        self.update_run_usage(id, steps, input_tokens, output_tokens)
+            .await
     }
 }
 

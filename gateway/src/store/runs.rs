@@ -272,7 +272,8 @@ impl Store {
         r.as_ref().map(row_to_run).transpose()
     }
 
-    /// Record progress (steps and usage so far) on a running run.
+    /// Record progress (steps and usage so far) on a running run (an ended run keeps what
+    /// its end recorded).
     pub async fn update_run_usage(
         &self,
         id: &str,
@@ -280,8 +281,10 @@ impl Store {
         input_tokens: i64,
         output_tokens: i64,
     ) -> Result<()> {
-        sqlx::query("UPDATE runs SET steps = ?, input_tokens = ?, output_tokens = ? WHERE id = ?")
-            .bind(steps)
+        sqlx::query(
+            "UPDATE runs SET steps = ?, input_tokens = ?, output_tokens = ? WHERE id = ? AND status = 'running'",
+        )
+        .bind(steps)
             .bind(input_tokens)
             .bind(output_tokens)
             .bind(id)

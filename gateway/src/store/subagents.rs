@@ -99,6 +99,29 @@ pub struct NewSubagent<'a> {
     pub run_timeout_seconds: i64,
 }
 
+#[cfg(test)]
+impl<'a> NewSubagent<'a> {
+    /// A spawn from `agent:main:main` for tests: task "look", agent `main`, no label,
+    /// model or timeout, `cleanup: "keep"`.
+    pub(crate) fn fixture(run_id: &'a str, child_key: &'a str, child_session_id: &'a str) -> Self {
+        NewSubagent {
+            run_id,
+            child_session_key: child_key,
+            child_session_id,
+            requester_session_key: "agent:main:main",
+            requester_run_id: None,
+            requester_origin: None,
+            task: "look",
+            label: None,
+            agent_id: "main",
+            model: None,
+            thinking: None,
+            cleanup: "keep",
+            run_timeout_seconds: 0,
+        }
+    }
+}
+
 pub(super) fn outcome_of(status: RunStatus) -> &'static str {
     match status {
         RunStatus::Succeeded => "success",

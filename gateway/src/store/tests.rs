@@ -68,19 +68,8 @@ fn run<'a>(id: &'a str, key: &'a str, session_id: &'a str, origin: &'a Origin) -
 /// A spawn of child `run_id` (session `key`, id `sid`) by `agent:main:main`, announcing to `o`.
 fn spawn<'a>(run_id: &'a str, key: &'a str, sid: &'a str, o: &'a Origin) -> NewSubagent<'a> {
     NewSubagent {
-        run_id,
-        child_session_key: key,
-        child_session_id: sid,
-        requester_session_key: "agent:main:main",
-        requester_run_id: None,
         requester_origin: Some(o),
-        task: "look",
-        label: None,
-        agent_id: "main",
-        model: None,
-        thinking: None,
-        cleanup: "keep",
-        run_timeout_seconds: 0,
+        ..NewSubagent::fixture(run_id, key, sid)
     }
 }
 

@@ -331,21 +331,7 @@ mod tests {
             fake.base_url()
         );
         let (_dir, rt) = crate::runtime::testing::runtime(&config).await;
-        let spawn = NewSubagent {
-            run_id: "c1",
-            child_session_key: "agent:main:subagent:c1",
-            child_session_id: "sid-c1",
-            requester_session_key: "agent:main:main",
-            requester_run_id: None,
-            requester_origin: None,
-            task: "look around",
-            label: None,
-            agent_id: "main",
-            model: None,
-            thinking: None,
-            cleanup: "keep",
-            run_timeout_seconds: 0,
-        };
+        let spawn = NewSubagent::fixture("c1", "agent:main:subagent:c1", "sid-c1");
         rt.store.create_subagent(&spawn, None).await.unwrap();
         let end = RunEnd::bare(RunStatus::Succeeded, None);
         assert!(rt.store.finish_run("c1", &end).await.unwrap().announce);

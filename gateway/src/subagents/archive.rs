@@ -65,21 +65,7 @@ mod tests {
         let key = format!("agent:main:subagent:{n}");
         store
             .create_subagent(
-                &NewSubagent {
-                    run_id: &run_id,
-                    child_session_key: &key,
-                    child_session_id: &format!("sess-{n}"),
-                    requester_session_key: "agent:main:main",
-                    requester_run_id: None,
-                    requester_origin: None,
-                    task: "t",
-                    label: None,
-                    agent_id: "main",
-                    model: None,
-                    thinking: None,
-                    cleanup: "keep",
-                    run_timeout_seconds: 0,
-                },
+                &NewSubagent::fixture(&run_id, &key, &format!("sess-{n}")),
                 None,
             )
             .await

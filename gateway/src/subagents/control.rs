@@ -149,21 +149,7 @@ mod tests {
         )
         .await;
         let key = "agent:main:subagent:c1";
-        let spawn = crate::store::NewSubagent {
-            run_id: "c1",
-            child_session_key: key,
-            child_session_id: "sid-c1",
-            requester_session_key: "agent:main:main",
-            requester_run_id: None,
-            requester_origin: None,
-            task: "look around",
-            label: None,
-            agent_id: "main",
-            model: None,
-            thinking: None,
-            cleanup: "keep",
-            run_timeout_seconds: 0,
-        };
+        let spawn = crate::store::NewSubagent::fixture("c1", key, "sid-c1");
         let run = rt.store.create_subagent(&spawn, None).await.unwrap();
         // The lane's one slot is busy: the child's run waits in the queue.
         let _busy = rt

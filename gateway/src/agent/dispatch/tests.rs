@@ -47,21 +47,7 @@ async fn recovery_interrupts_a_mid_flight_child_and_still_runs_its_waiting_messa
     let (_dir, rt) =
         testing::runtime("{agents: {defaults: {subagents: {onRestart: \"interrupt\"}}}}").await;
     let key = "agent:main:subagent:c1";
-    let spawn = crate::store::NewSubagent {
-        run_id: "c1",
-        child_session_key: key,
-        child_session_id: "sid-c1",
-        requester_session_key: "agent:main:main",
-        requester_run_id: None,
-        requester_origin: None,
-        task: "look around",
-        label: None,
-        agent_id: "main",
-        model: None,
-        thinking: None,
-        cleanup: "keep",
-        run_timeout_seconds: 0,
-    };
+    let spawn = crate::store::NewSubagent::fixture("c1", key, "sid-c1");
     rt.store.create_subagent(&spawn, None).await.unwrap();
     // Mid-flight when the process stopped: it had claimed its task.
     rt.store

@@ -13,6 +13,7 @@ mod faults_model;
 mod faults_restart;
 mod lanes;
 mod lifecycle;
+mod record;
 mod security_http;
 mod security_routes;
 mod security_ws;

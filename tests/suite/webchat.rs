@@ -220,6 +220,10 @@ async fn without_a_model_the_reply_says_how_to_configure_one() {
     assert_eq!(health.status(), 200);
 }
 
+/// The reply frame reaches the socket before the `outbox.sent` event that reports it, and
+/// the run's events are there. (Catches: `outbox.sent` emitted without the message frame,
+/// or before it; the old `at("message") < at("outbox.sent")` compared `Option`s, and
+/// `None < Some` let a missing frame pass.)
 #[tokio::test]
 async fn live_events_reach_the_socket_after_the_message_they_report() {
     let fake = FakeModel::start().await.unwrap();
@@ -239,8 +243,16 @@ async fn live_events_reach_the_socket_after_the_message_they_report() {
             break;
         }
     }
-    let at = |name: &str| seen.iter().position(|s| s == name);
-    assert!(at("run.started").is_some(), "{seen:?}");
-    assert!(at("run.ended").is_some(), "{seen:?}");
+    let at = |name: &str| {
+        seen.iter()
+            .position(|s| s == name)
+            .unwrap_or_else(|| panic!("no {name} frame in {seen:?}"))
+    };
+    assert!(at("run.started") < at("run.ended"), "{seen:?}");
     assert!(at("message") < at("outbox.sent"), "{seen:?}");
+    assert_eq!(
+        seen.iter().filter(|s| *s == "message").count(),
+        1,
+        "{seen:?}"
+    );
 }

@@ -36,7 +36,15 @@ mod examples {
         );
     }
 
-    #[tokio::test]
+    /// `f`, or a failure if it is not done within 5 s of (paused) time: a frame that
+    /// never comes fails the test instead of hanging it.
+    async fn within<F: std::future::Future>(f: F) -> F::Output {
+        tokio::time::timeout(std::time::Duration::from_secs(5), f)
+            .await
+            .expect("waited past the bound")
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn messages_reach_the_sink_and_replies_reach_the_socket() {
         let hub = std::sync::Arc::new(WebChat::new());
         let (tx, mut inbound) = mpsc::channel(4);
@@ -49,38 +57,37 @@ mod examples {
         tokio::task::yield_now().await;
         let (conn, mut frames) = hub.connect("main");
         assert_eq!(
-            frames.recv().await,
+            within(frames.recv()).await,
             Some(ServerFrame::Hello {
                 chat_id: "main".into()
             })
         );
         assert_eq!(
-            hub.handle_frame(conn, r#"{"type":"message","text":"hi"}"#)
-                .await,
+            within(hub.handle_frame(conn, r#"{"type":"message","text":"hi"}"#)).await,
             None
         );
-        let msg = inbound.recv().await.expect("inbound message").msg;
+        let msg = within(inbound.recv()).await.expect("inbound message").msg;
         assert_eq!(msg.text, "hi");
         assert_eq!(msg.origin, Origin::webchat("main", ChatKind::Direct));
-        hub.send(
+        within(hub.send(
             &OutboundMessage {
                 origin: msg.origin,
                 text: "hello".into(),
                 key: "k".into(),
             },
             &crate::MemoryProgress::default(),
-        )
+        ))
         .await
         .expect("send");
         assert_eq!(
-            frames.recv().await,
+            within(frames.recv()).await,
             Some(ServerFrame::Message {
                 text: "hello".into(),
                 key: "k".into()
             })
         );
         cancel.cancel();
-        runner.await.expect("join").expect("run");
+        within(runner).await.expect("join").expect("run");
     }
 }
 

@@ -141,10 +141,12 @@ async fn a_spawn_announces_where_it_was_asked() {
     let dc = FakeDiscord::start(TOKEN).await.unwrap();
     let _gw = gateway(&fake, &dc, json!({})).await;
     dc.guild_message(GUILD, THREAD, ann(), &mention("investigate please"));
-    let sent = dc.wait_for_sent(2, WAIT).await.unwrap();
-    assert_eq!(sent[0].content, "started");
-    assert_eq!(sent[1].channel_id, THREAD);
-    let lines: Vec<&str> = sent[1].content.lines().collect();
+    // The parent's reply and the announce, in either order.
+    let mut sent = dc.wait_for_sent(2, WAIT).await.unwrap();
+    let reply = sent.iter().position(|m| m.content == "started").unwrap();
+    sent.remove(reply);
+    assert_eq!(sent[0].channel_id, THREAD);
+    let lines: Vec<&str> = sent[0].content.lines().collect();
     assert_eq!(lines[0], "Status: success");
     assert!(lines[1].starts_with("Result: echo: Your task has ended."));
     assert_eq!(lines[2], "Notes: none");
@@ -152,7 +154,7 @@ async fn a_spawn_announces_where_it_was_asked() {
         lines[3].starts_with("Stats: runtime ")
             && lines[3].contains("sessionKey agent:main:subagent:"),
         "{}",
-        sent[1].content
+        sent[0].content
     );
 }
 

@@ -164,8 +164,8 @@ async fn send_talks_to_a_child_and_children_cannot_spawn() {
     let gw = start(&fake, json!({})).await;
     let mut ws = chat(&gw, "main").await;
     ws.send_text("delegate this").await.unwrap();
-    assert_eq!(ws.next_message(WAIT).await.unwrap(), "spawned");
-    announces(&mut ws, 1, WAIT).await;
+    let (answer, _) = crate::common::answer_and_announces(&mut ws, 1).await;
+    assert_eq!(answer, "spawned");
     let child_second = fake
         .requests()
         .into_iter()
@@ -263,8 +263,8 @@ async fn model_precedence_and_stop_through_the_api() {
     .await;
     let mut ws = chat(&gw, "main").await;
     ws.send_text("two kinds please").await.unwrap();
-    assert_eq!(ws.next_message(WAIT).await.unwrap(), "spawned");
-    let got = announces(&mut ws, 1, WAIT).await;
+    let (answer, got) = crate::common::answer_and_announces(&mut ws, 1).await;
+    assert_eq!(answer, "spawned");
     assert!(got[0].starts_with("Status: success"), "{}", got[0]);
     // Parent ×2, explicit child + its announce step, and the hanging child's first call.
     fake.wait_for_requests(5, WAIT).await.unwrap();

@@ -1,8 +1,6 @@
 //! `/ws` live events per chat (SPEC §14): a web chat socket sees its own session's events
 //! and those of the sub-agents spawned from it, never another chat's or an API session's.
 
-use std::time::Duration;
-
 use serde_json::{json, Value};
 use switchboard_testkit::fake_model::{FakeModel, Gate, Step};
 use switchboard_testkit::harness::WsClient;

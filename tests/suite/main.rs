@@ -3,6 +3,8 @@
 
 mod common;
 
+mod access;
+mod agents_models;
 mod api;
 mod bad_input;
 mod browser;

@@ -10,6 +10,7 @@ mod bad_input;
 mod browser;
 mod config_reload;
 mod discord;
+mod discord_delivery;
 mod faults_channels;
 mod faults_model;
 mod faults_restart;

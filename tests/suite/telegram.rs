@@ -279,9 +279,9 @@ pub(crate) async fn wait_all_confirmed(tg: &FakeTelegram) {
     panic!("{} updates were never confirmed", tg.pending_updates());
 }
 
-/// An unknown DM sender gets one pairing code and nothing else — not for a second message,
-/// and nothing reaches an agent — until `switchboard pairing approve`; then they are
-/// served. Checked against the full send log after a graceful stop and the model's requests.
+/// An unknown DM sender gets one pairing code and nothing else — not a command's answer,
+/// not for a second message, and nothing reaches an agent — until `switchboard pairing
+/// approve`; then they are served. Checked against the full send log after a graceful stop and the model's requests.
 /// (Catches: a second code or a reply to a stranger; an approval that does not let them in.)
 #[tokio::test]
 async fn strangers_are_ignored_and_pairing_lets_them_in() {
@@ -289,10 +289,12 @@ async fn strangers_are_ignored_and_pairing_lets_them_in() {
     let tg = FakeTelegram::start(TOKEN).await.unwrap();
     let mut gw = gateway(&fake, &tg, json!({"dmPolicy": "pairing"})).await;
     let bob = User::new(77, "bob", "Bob");
-    tg.user_message(Chat::private(77), bob.clone(), "let me in");
+    // A stranger's command is not answered either: the answer is the pairing code.
+    tg.user_message(Chat::private(77), bob.clone(), "/status");
     let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
     let text = &sent[0].plain_text;
     assert!(text.contains("Your pairing code is "), "{text}");
+    assert!(!text.contains("Model:"), "{text}");
     let code = text
         .split("Your pairing code is ")
         .nth(1)

@@ -40,7 +40,7 @@ async fn a_spawn_announces_in_the_requesters_chat_and_is_listed() {
         "research",
         Step::ToolCalls(vec![spawn_call(
             "count the moons of Jupiter",
-            json!({"label": "moons"}),
+            json!({"label": "moons", "thinking": "high"}),
         )]),
     );
     fake.push_for("research", Step::Text("I started a sub-agent.".into()));
@@ -107,6 +107,7 @@ async fn a_spawn_announces_in_the_requesters_chat_and_is_listed() {
     let info = ws.next_message(WAIT).await.unwrap();
     assert!(
         info.contains("Status: success")
+            && info.contains("Thinking: high\n")
             && info.contains("Announce: queued")
             && info.contains("Archive: at "),
         "{info}"
@@ -124,6 +125,16 @@ async fn a_spawn_announces_in_the_requesters_chat_and_is_listed() {
         "{log}"
     );
 
+    // `?requester=` keeps only that session's children.
+    let mine = crate::common::get_json(&gw, "/api/subagents?requester=agent:main:main").await;
+    let others = crate::common::get_json(&gw, "/api/subagents?requester=agent:main:other").await;
+    assert_eq!(
+        (
+            mine["subagents"].as_array().unwrap().len(),
+            others["subagents"].as_array().unwrap().len()
+        ),
+        (1, 0)
+    );
     let api = crate::common::get_json(&gw, "/api/subagents").await;
     let row = &api["subagents"][0];
     assert_eq!(row["outcome"], "success");

@@ -7,13 +7,20 @@ use switchboard_testkit::fake_model::{FakeModel, Step, ToolCall};
 
 use crate::common::{chat, start, WAIT};
 
+/// A message gets the model's reply, in a frame carrying the outbox's idempotency key (a
+/// client drops the one repeat a crash can cause by it). (Catches: the key left out.)
 #[tokio::test]
 async fn a_message_gets_the_model_reply() {
     let fake = FakeModel::start().await.unwrap();
     let gw = start(&fake, json!({})).await;
     let mut ws = chat(&gw, "main").await;
     ws.send_text("hello there").await.unwrap();
-    assert_eq!(ws.next_message(WAIT).await.unwrap(), "echo: hello there");
+    let frame = ws.next_of_type("message", WAIT).await.unwrap();
+    assert_eq!(frame["text"], "echo: hello there");
+    assert!(
+        frame["key"].as_str().is_some_and(|k| k.starts_with("run:")),
+        "{frame}"
+    );
     let req = &fake.requests()[0];
     assert_eq!(req.auth.as_deref(), Some("Bearer test-key"));
     assert_eq!(req.body["model"], "scripted");

@@ -151,6 +151,17 @@ mod tests {
         assert!(chunks.iter().all(|c| c.chars().count() <= 60), "{chunks:?}");
     }
 
+    /// Catches: the `Stats:` special case dropped. A short body and a Stats line too long
+    /// to join it: the line gets a chunk of its own instead of being cut at a space.
+    #[test]
+    fn a_stats_line_that_does_not_fit_the_last_chunk_gets_a_chunk_of_its_own() {
+        let body = "Result: the child counted the moons ok";
+        let stats = "Stats: runtime 5m12s • tokens 12.3k (in 10k / out 2.3k) • est $0.04 • sessionKey agent:main";
+        assert_eq!((body.chars().count(), stats.chars().count()), (38, 91));
+        let chunks = split_text(&format!("{body}\n{stats}"), 100);
+        assert_eq!(chunks, [body, stats]);
+    }
+
     #[test]
     fn an_early_line_break_does_not_make_a_tiny_chunk() {
         let text = format!("Status: success\nResult: {}", "word ".repeat(40));
@@ -272,6 +283,26 @@ mod properties {
                 prop_assert!(c.chars().count() <= limit.max(16), "{c:?}");
             }
             prop_assert_eq!(non_space(&chunks.concat()), non_space(&t));
+        }
+
+        /// A trailing Stats line that fits the limit always ends the last chunk whole,
+        /// whatever comes before it. (Catches: the Stats special case dropped or cut short.)
+        #[test]
+        fn a_trailing_stats_line_is_never_split(
+            body in text(),
+            tail in proptest::collection::vec(any::<char>().prop_filter("one line", |c| *c != '\n'), 0..300),
+            limit in 16usize..300,
+        ) {
+            let stats: String = "Stats: "
+                .chars()
+                .chain(tail.into_iter().take(limit - 8))
+                .chain(['x'])
+                .collect();
+            let chunks = split_text(&format!("{body}\n{stats}"), limit);
+            prop_assert!(chunks.last().is_some_and(|c| c.ends_with(&stats)), "{stats:?} in {chunks:?}");
+            for c in &chunks {
+                prop_assert!(c.chars().count() <= limit, "{c:?}");
+            }
         }
 
         /// Catches: a chunk cut inside a fence whose opening line carries a long info string

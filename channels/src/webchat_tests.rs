@@ -36,7 +36,15 @@ mod examples {
         );
     }
 
-    #[tokio::test]
+    /// `f`, or a failure if it is not done within 5 s of (paused) time: a frame that
+    /// never comes fails the test instead of hanging it.
+    async fn within<F: std::future::Future>(f: F) -> F::Output {
+        tokio::time::timeout(std::time::Duration::from_secs(5), f)
+            .await
+            .expect("waited past the bound")
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn messages_reach_the_sink_and_replies_reach_the_socket() {
         let hub = std::sync::Arc::new(WebChat::new());
         let (tx, mut inbound) = mpsc::channel(4);
@@ -49,17 +57,16 @@ mod examples {
         tokio::task::yield_now().await;
         let (conn, mut frames) = hub.connect("main");
         assert_eq!(
-            frames.recv().await.map(|o| o.frame),
+            within(frames.recv()).await.map(|o| o.frame),
             Some(ServerFrame::Hello {
                 chat_id: "main".into()
             })
         );
         assert_eq!(
-            hub.handle_frame(conn, r#"{"type":"message","text":"hi"}"#)
-                .await,
+            within(hub.handle_frame(conn, r#"{"type":"message","text":"hi"}"#)).await,
             None
         );
-        let msg = inbound.recv().await.expect("inbound message").msg;
+        let msg = within(inbound.recv()).await.expect("inbound message").msg;
         assert_eq!(msg.text, "hi");
         assert_eq!(msg.origin, Origin::webchat("main", ChatKind::Direct));
         let reply = OutboundMessage {
@@ -68,12 +75,15 @@ mod examples {
             key: "k".into(),
         };
         let progress = crate::MemoryProgress::default();
-        let (sent, out) = tokio::join!(hub.send(&reply, &progress), async {
-            let out = frames.recv().await.expect("a frame");
-            let frame = out.frame.clone();
-            out.written();
-            frame
-        });
+        let (sent, out) = within(async {
+            tokio::join!(hub.send(&reply, &progress), async {
+                let out = frames.recv().await.expect("a frame");
+                let frame = out.frame.clone();
+                out.written();
+                frame
+            })
+        })
+        .await;
         sent.expect("send");
         assert_eq!(
             out,
@@ -83,7 +93,7 @@ mod examples {
             }
         );
         cancel.cancel();
-        runner.await.expect("join").expect("run");
+        within(runner).await.expect("join").expect("run");
     }
 
     /// A message is delivered once a socket has written it, not when it was queued for one:
@@ -94,18 +104,21 @@ mod examples {
     async fn a_message_is_delivered_only_once_a_socket_wrote_it() {
         let hub = WebChat::new();
         let (_conn, mut frames) = hub.connect("main");
-        let _hello = frames.recv().await;
+        let _hello = within(frames.recv()).await;
         let msg = OutboundMessage {
             origin: Origin::webchat("main", ChatKind::Direct),
             text: "hello".into(),
             key: "k".into(),
         };
         let progress = crate::MemoryProgress::default();
-        let (sent, ()) = tokio::join!(hub.send(&msg, &progress), async {
-            // The socket takes the frame but dies before writing it.
-            let out = frames.recv().await.expect("a frame");
-            drop(out);
-        });
+        let (sent, ()) = within(async {
+            tokio::join!(hub.send(&msg, &progress), async {
+                // The socket takes the frame but dies before writing it.
+                let out = frames.recv().await.expect("a frame");
+                drop(out);
+            })
+        })
+        .await;
         assert!(
             matches!(sent, Err(ChannelError::Temporary(ref e)) if e.contains("closed before the message was written")),
             "{sent:?}"

@@ -112,6 +112,9 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     ));
 
     let outbox_cancel = CancellationToken::new();
+    // Open sockets (web chats, event streams) stay until the outbox is flushed: a turn that
+    // finishes during the shutdown grace still reaches the browser that asked.
+    let sockets_cancel = CancellationToken::new();
     let outbox_task = tokio::spawn(outbox::run(rt.clone(), outbox_cancel.clone()));
 
     warn_shared_dm_session(&rt, &cfg).await;
@@ -139,7 +142,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         // The effective token, by the same rule the validator applied.
         doors: Arc::new(server::Doors::from_config(&cfg.gateway, opts.env.as_ref())),
         started,
-        closing: accept_cancel.clone(),
+        closing: sockets_cancel.clone(),
         adapters: adapters.clone(),
     };
     let app = server::router(state, cfg.gateway.max_body_bytes);
@@ -183,6 +186,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     }
     outbox_cancel.cancel();
     let _ = outbox_task.await;
+    sockets_cancel.cancel();
     tasks.close();
     if tokio::time::timeout(Duration::from_secs(5), tasks.wait())
         .await

@@ -292,6 +292,23 @@ pub(crate) mod testing {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("t.db").display());
         let store = Store::open(&url).await.unwrap();
+        with_store(cfg, store, dir)
+    }
+
+    /// The same on an in-memory store: it has no checkpoint task, so a test on tokio's
+    /// paused clock sees only the timers it is about.
+    pub(crate) async fn runtime_in_memory(config: &str) -> (tempfile::TempDir, Arc<Runtime>) {
+        let cfg = crate::config::parse_config(config, &|_| None).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_in_memory().await.unwrap();
+        with_store(cfg, store, dir)
+    }
+
+    fn with_store(
+        cfg: crate::config::Config,
+        store: Store,
+        dir: tempfile::TempDir,
+    ) -> (tempfile::TempDir, Arc<Runtime>) {
         let (_tx, rx) = watch::channel(Arc::new(cfg));
         let rt = Runtime::new(
             store,

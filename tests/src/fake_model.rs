@@ -34,7 +34,7 @@ use anyhow::Context as _;
 
 use crate::fake_support::ServerTask;
 
-pub use script::{DefaultReply, Step, ToolCall};
+pub use script::{DefaultReply, Gate, Step, ToolCall};
 pub use state::RecordedRequest;
 use state::State;
 

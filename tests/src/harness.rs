@@ -11,6 +11,7 @@
 //! ```
 
 mod builder;
+mod command;
 mod log;
 mod process;
 mod ws;
@@ -26,6 +27,7 @@ use tokio::task::JoinSet;
 
 pub use self::builder::GatewayBuilder;
 use self::builder::StateDir;
+pub use self::command::{command, home_of, output_within, SCRUBBED_ENV};
 use self::log::Log;
 pub use self::log::LogMark;
 pub use self::process::EarlyExit;
@@ -44,19 +46,6 @@ const TERMINATE_TIMEOUT: Duration = Duration::from_secs(30);
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 /// Per-request bound of the client returned by [`Gateway::http`].
 const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Host variables the daemon would read; removed from the child's environment so nothing from
-/// the developer's machine leaks into a test (set them with [`GatewayBuilder::env`] if needed).
-pub const SCRUBBED_ENV: &[&str] = &[
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "SWITCHBOARD_CONFIG",
-    "SWITCHBOARD_TOKEN",
-    "SWITCHBOARD_STATE_DIR",
-    "TELEGRAM_BOT_TOKEN",
-    "DISCORD_BOT_TOKEN",
-    "XDG_CONFIG_HOME",
-];
 
 /// A running `switchboard run` process (killed on drop).
 ///
@@ -112,7 +101,19 @@ impl Gateway {
 
     /// `<state_dir>/home`, the daemon's `$HOME`.
     pub fn home_dir(&self) -> PathBuf {
-        self.state.path().join("home")
+        home_of(self.state.path())
+    }
+
+    /// The binary with this gateway's state dir, `HOME` and environment (the harness's
+    /// scrubbed one plus the builder's `env` overrides), no arguments yet: for CLI calls
+    /// such as `pairing approve` or `config validate` against this gateway's files. Run it
+    /// with [`output_within`].
+    pub fn command(&self) -> Command {
+        let mut cmd = command(&self.bin, self.state.path());
+        for (key, value) in &self.env {
+            cmd.env(key, value);
+        }
+        cmd
     }
 
     /// The process id of the running daemon, if one is running.
@@ -180,31 +181,48 @@ impl Gateway {
 
     /// Sends SIGTERM and waits up to 30 s for the daemon to exit; returns its exit status.
     pub async fn terminate(&mut self) -> anyhow::Result<ExitStatus> {
-        let Some(mut child) = self.child.take() else {
+        let Some(child) = self.child.as_mut() else {
             bail!("the gateway is not running");
         };
-        if let Some(status) = child.try_wait()? {
-            self.drain_readers().await;
-            return Ok(status);
+        if child.try_wait()?.is_none() {
+            self.sigterm().await?;
         }
+        self.wait_exit().await
+    }
+
+    /// Sends SIGTERM without waiting for the exit (the daemon begins its graceful
+    /// shutdown); then [`Gateway::wait_exit`] or [`Gateway::terminate`].
+    pub async fn sigterm(&mut self) -> anyhow::Result<()> {
+        let Some(child) = self.child.as_mut() else {
+            bail!("the gateway is not running");
+        };
         let pid = child
             .id()
             .ok_or_else(|| anyhow!("the gateway has no pid"))?;
         // `libc`/`nix` are not dependencies; the `kill` utility sends the signal instead.
-        let sent = Command::new("kill")
-            .arg("-TERM")
-            .arg(pid.to_string())
-            .status()
-            .await
-            .context("running `kill -TERM`")?;
-        if !sent.success() {
-            // The process may have exited on its own in the meantime.
-            if let Some(status) = child.try_wait()? {
-                self.drain_readers().await;
-                return Ok(status);
-            }
+        let sent = tokio::time::timeout(
+            TERMINATE_TIMEOUT,
+            Command::new("kill")
+                .arg("-TERM")
+                .arg(pid.to_string())
+                .status(),
+        )
+        .await
+        .context("`kill -TERM` did not return")?
+        .context("running `kill -TERM`")?;
+        // A failure means the process is gone already; `wait_exit` reports its status.
+        if !sent.success() && child.try_wait()?.is_none() {
             bail!("`kill -TERM {pid}` failed: {sent}");
         }
+        Ok(())
+    }
+
+    /// Waits up to 30 s for the daemon to exit (after [`Gateway::sigterm`]); returns its
+    /// exit status. Past the bound it is killed and this is an error.
+    pub async fn wait_exit(&mut self) -> anyhow::Result<ExitStatus> {
+        let Some(mut child) = self.child.take() else {
+            bail!("the gateway is not running");
+        };
         match tokio::time::timeout(TERMINATE_TIMEOUT, child.wait()).await {
             Ok(status) => {
                 let status = status.context("waiting for the gateway")?;

@@ -1,13 +1,27 @@
 //! Shared fixtures: a gateway wired to a fake model.
 
+use std::path::Path;
+use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use switchboard_testkit::fake_model::FakeModel;
-use switchboard_testkit::harness::{Gateway, GatewayBuilder, WsClient};
+use switchboard_testkit::harness::{self, Gateway, GatewayBuilder, WsClient};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
 pub const WAIT: Duration = Duration::from_secs(20);
+
+/// `switchboard` (no arguments yet) with the harness's scrubbed environment, `HOME` and
+/// `SWITCHBOARD_STATE_DIR` for `state_dir`: every CLI call of the suite goes through this
+/// or [`Gateway::command`].
+pub fn cli(state_dir: &Path) -> tokio::process::Command {
+    harness::command(BIN, state_dir)
+}
+
+/// Runs `cmd` to completion, bounded by [`WAIT`]; its output.
+pub async fn output(cmd: &mut tokio::process::Command) -> Output {
+    harness::output_within(cmd, WAIT).await.unwrap()
+}
 
 /// Deep-merge `patch` into `base`.
 pub fn merge(base: &mut Value, patch: &Value) {

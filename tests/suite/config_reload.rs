@@ -85,13 +85,7 @@ async fn edits_apply_live_and_invalid_edits_are_ignored() {
 /// Runs `switchboard <args> <path>` with a scratch state dir; (exit code, stderr).
 async fn run_cli(args: &[&str], path: &std::path::Path) -> (Option<i32>, String) {
     let state = tempfile::tempdir().unwrap();
-    let out = tokio::process::Command::new(crate::common::BIN)
-        .args(args)
-        .arg(path)
-        .env("SWITCHBOARD_STATE_DIR", state.path())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(WAIT, out).await.unwrap().unwrap();
+    let out = crate::common::output(crate::common::cli(state.path()).args(args).arg(path)).await;
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stderr).into_owned(),

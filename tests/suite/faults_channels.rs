@@ -1,60 +1,17 @@
 //! Channel faults during a burst: 50 messages from five chats while the fake Telegram
 //! answers 429s, 5xx and dropped connections on both polling and sending. Every reply is
 //! delivered exactly once and in order per chat, checked against the fake's full send log
-//! once the daemon has stopped and against the outbox rows. Also the suite's helpers for
-//! reading and changing the daemon's database.
+//! once the daemon has stopped and against the outbox rows.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::json;
-use sqlx::sqlite::SqliteConnectOptions;
-use sqlx::{Connection, Row, SqliteConnection};
 use switchboard_testkit::fake_model::FakeModel;
 use switchboard_testkit::fake_telegram::{Chat, Failure, FakeTelegram, User};
-use switchboard_testkit::harness::Gateway;
 
+use crate::record::db_i64;
 use crate::telegram::TOKEN;
-
-/// A connection to the daemon's database (it may be running: WAL lets both work).
-async fn db(gw: &Gateway) -> SqliteConnection {
-    let path = gw.state_dir().join("data").join("switchboard.db");
-    let opts = SqliteConnectOptions::new()
-        .filename(path)
-        .busy_timeout(Duration::from_secs(10));
-    SqliteConnection::connect_with(&opts).await.unwrap()
-}
-
-/// Run one statement on the daemon's database (a test's fault: a trigger, a table).
-pub(crate) async fn db_exec(gw: &Gateway, sql: &str) {
-    let mut c = db(gw).await;
-    sqlx::query(sql).execute(&mut c).await.unwrap();
-    c.close().await.unwrap();
-}
-
-/// The first column of the first row of `sql`, an integer.
-pub(crate) async fn db_i64(gw: &Gateway, sql: &str) -> i64 {
-    let mut c = db(gw).await;
-    let v = sqlx::query(sql)
-        .fetch_one(&mut c)
-        .await
-        .unwrap()
-        .try_get(0)
-        .unwrap();
-    c.close().await.unwrap();
-    v
-}
-
-/// Wait (bounded) until `sql` answers `want`.
-pub(crate) async fn wait_db_i64(gw: &Gateway, sql: &str, want: i64) {
-    for _ in 0..800 {
-        if db_i64(gw, sql).await == want {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("`{sql}` never answered {want}");
-}
 
 /// The texts the fake Telegram recorded as sent, in order.
 pub(crate) fn sent_texts(tg: &FakeTelegram) -> Vec<String> {

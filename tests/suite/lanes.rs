@@ -4,36 +4,28 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use switchboard_testkit::fake_model::{FakeModel, Step};
+use switchboard_testkit::fake_model::{FakeModel, Gate, Step};
 use switchboard_testkit::harness::Gateway;
 
 use crate::common::{chat, get_json, get_text, start, WAIT};
 
+/// Two sessions' turns run at the same time: both model calls are in flight together.
+/// (Catches: one lane slot for everything, or a global lock around runs.)
 #[tokio::test]
 async fn two_sessions_run_in_parallel() {
     let fake = FakeModel::start().await.unwrap();
-    fake.push_for(
-        "from a",
-        Step::Delay(
-            Duration::from_secs(3),
-            Box::new(Step::Text("done a".into())),
-        ),
-    );
-    fake.push_for(
-        "from b",
-        Step::Delay(
-            Duration::from_secs(3),
-            Box::new(Step::Text("done b".into())),
-        ),
-    );
+    let gate = Gate::new();
+    fake.push_for("from a", Step::gated(&gate, Step::text("done a")));
+    fake.push_for("from b", Step::gated(&gate, Step::text("done b")));
     let gw = start(&fake, json!({})).await;
     let mut a = chat(&gw, "room-a").await;
     let mut b = chat(&gw, "room-b").await;
     a.send_text("from a").await.unwrap();
     b.send_text("from b").await.unwrap();
-    // Both model calls are made while the first is still waiting on the model.
+    // Both model calls are made while neither has been answered.
     fake.wait_for_requests(2, WAIT).await.unwrap();
     assert_eq!(fake.in_flight(), 2);
+    gate.open();
     assert_eq!(a.next_message(WAIT).await.unwrap(), "done a");
     assert_eq!(b.next_message(WAIT).await.unwrap(), "done b");
 }
@@ -62,22 +54,27 @@ async fn one_sessions_messages_serialize_in_followup_mode() {
     fake.assert_no_violations();
 }
 
+/// Wait (bounded) until `n` messages wait in `key`'s inbox (stored, not yet claimed).
+pub(crate) async fn wait_inbox(gw: &Gateway, key: &str, n: i64) {
+    let sql = format!("SELECT COUNT(*) FROM inbox WHERE session_key = '{key}'");
+    crate::record::wait_db_i64(gw, &sql, n).await;
+}
+
+/// In collect mode, messages that arrive while a turn runs go together into the next turn.
+/// (Catches: each waiting message getting its own turn, or joining the running one.)
 #[tokio::test]
 async fn collect_mode_batches_messages_that_arrive_while_busy() {
     let fake = FakeModel::start().await.unwrap();
-    fake.push_for(
-        "first",
-        Step::Delay(
-            Duration::from_millis(800),
-            Box::new(Step::Text("reply to first".into())),
-        ),
-    );
+    let gate = Gate::new();
+    fake.push_for("first", Step::gated(&gate, Step::text("reply to first")));
     let gw = start(&fake, json!({})).await;
     let mut ws = chat(&gw, "main").await;
     ws.send_text("first").await.unwrap();
     fake.wait_for_requests(1, WAIT).await.unwrap();
     ws.send_text("second").await.unwrap();
     ws.send_text("third").await.unwrap();
+    wait_inbox(&gw, "agent:main:main", 2).await;
+    gate.open();
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "reply to first");
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "echo: third");
     assert_eq!(fake.request_count(), 2, "second and third went in one turn");
@@ -105,16 +102,20 @@ async fn interrupt_mode_aborts_the_running_turn() {
     fake.wait_for_dropped(1, WAIT).await.unwrap();
 }
 
+/// In steer mode a message that arrives while a turn runs joins that turn before its next
+/// model call. (Catches: the message queued for a turn of its own.)
 #[tokio::test]
 async fn steer_mode_injects_into_the_running_turn() {
     let fake = FakeModel::start().await.unwrap();
+    let gate = Gate::new();
     fake.push_for(
         "plan a trip",
-        Step::Delay(
-            Duration::from_millis(600),
-            Box::new(Step::ToolCalls(vec![
-                switchboard_testkit::fake_model::ToolCall::new("sessions_list", "{}"),
-            ])),
+        Step::gated(
+            &gate,
+            Step::ToolCalls(vec![switchboard_testkit::fake_model::ToolCall::new(
+                "sessions_list",
+                "{}",
+            )]),
         ),
     );
     let gw = start(&fake, json!({"messages": {"queue": {"mode": "steer"}}})).await;
@@ -122,6 +123,8 @@ async fn steer_mode_injects_into_the_running_turn() {
     ws.send_text("plan a trip").await.unwrap();
     fake.wait_for_requests(1, WAIT).await.unwrap();
     ws.send_text("make it cheap").await.unwrap();
+    wait_inbox(&gw, "agent:main:main", 1).await;
+    gate.open();
     // The second model call of the same run sees the steering message.
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "echo: make it cheap");
     assert_eq!(fake.request_count(), 2);
@@ -163,13 +166,11 @@ async fn wait_queued(gw: &Gateway, n: u64) {
 #[tokio::test]
 async fn a_reply_goes_to_the_chat_of_the_newest_message_it_answers() {
     let fake = FakeModel::start().await.unwrap();
-    for first in ["slow one", "slow two"] {
+    let gates = [Gate::new(), Gate::new()];
+    for (first, gate) in ["slow one", "slow two"].into_iter().zip(&gates) {
         fake.push_for(
             first,
-            Step::Delay(
-                Duration::from_millis(300),
-                Box::new(Step::Text(format!("done: {first}"))),
-            ),
+            Step::gated(gate, Step::Text(format!("done: {first}"))),
         );
     }
     fake.push_for(
@@ -189,6 +190,8 @@ async fn a_reply_goes_to_the_chat_of_the_newest_message_it_answers() {
     let posted = post_api(&gw, "from the api").await;
     assert!(posted["runId"].is_string(), "{posted}");
     ws.send_text("from the web").await.unwrap();
+    wait_inbox(&gw, "agent:main:main", 2).await;
+    gates[0].open();
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "done: slow one");
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "echo: from the web");
 
@@ -197,6 +200,8 @@ async fn a_reply_goes_to_the_chat_of_the_newest_message_it_answers() {
     fake.wait_for_requests(3, WAIT).await.unwrap();
     post_api(&gw, "again from the api").await;
     ws.send_text("failing from the web").await.unwrap();
+    wait_inbox(&gw, "agent:main:main", 2).await;
+    gates[1].open();
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "done: slow two");
     let notice = ws.next_message(WAIT).await.unwrap();
     assert!(notice.starts_with("⚠️ The model call failed"), "{notice}");

@@ -2,14 +2,14 @@
 //! a run (its usage, first start and timeout budget; `subagents.onRestart`), and a panic
 //! inside a run.
 
-use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
-use switchboard_testkit::fake_model::{FakeModel, Step, ToolCall};
+use switchboard_testkit::fake_model::{FakeModel, Gate, Step, ToolCall};
 use switchboard_testkit::harness::{Gateway, GatewayBuilder};
 
-use crate::common::{chat, config_for, get_json, start, BIN, WAIT};
+use crate::common::{chat, cli, config_for, get_json, output, start, BIN, WAIT};
+use crate::record::{rest_of_socket, sent_once};
 use crate::subagents::{announces, spawn_call};
 
 #[tokio::test]
@@ -21,15 +21,7 @@ async fn an_invalid_config_exits_64_and_names_every_error() {
         "{\n  gateway: { port: \"high\" },\n  agents: { defaults: { maxConcurent: 2 } },\n}\n",
     )
     .unwrap();
-    let out = tokio::process::Command::new(BIN)
-        .args(["run", "--config"])
-        .arg(&path)
-        .env("SWITCHBOARD_STATE_DIR", dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .await
-        .unwrap();
+    let out = output(cli(dir.path()).args(["run", "--config"]).arg(&path)).await;
     assert_eq!(out.status.code(), Some(64));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -42,41 +34,37 @@ async fn an_invalid_config_exits_64_and_names_every_error() {
     );
     assert!(out.stdout.is_empty(), "nothing was bound");
 
-    let out = tokio::process::Command::new(BIN)
-        .args(["config", "validate"])
-        .arg(&path)
-        .output()
-        .await
-        .unwrap();
+    let out = output(cli(dir.path()).args(["config", "validate"]).arg(&path)).await;
     assert_eq!(out.status.code(), Some(64));
     std::fs::write(&path, "{ gateway: { port: 0 } }").unwrap();
-    let out = tokio::process::Command::new(BIN)
-        .args(["config", "validate"])
-        .arg(&path)
-        .output()
-        .await
-        .unwrap();
+    let out = output(cli(dir.path()).args(["config", "validate"]).arg(&path)).await;
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// SIGTERM lets the running turn finish within `shutdownGrace`, delivers its reply and
+/// exits 0 with the outbox flushed. (Catches: shutdown cancelling running turns at once —
+/// the model call is dropped —, or exiting before the reply's outbox row is sent: the
+/// chat never gets it, the row stays pending.)
 #[tokio::test]
 async fn sigterm_lets_a_running_turn_finish_and_exits_zero() {
     let fake = FakeModel::start().await.unwrap();
-    fake.push_for(
-        "finish me",
-        Step::Delay(
-            Duration::from_millis(700),
-            Box::new(Step::Text("finished".into())),
-        ),
-    );
+    let gate = Gate::new();
+    fake.push_for("finish me", Step::gated(&gate, Step::text("finished")));
     let mut gw = start(&fake, json!({"gateway": {"shutdownGrace": "10s"}})).await;
     let mut ws = chat(&gw, "main").await;
     ws.send_text("finish me").await.unwrap();
     fake.wait_for_requests(1, WAIT).await.unwrap();
-    let status = gw.terminate().await.unwrap();
-    assert_eq!(status.code(), Some(0));
+    let mark = gw.log_mark();
+    gw.sigterm().await.unwrap();
+    gw.wait_for_log_since(mark, "shutting down", WAIT)
+        .await
+        .unwrap();
+    // The model answers only once the daemon is shutting down.
+    gate.open();
+    assert_eq!(gw.wait_exit().await.unwrap().code(), Some(0));
     assert_eq!(fake.dropped(), 0, "the turn was allowed to finish");
-    let _ = ws.next_message(Duration::from_secs(1)).await;
+    assert_eq!(rest_of_socket(&mut ws).await, ["finished"]);
+    assert_eq!(sent_once(&gw).await, ["finished"], "the outbox was flushed");
 }
 
 #[tokio::test]

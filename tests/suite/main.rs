@@ -3,19 +3,26 @@
 
 mod common;
 
+mod access;
+mod agents_models;
 mod api;
 mod bad_input;
 mod browser;
 mod config_reload;
 mod discord;
+mod discord_delivery;
 mod faults_channels;
 mod faults_model;
 mod faults_restart;
 mod lanes;
 mod lifecycle;
+mod record;
+mod run_limits;
 mod security_http;
 mod security_routes;
 mod security_ws;
+mod subagent_announce;
+mod subagent_commands;
 mod subagent_lifecycle;
 mod subagents;
 mod telegram;

@@ -1,8 +1,6 @@
 //! The HTTP server's doors (SPEC §14 "Browser"): Origin and Host checks, where `?token=`
 //! is accepted, the blank-token rule (the matrix over every route: `security_routes.rs`).
 
-use std::process::Stdio;
-
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -212,21 +210,12 @@ async fn run_cli(args: &[&str], config: &str, env: &[(&str, &str)]) -> (Option<i
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.json5");
     std::fs::write(&path, config).unwrap();
-    let mut cmd = tokio::process::Command::new(BIN);
-    cmd.args(args)
-        .arg(&path)
-        .env_remove("SWITCHBOARD_TOKEN")
-        .env("SWITCHBOARD_STATE_DIR", dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+    let mut cmd = crate::common::cli(dir.path());
+    cmd.args(args).arg(&path);
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = tokio::time::timeout(WAIT, cmd.output())
-        .await
-        .expect("the command did not exit")
-        .unwrap();
+    let out = crate::common::output(&mut cmd).await;
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stderr).into_owned(),

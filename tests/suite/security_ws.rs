@@ -1,10 +1,8 @@
 //! `/ws` live events per chat (SPEC §14): a web chat socket sees its own session's events
 //! and those of the sub-agents spawned from it, never another chat's or an API session's.
 
-use std::time::Duration;
-
 use serde_json::{json, Value};
-use switchboard_testkit::fake_model::{FakeModel, Step};
+use switchboard_testkit::fake_model::{FakeModel, Gate, Step};
 use switchboard_testkit::harness::WsClient;
 
 use crate::common::{chat, start, WAIT};
@@ -101,12 +99,11 @@ async fn a_socket_sees_its_sub_agents_events_and_other_chats_do_not() {
         Step::ToolCalls(vec![spawn_call("count the moons", json!({}))]),
     );
     fake.push_for("research", Step::Text("started.".into()));
+    // The child ends only once the late socket below is open.
+    let gate = Gate::new();
     fake.push_for(
         "count the moons",
-        Step::Delay(
-            Duration::from_millis(1500),
-            Box::new(Step::Text("95 moons.".into())),
-        ),
+        Step::gated(&gate, Step::text("95 moons.")),
     );
     fake.push_for("Your task has ended", Step::Text("95 moons.".into()));
     let gw = start(&fake, json!({})).await;
@@ -123,6 +120,7 @@ async fn a_socket_sees_its_sub_agents_events_and_other_chats_do_not() {
     };
     // A socket opened after the spawn learns the child from the store.
     let mut late = chat(&gw, "alpha").await;
+    gate.open();
     let ended = loop {
         let f = late.next_of_type("event", WAIT).await.unwrap();
         if f["event"]["type"] == "run.ended" && f["event"]["sessionKey"] == child.as_str() {

@@ -40,7 +40,7 @@ async fn a_spawn_announces_in_the_requesters_chat_and_is_listed() {
         "research",
         Step::ToolCalls(vec![spawn_call(
             "count the moons of Jupiter",
-            json!({"label": "moons"}),
+            json!({"label": "moons", "thinking": "high"}),
         )]),
     );
     fake.push_for("research", Step::Text("I started a sub-agent.".into()));
@@ -52,11 +52,10 @@ async fn a_spawn_announces_in_the_requesters_chat_and_is_listed() {
     let gw = start(&fake, json!({})).await;
     let mut ws = chat(&gw, "main").await;
     ws.send_text("research please").await.unwrap();
-    assert_eq!(
-        ws.next_message(WAIT).await.unwrap(),
-        "I started a sub-agent."
-    );
-    let announce = announces(&mut ws, 1, WAIT).await.remove(0);
+    // The parent's reply and the announce may arrive in either order.
+    let (answer, mut got) = crate::common::answer_and_announces(&mut ws, 1).await;
+    assert_eq!(answer, "I started a sub-agent.");
+    let announce = got.remove(0);
     let lines: Vec<&str> = announce.lines().collect();
     assert_eq!(lines[0], "Status: success");
     assert_eq!(lines[1], "Result: 95 moons.");
@@ -108,6 +107,7 @@ async fn a_spawn_announces_in_the_requesters_chat_and_is_listed() {
     let info = ws.next_message(WAIT).await.unwrap();
     assert!(
         info.contains("Status: success")
+            && info.contains("Thinking: high\n")
             && info.contains("Announce: queued")
             && info.contains("Archive: at "),
         "{info}"
@@ -125,6 +125,16 @@ async fn a_spawn_announces_in_the_requesters_chat_and_is_listed() {
         "{log}"
     );
 
+    // `?requester=` keeps only that session's children.
+    let mine = crate::common::get_json(&gw, "/api/subagents?requester=agent:main:main").await;
+    let others = crate::common::get_json(&gw, "/api/subagents?requester=agent:main:other").await;
+    assert_eq!(
+        (
+            mine["subagents"].as_array().unwrap().len(),
+            others["subagents"].as_array().unwrap().len()
+        ),
+        (1, 0)
+    );
     let api = crate::common::get_json(&gw, "/api/subagents").await;
     let row = &api["subagents"][0];
     assert_eq!(row["outcome"], "success");
@@ -145,8 +155,11 @@ async fn a_spawn_announces_in_the_requesters_chat_and_is_listed() {
     assert_eq!(one["label"], "moons");
 }
 
+/// `/stop` after the parent's turn ended still stops the children it spawned, which
+/// announce as `unknown` with the stop in their Notes. (Catches: `/stop` looking only at
+/// the chat's own run.)
 #[tokio::test]
-async fn stop_stops_the_run_and_its_children_which_announce_as_unknown() {
+async fn stop_after_the_parent_ended_stops_its_running_children_which_announce_as_unknown() {
     let fake = FakeModel::start().await.unwrap();
     fake.push_for(
         "fan out",
@@ -173,6 +186,117 @@ async fn stop_stops_the_run_and_its_children_which_announce_as_unknown() {
     fake.wait_for_dropped(2, WAIT).await.unwrap();
 }
 
+/// `/stop` while the parent's turn runs: it stops that run, its children queued on a
+/// full `subagent` lane (each announces, as `unknown`), and the message waiting for the
+/// session, and says so; another chat's child runs on. Checked against the registry, the
+/// outbox and the transcript. (Catches, one line each: a queued child removed from its
+/// lane without its announce being scheduled; `/stop` stopping every chat's children; the
+/// waiting message left to run or not counted.)
+#[tokio::test]
+async fn stop_ends_the_running_turn_its_queued_children_and_what_waits_in_its_chat_only() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "other work",
+        Step::ToolCalls(vec![spawn_call("other child", json!({}))]),
+    );
+    fake.push_for("other work", Step::Text("spawned other".into()));
+    fake.push_for("other child", Step::Hang);
+    fake.push_for(
+        "fan out",
+        Step::ToolCalls(vec![
+            spawn_call("queued child one", json!({})),
+            spawn_call("queued child two", json!({})),
+        ]),
+    );
+    fake.push_for("fan out", Step::Hang);
+    let mut gw = start(
+        &fake,
+        json!({"agents": {"defaults": {"subagents": {"maxConcurrent": 1}}}}),
+    )
+    .await;
+    // Another chat's child takes the only subagent slot.
+    let mut other = chat(&gw, "other").await;
+    other.send_text("other work").await.unwrap();
+    assert_eq!(other.next_message(WAIT).await.unwrap(), "spawned other");
+    fake.wait_for_requests(3, WAIT).await.unwrap();
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("fan out").await.unwrap();
+    // The parent's second call hangs: its turn is running, both children are queued.
+    fake.wait_for_requests(5, WAIT).await.unwrap();
+    ws.send_text("one more thing").await.unwrap();
+    let waiting = "SELECT COUNT(*) FROM inbox WHERE session_key = 'agent:main:main'";
+    crate::record::wait_db_i64(&gw, waiting, 1).await;
+
+    ws.send_text("/stop").await.unwrap();
+    let (answer, got) = crate::common::answer_and_announces(&mut ws, 2).await;
+    assert_eq!(
+        answer,
+        "Stopped 1 run and 2 sub-agents. Dropped 1 waiting message."
+    );
+    for a in &got {
+        assert!(a.starts_with("Status: unknown\nResult: (not available)\nNotes: stopped by /stop in the requester chat\nStats: "), "{a}");
+    }
+    fake.wait_for_dropped(1, WAIT).await.unwrap();
+    assert_eq!(fake.in_flight(), 1, "the other chat's child still runs");
+
+    let rows = crate::common::get_json(&gw, "/api/subagents").await["subagents"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let mut states: Vec<(String, Value, Value)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["task"].as_str().unwrap().to_string(),
+                r["outcome"].clone(),
+                r["announceState"].clone(),
+            )
+        })
+        .collect();
+    states.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        states,
+        [
+            ("other child".into(), Value::Null, json!("none")),
+            (
+                "queued child one".into(),
+                json!("cancelled"),
+                json!("queued")
+            ),
+            (
+                "queued child two".into(),
+                json!("cancelled"),
+                json!("queued")
+            ),
+        ]
+    );
+    assert_eq!(gw.terminate().await.unwrap().code(), Some(0));
+    let announces: Vec<(String, i64)> = crate::record::outbox(&gw)
+        .await
+        .into_iter()
+        .filter(|r| r.key.starts_with("announce:"))
+        .map(|r| (r.state, r.attempts))
+        .collect();
+    assert_eq!(
+        announces,
+        [("sent".to_string(), 1), ("sent".to_string(), 1)]
+    );
+    assert_eq!(crate::record::db_i64(&gw, waiting).await, 0);
+    let child_calls = fake
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.body["messages"].as_array().unwrap().iter().any(|m| {
+                m["role"] == "user"
+                    && m["content"]
+                        .as_str()
+                        .is_some_and(|c| c.contains("queued child") || c.contains("one more thing"))
+            })
+        })
+        .count();
+    assert_eq!(child_calls, 0, "nothing stopped reached the model");
+}
+
 #[tokio::test]
 async fn spawn_policy_errors_reach_the_model() {
     let fake = FakeModel::start().await.unwrap();
@@ -187,7 +311,9 @@ async fn spawn_policy_errors_reach_the_model() {
     let gw = start(&fake, json!({})).await;
     let mut ws = chat(&gw, "main").await;
     ws.send_text("spawn elsewhere").await.unwrap();
-    assert_eq!(ws.next_message(WAIT).await.unwrap(), "ok");
+    // The accepted child announces, maybe before the parent's reply.
+    let (answer, _) = crate::common::answer_and_announces(&mut ws, 1).await;
+    assert_eq!(answer, "ok");
     // The parent's follow-up call (a child's call may come before it).
     let second = &fake
         .requests()
@@ -238,7 +364,7 @@ async fn fifty_children_with_cap_eight_are_all_announced_once() {
         );
     }
     fake.track_concurrency("batch child");
-    let gw = start(
+    let mut gw = start(
         &fake,
         json!({"agents": {"defaults": {"subagents": {"maxConcurrent": 8}}}}),
     )
@@ -265,8 +391,16 @@ async fn fifty_children_with_cap_eight_are_all_announced_once() {
         (2..=8).contains(&children_at_once),
         "children in flight at once: {children_at_once}"
     );
-    // Nothing more arrives: each was announced once.
-    assert!(ws.next_message(Duration::from_millis(800)).await.is_err());
+    // The record, once the daemon has stopped: one outbox row per child, each delivered
+    // on its first attempt, and nothing more on the socket.
+    assert_eq!(gw.terminate().await.unwrap().code(), Some(0));
+    assert_eq!(
+        crate::record::rest_of_socket(&mut ws).await,
+        Vec::<String>::new()
+    );
+    let sent = crate::record::sent_once(&gw).await;
+    assert_eq!(sent.iter().filter(|t| t.starts_with("Status:")).count(), 50);
+    assert_eq!(sent.len(), 51, "50 announces and the parent's reply");
     fake.assert_no_violations();
 }
 
@@ -303,10 +437,16 @@ async fn sigkill_with_queued_children_loses_and_duplicates_nothing() {
     crate::common::wait_outbox_sent(&gw, 2).await;
     gw.kill().await.unwrap();
     gw.restart().await.unwrap();
-    let mut ws = chat(&gw, "main").await;
-    let rest = announces(&mut ws, 5, Duration::from_secs(60)).await;
+    let mut ws2 = chat(&gw, "main").await;
+    let rest = announces(&mut ws2, 5, Duration::from_secs(60)).await;
+    // The full log of both sockets: the first one's up to the kill, the second one's up
+    // to a graceful stop.
+    let before_kill = crate::record::rest_of_socket(&mut ws).await;
+    assert_eq!(gw.terminate().await.unwrap().code(), Some(0));
+    let after = crate::record::rest_of_socket(&mut ws2).await;
     let mut keys = HashSet::new();
-    for a in first.iter().chain(rest.iter()) {
+    let all = first.iter().chain(&rest).chain(&before_kill).chain(&after);
+    for a in all.filter(|a| a.starts_with("Status:")) {
         assert!(a.starts_with("Status: success"), "{a}");
         assert!(
             keys.insert(
@@ -322,10 +462,14 @@ async fn sigkill_with_queued_children_loses_and_duplicates_nothing() {
         );
     }
     assert_eq!(keys.len(), 6);
-    assert!(
-        ws.next_message(Duration::from_millis(800)).await.is_err(),
-        "no duplicate announce"
-    );
+    // The outbox agrees: six announce rows, each sent.
+    let rows: Vec<String> = crate::record::outbox(&gw)
+        .await
+        .into_iter()
+        .filter(|r| r.key.starts_with("announce:"))
+        .map(|r| r.state)
+        .collect();
+    assert_eq!(rows, ["sent"; 6]);
 }
 
 /// A child that ended in an error or a timeout still gets the announce step, with a prompt

@@ -7,13 +7,20 @@ use switchboard_testkit::fake_model::{FakeModel, Step, ToolCall};
 
 use crate::common::{chat, start, WAIT};
 
+/// A message gets the model's reply, in a frame carrying the outbox's idempotency key (a
+/// client drops the one repeat a crash can cause by it). (Catches: the key left out.)
 #[tokio::test]
 async fn a_message_gets_the_model_reply() {
     let fake = FakeModel::start().await.unwrap();
     let gw = start(&fake, json!({})).await;
     let mut ws = chat(&gw, "main").await;
     ws.send_text("hello there").await.unwrap();
-    assert_eq!(ws.next_message(WAIT).await.unwrap(), "echo: hello there");
+    let frame = ws.next_of_type("message", WAIT).await.unwrap();
+    assert_eq!(frame["text"], "echo: hello there");
+    assert!(
+        frame["key"].as_str().is_some_and(|k| k.starts_with("run:")),
+        "{frame}"
+    );
     let req = &fake.requests()[0];
     assert_eq!(req.auth.as_deref(), Some("Bearer test-key"));
     assert_eq!(req.body["model"], "scripted");
@@ -220,6 +227,10 @@ async fn without_a_model_the_reply_says_how_to_configure_one() {
     assert_eq!(health.status(), 200);
 }
 
+/// The reply frame reaches the socket before the `outbox.sent` event that reports it, and
+/// the run's events are there. (Catches: `outbox.sent` emitted without the message frame,
+/// or before it; the old `at("message") < at("outbox.sent")` compared `Option`s, and
+/// `None < Some` let a missing frame pass.)
 #[tokio::test]
 async fn live_events_reach_the_socket_after_the_message_they_report() {
     let fake = FakeModel::start().await.unwrap();
@@ -239,8 +250,16 @@ async fn live_events_reach_the_socket_after_the_message_they_report() {
             break;
         }
     }
-    let at = |name: &str| seen.iter().position(|s| s == name);
-    assert!(at("run.started").is_some(), "{seen:?}");
-    assert!(at("run.ended").is_some(), "{seen:?}");
+    let at = |name: &str| {
+        seen.iter()
+            .position(|s| s == name)
+            .unwrap_or_else(|| panic!("no {name} frame in {seen:?}"))
+    };
+    assert!(at("run.started") < at("run.ended"), "{seen:?}");
     assert!(at("message") < at("outbox.sent"), "{seen:?}");
+    assert_eq!(
+        seen.iter().filter(|s| *s == "message").count(),
+        1,
+        "{seen:?}"
+    );
 }

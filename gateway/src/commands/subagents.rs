@@ -432,3 +432,7 @@ mod tests {
             .starts_with("Unknown /subagents action `frob`"));
     }
 }
+
+#[cfg(test)]
+#[path = "send_tests.rs"]
+mod send_tests;

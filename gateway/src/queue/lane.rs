@@ -284,29 +284,62 @@ mod tests {
         }
     }
 
-    #[tokio::test]
+    /// The tests run on tokio's paused clock: time moves only once every task is idle, so
+    /// a bound costs nothing when things work and fails at once when they cannot.
+    const BOUND: Duration = Duration::from_secs(5);
+
+    /// `f`, or a failure if it is not done within [`BOUND`] (of paused time).
+    async fn within<F: std::future::Future>(f: F) -> F::Output {
+        tokio::time::timeout(BOUND, f)
+            .await
+            .expect("waited past the bound")
+    }
+
+    /// Lets every task that can make progress run until all are idle.
+    async fn settle() {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+
+    /// Everything logged so far.
+    fn drain(
+        rx: &mut mpsc::UnboundedReceiver<(usize, &'static str)>,
+    ) -> Vec<(usize, &'static str)> {
+        std::iter::from_fn(|| rx.try_recv().ok()).collect()
+    }
+
+    /// A session's second job waits for its first even with a slot free, while other
+    /// sessions' jobs behind it start; at most `cap` run. (Catches: the busy-session check
+    /// dropped, so one session's turns ran in parallel; or the cap not applied.)
+    #[tokio::test(start_paused = true)]
     async fn cap_limits_concurrency_and_sessions_serialize() {
-        let lane = Lane::new("main", 2);
+        let lane = Lane::new("main", 3);
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let gate = Arc::new(Notify::new());
-        lane.enqueue(job("a", 1, tx.clone(), gate.clone()));
-        lane.enqueue(job("a", 2, tx.clone(), gate.clone()));
-        lane.enqueue(job("b", 3, tx.clone(), gate.clone()));
-        lane.enqueue(job("c", 4, tx.clone(), gate.clone()));
-        assert_eq!(rx.recv().await, Some((1, "start")));
-        assert_eq!(rx.recv().await, Some((3, "start")));
+        let gates: Vec<Arc<Notify>> = (0..6).map(|_| Arc::new(Notify::new())).collect();
+        lane.enqueue(job("a", 1, tx.clone(), gates[1].clone()));
+        lane.enqueue(job("a", 2, tx.clone(), gates[2].clone()));
+        lane.enqueue(job("b", 3, tx.clone(), gates[3].clone()));
+        lane.enqueue(job("c", 4, tx.clone(), gates[4].clone()));
+        lane.enqueue(job("d", 5, tx.clone(), gates[5].clone()));
+        settle().await;
+        assert_eq!(drain(&mut rx), [(1, "start"), (3, "start"), (4, "start")]);
         let s = lane.stats();
-        assert_eq!((s.active, s.depth), (2, 2));
-        // Job 2 waits for job 1 (same session) even though job 4 is behind it.
-        gate.notify_one();
-        let ended = rx.recv().await.expect("end");
-        assert_eq!(ended.1, "end");
-        let next = rx.recv().await.expect("start");
-        assert_eq!(next.1, "start");
+        assert_eq!((s.active, s.depth), (3, 2));
+        // Job 1 ends: its session's next job takes the slot, ahead of job 5.
+        gates[1].notify_one();
+        assert_eq!(within(rx.recv()).await, Some((1, "end")));
+        assert_eq!(within(rx.recv()).await, Some((2, "start")));
+        settle().await;
+        assert_eq!(drain(&mut rx), []);
+        for gate in &gates {
+            gate.notify_one();
+        }
+        within(lane.wait_idle()).await;
+        assert_eq!(lane.stats().completed_total, 5);
         lane.close();
     }
 
-    #[tokio::test]
+    /// Growing the cap starts queued jobs at once. (Catches: `resize` only storing the cap.)
+    #[tokio::test(start_paused = true)]
     async fn resize_starts_more_jobs() {
         let lane = Lane::new("subagent", 1);
         let running = Arc::new(AtomicUsize::new(0));
@@ -325,19 +358,19 @@ mod tests {
                 }),
             });
         }
-        tokio::task::yield_now().await;
+        settle().await;
         assert_eq!(lane.stats().active, 1);
         lane.resize(3);
-        tokio::task::yield_now().await;
+        settle().await;
         assert_eq!(running.load(Ordering::SeqCst), 3);
         assert_eq!(lane.stats().depth, 1);
         lane.resize(4);
         gate.cancel();
-        lane.wait_idle().await;
+        within(lane.wait_idle()).await;
         assert_eq!(lane.stats().completed_total, 4);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn try_start_takes_a_free_slot_and_never_jumps_the_queue() {
         let lane = Lane::new("main", 2);
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -352,18 +385,18 @@ mod tests {
         assert_eq!(lane.stats().active, 2);
         // Dropping a slot unused frees it, and the queued job of its session starts.
         drop(a);
-        assert_eq!(rx.recv().await, Some((1, "start")));
+        assert_eq!(within(rx.recv()).await, Some((1, "start")));
         // Running work in a slot holds it until the work ends.
         let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
         b.run(async move {
             let _ = done_rx.await;
         });
-        tokio::task::yield_now().await;
+        settle().await;
         assert_eq!(lane.stats().active, 2);
         assert!(lane.try_start("b").is_none());
         let _ = done_tx.send(());
         gate.notify_one();
-        lane.wait_idle().await;
+        within(lane.wait_idle()).await;
         let s = lane.stats();
         assert_eq!((s.started_total, s.completed_total), (3, 3));
         assert!(lane.try_start("b").is_some());
@@ -374,7 +407,7 @@ mod tests {
         );
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_panicking_job_frees_its_slot() {
         let lane = Lane::new("main", 1);
         lane.enqueue(Job {
@@ -389,8 +422,6 @@ mod tests {
             session_key: "s".into(),
             work: Box::new(move || Box::pin(async move { d.notify_one() })),
         });
-        tokio::time::timeout(Duration::from_secs(5), done.notified())
-            .await
-            .expect("second job ran");
+        within(done.notified()).await;
     }
 }

@@ -39,7 +39,7 @@ pub struct AppState {
     /// Origin, Host and token rules (fixed at start).
     pub doors: Arc<Doors>,
     pub started: Instant,
-    /// Fired when the server stops accepting; open sockets close on it.
+    /// Fired at shutdown once the outbox is flushed; open sockets close on it.
     pub closing: CancellationToken,
     /// Channel adapters (the Telegram webhook route needs the running adapter).
     pub adapters: Arc<crate::adapters::Adapters>,

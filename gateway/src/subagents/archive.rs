@@ -84,17 +84,23 @@ mod tests {
     }
 
     /// Timers armed before the worker starts (as after a restart): the overdue one fires at
-    /// once, the future one when it is due, and the transcript row stays (archived).
+    /// once, a near one when it is due and not before (its archive time is at or after its
+    /// due time), a far one not during the test; the transcript rows stay (archived).
+    /// (Catches: timers fired without looking at their due time, or the worker sleeping
+    /// past a due timer.) The due times are wall-clock (they survive restarts), so this
+    /// test waits about a second of real time.
     #[tokio::test]
     async fn overdue_timers_fire_at_once_and_future_ones_when_due() {
         let store = Store::open_in_memory().await.unwrap();
         let (overdue_run, overdue_key) = child(&store, 1).await;
-        let (later_run, later_key) = child(&store, 2).await;
+        let (soon_run, soon_key) = child(&store, 2).await;
+        let (far_run, far_key) = child(&store, 3).await;
         store
             .finish_run(&overdue_run, &ended(-60_000))
             .await
             .unwrap();
-        store.finish_run(&later_run, &ended(400)).await.unwrap();
+        store.finish_run(&soon_run, &ended(1_000)).await.unwrap();
+        store.finish_run(&far_run, &ended(3_600_000)).await.unwrap();
 
         let dir = tempfile::tempdir().unwrap();
         let (_tx, rx) = tokio::sync::watch::channel(std::sync::Arc::new(Config::default()));
@@ -112,24 +118,31 @@ mod tests {
             let store = store.clone();
             async move { store.active_session(&key).await.unwrap().is_none() }
         };
-        tokio::time::timeout(Duration::from_secs(2), async {
-            while !archived(overdue_key.clone()).await {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        })
-        .await
-        .expect("the overdue timer fired at once");
+        let wait_archived = |key: String, bound: Duration| async move {
+            tokio::time::timeout(bound, async {
+                while !archived(key.clone()).await {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+            .await
+            .is_ok()
+        };
         assert!(
-            !archived(later_key.clone()).await,
-            "the later timer waits for its time"
+            wait_archived(overdue_key.clone(), Duration::from_secs(5)).await,
+            "the overdue timer fired at once"
         );
-        tokio::time::timeout(Duration::from_secs(3), async {
-            while !archived(later_key.clone()).await {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-        .await
-        .expect("the later timer fired when due");
+        assert!(
+            wait_archived(soon_key.clone(), Duration::from_secs(10)).await,
+            "the near timer fired when due"
+        );
+        let soon = store.subagent(&soon_run).await.unwrap().unwrap();
+        let (due, fired) = (soon.archive_at.unwrap(), soon.archived_at.unwrap());
+        assert!(fired >= due, "fired at {fired}, before its time {due}");
+        assert!(!archived(far_key.clone()).await, "the far timer waits");
+        assert_eq!(
+            store.subagent(&far_run).await.unwrap().unwrap().archived_at,
+            None
+        );
 
         let row = store.subagent(&overdue_run).await.unwrap().unwrap();
         assert!(row.archived_at.is_some());
@@ -142,8 +155,12 @@ mod tests {
                 .status,
             "archived"
         );
-        assert_eq!(store.next_timer().await.unwrap(), None);
+        let next = store.next_timer().await.unwrap().map(|t| t.2);
+        assert_eq!(next, Some(far_key), "only the far timer is left");
         cancel.cancel();
-        worker.await.unwrap();
+        tokio::time::timeout(Duration::from_secs(5), worker)
+            .await
+            .expect("the worker stops on cancel")
+            .unwrap();
     }
 }

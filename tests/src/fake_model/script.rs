@@ -1,7 +1,51 @@
 //! What the fake model answers: scripted steps, per-trigger queues and the default reply.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::watch;
+
+/// A gate scripted steps wait on ([`Step::Gated`]): closed until the test calls
+/// [`Gate::open`], then open for good. Clones share the gate.
+#[derive(Debug, Clone)]
+pub struct Gate(Arc<watch::Sender<bool>>);
+
+impl Gate {
+    pub fn new() -> Gate {
+        Gate(Arc::new(watch::channel(false).0))
+    }
+
+    /// Opens the gate: every step waiting on it (and every later one) goes on.
+    pub fn open(&self) {
+        self.0.send_replace(true);
+    }
+
+    pub fn is_open(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Resolves once the gate is open.
+    pub async fn opened(&self) {
+        let mut rx = self.0.subscribe();
+        // The sender lives in `self`, so `wait_for` cannot fail while we wait.
+        let _ = rx.wait_for(|open| *open).await;
+    }
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Gate::new()
+    }
+}
+
+impl PartialEq for Gate {
+    fn eq(&self, other: &Gate) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Gate {}
 
 /// One scripted answer of the fake model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +65,10 @@ pub enum Step {
     Delay(Duration, Box<Step>),
     /// Never answer, until the client drops the connection (or the server shuts down).
     Hang,
+    /// Answer nothing (not even the response headers) until the test opens the gate, then
+    /// do the inner step: a model call that ends exactly when the test says, where a delay
+    /// would be a guess about how fast the machine is.
+    Gated(Gate, Box<Step>),
     /// A `200` whose body is this raw text (not valid JSON, not valid SSE).
     Garbage(String),
     /// An HTTP error with these headers as given, e.g. `Retry-After: 1e20` or an HTTP-date
@@ -47,6 +95,11 @@ impl Step {
     /// A single tool call.
     pub fn tool_call(name: impl Into<String>, arguments: impl Into<String>) -> Step {
         Step::ToolCalls(vec![ToolCall::new(name, arguments)])
+    }
+
+    /// `step`, answered once `gate` is open.
+    pub fn gated(gate: &Gate, step: Step) -> Step {
+        Step::Gated(gate.clone(), Box::new(step))
     }
 
     /// `step`, answered after `delay`.

@@ -13,7 +13,7 @@ use axum::routing::post;
 use axum::Router;
 use serde_json::Value;
 
-use super::script::Step;
+use super::script::{Gate, Step};
 use super::state::{InFlight, RecordedRequest, State};
 use super::wire::{self, IssuedCall, Reply};
 use super::{anthropic, openai};
@@ -107,7 +107,17 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
     let step = state.script().next(&user_text);
     let streamed = dialect == Dialect::OpenAi && body["stream"] == true;
 
-    let (delay, play) = plan(&state, step);
+    let (gates, delay, play) = plan(&state, step);
+    for gate in gates {
+        let opened = tokio::select! {
+            () = gate.opened() => true,
+            () = state.cancel.cancelled() => false,
+        };
+        if !opened {
+            guard.finish();
+            return shutting_down();
+        }
+    }
     let reply = match play {
         Play::Reply(reply) => reply,
         Play::Hang => {
@@ -197,11 +207,17 @@ enum Play {
 /// Chunk size of [`Step::Flood`].
 const FLOOD_CHUNK: usize = 64 * 1024;
 
-/// The total (nested) delay of a step and what to play after it.
-fn plan(state: &State, mut step: Step) -> (Duration, Play) {
+/// The gates a step waits on, its total (nested) delay, and what to play after them.
+fn plan(state: &State, mut step: Step) -> (Vec<Gate>, Duration, Play) {
     let mut delay = Duration::ZERO;
+    let mut gates = Vec::new();
     loop {
         let play = match step {
+            Step::Gated(gate, inner) => {
+                gates.push(gate);
+                step = *inner;
+                continue;
+            }
             Step::Delay(more, inner) => {
                 delay = delay.saturating_add(more);
                 step = *inner;
@@ -249,7 +265,7 @@ fn plan(state: &State, mut step: Step) -> (Duration, Play) {
                 Play::Stream(chunks)
             }
         };
-        return (delay, play);
+        return (gates, delay, play);
     }
 }
 

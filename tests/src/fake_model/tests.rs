@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{DefaultReply, FakeModel, Step, ToolCall};
+use super::{DefaultReply, FakeModel, Gate, Step, ToolCall};
 
 const WAIT: Duration = Duration::from_secs(5);
 
@@ -232,6 +232,28 @@ async fn hang_until_the_client_gives_up_counts_as_dropped() {
     assert!(error.is_timeout(), "{error}");
     model.wait_for_dropped(1, WAIT).await.unwrap();
     assert_eq!((model.dropped(), model.in_flight()), (1, 0));
+}
+
+/// A gated step answers only once the test opens its gate; a gate opened before the
+/// request lets it through at once.
+#[tokio::test]
+async fn a_gated_step_answers_once_its_gate_is_open() {
+    let model = FakeModel::start().await.unwrap();
+    let gate = Gate::new();
+    model.push(Step::gated(&gate, Step::text("let through")));
+    let pending = tokio::spawn({
+        let model = model.clone();
+        async move { chat_json(&model, user("hi")).await }
+    });
+    model.wait_for_requests(1, WAIT).await.unwrap();
+    assert_eq!(model.in_flight(), 1);
+    assert!(!pending.is_finished() && !gate.is_open());
+    gate.open();
+    let answer = tokio::time::timeout(WAIT, pending).await.unwrap().unwrap();
+    assert_eq!(answer["choices"][0]["message"]["content"], "let through");
+    model.push(Step::gated(&gate, Step::text("open already")));
+    let answer = chat_json(&model, user("again")).await;
+    assert_eq!(answer["choices"][0]["message"]["content"], "open already");
 }
 
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! Starting the daemon process: its command line and environment, the ready line on stdout,
 //! stderr into the shared log, and the error when it exits before it is ready.
 
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
 use super::log::{strip_ansi, Log};
-use super::{Gateway, DRAIN_TIMEOUT, READY_PREFIX, SCRUBBED_ENV};
+use super::{Gateway, DRAIN_TIMEOUT, READY_PREFIX};
 
 /// The daemon exited before printing its ready line.
 #[derive(Debug)]
@@ -45,31 +45,10 @@ impl std::error::Error for EarlyExit {}
 impl Gateway {
     /// Starts the process and waits for the ready line.
     pub(super) async fn spawn(&mut self) -> anyhow::Result<()> {
-        let state_dir = self.state.path().to_owned();
-        let home = self.home_dir();
-        tokio::fs::create_dir_all(&home).await?;
-
-        let mut cmd = Command::new(&self.bin);
-        cmd.arg("run")
-            .arg("--config")
-            .arg(&self.config_path)
-            .current_dir(&state_dir);
-        for key in SCRUBBED_ENV {
-            cmd.env_remove(key);
-        }
-        // Per-user files (`~/.config/switchboard/agents/`, …) come from a HOME inside the
-        // state dir, never from the developer's own.
-        cmd.env("SWITCHBOARD_STATE_DIR", &state_dir)
-            .env("HOME", &home)
-            .env("RUST_LOG", "info,switchboard=debug")
-            .env("NO_COLOR", "1");
-        for (key, value) in &self.env {
-            cmd.env(key, value);
-        }
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+        tokio::fs::create_dir_all(self.home_dir()).await?;
+        // The same environment as every CLI call of the test (`Gateway::command`).
+        let mut cmd = self.command();
+        cmd.arg("run").arg("--config").arg(&self.config_path);
         let stderr_mark = self.log.mark();
         let mut child =
             spawn_retrying(&mut cmd).with_context(|| format!("starting {}", self.bin.display()))?;

@@ -12,6 +12,8 @@ use axum::response::Response;
 use axum::routing::get;
 use serde_json::{json, Value};
 
+use tokio::process::Command;
+
 use super::*;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -239,6 +241,82 @@ async fn given_state_dir_is_used_and_config_writes_are_atomic() {
         .collect();
     names.sort();
     assert_eq!(names, [".switchboard", "config.json5", "home", "starts"]);
+}
+
+/// Catches: the daemon or a CLI call inheriting the host's proxy variables (reqwest sends
+/// even 127.0.0.1 through `HTTP_PROXY`), its keys or its `HOME`: every command the harness
+/// builds removes each scrubbed variable, and the gateway's CLI command gets the daemon's
+/// state dir, `HOME` and the builder's overrides.
+#[tokio::test]
+async fn every_spawned_binary_gets_the_scrubbed_environment_and_home() {
+    for key in [
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+        "OPENAI_API_KEY",
+    ] {
+        assert!(SCRUBBED_ENV.contains(&key), "{key} is not scrubbed");
+    }
+    let envs = |cmd: &Command| -> Vec<(String, Option<String>)> {
+        cmd.as_std()
+            .get_envs()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.map(|v| v.to_string_lossy().into_owned()),
+                )
+            })
+            .collect()
+    };
+    let state = tempfile::tempdir().unwrap();
+    let cli = command("switchboard", state.path());
+    let set = envs(&cli);
+    for key in SCRUBBED_ENV {
+        if *key != "SWITCHBOARD_STATE_DIR" {
+            assert!(
+                set.contains(&(key.to_string(), None)),
+                "{key} kept: {set:?}"
+            );
+        }
+    }
+    let home = state.path().join("home");
+    assert!(home.is_dir());
+    let dir = state.path().display().to_string();
+    assert!(set.contains(&("HOME".into(), Some(home.display().to_string()))));
+    assert!(set.contains(&("SWITCHBOARD_STATE_DIR".into(), Some(dir.clone()))));
+
+    // The daemon itself runs with exactly that environment, and so do the CLI calls of a
+    // running gateway, with the builder's overrides.
+    let bin_dir = tempfile::tempdir().unwrap();
+    let bin = script(bin_dir.path(), "switchboard", STAND_IN);
+    let gw = GatewayBuilder::new(&bin)
+        .env("EXTRA", "yes")
+        .start()
+        .await
+        .unwrap();
+    let cli = gw.command();
+    let set = envs(&cli);
+    assert!(
+        set.contains(&("EXTRA".into(), Some("yes".into()))),
+        "{set:?}"
+    );
+    assert!(set.contains(&("HTTPS_PROXY".into(), None)), "{set:?}");
+    assert_eq!(
+        cli.as_std().get_current_dir(),
+        Some(gw.state_dir()),
+        "run in the state dir"
+    );
+    let mut cli = gw.command();
+    cli.arg("pairing");
+    let out = output_within(&mut cli, Duration::from_millis(300)).await;
+    // The stand-in never exits on its own: the bound ends it.
+    let err = out.unwrap_err().to_string();
+    assert!(err.contains("did not exit within"), "{err}");
 }
 
 #[test]

@@ -137,6 +137,33 @@ impl WsClient {
         }
     }
 
+    /// Waits until the gateway ends the connection: a Close frame (its code is returned),
+    /// the stream ending, or the connection reset (`None`). An error if a text or binary
+    /// frame comes first, or if the connection is still open after `timeout`: a socket
+    /// that merely went quiet is not a closed one.
+    pub async fn closed(&mut self, timeout: Duration) -> anyhow::Result<Option<u16>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let msg = tokio::time::timeout_at(deadline, self.stream.next())
+                .await
+                .map_err(|_| anyhow!("the ws connection was still open after {timeout:?}"))?;
+            match msg {
+                None | Some(Err(_)) => return Ok(None),
+                Some(Ok(Message::Close(frame))) => return Ok(frame.map(|f| u16::from(f.code))),
+                Some(Ok(Message::Text(text))) => {
+                    bail!("a frame came instead of the close: {}", text.as_str())
+                }
+                Some(Ok(Message::Binary(bytes))) => {
+                    bail!(
+                        "a binary frame ({} bytes) came instead of the close",
+                        bytes.len()
+                    )
+                }
+                Some(Ok(_)) => {}
+            }
+        }
+    }
+
     /// Closes the connection politely.
     pub async fn close(mut self) -> anyhow::Result<()> {
         self.stream.close(None).await.context("closing the ws")

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::models::{self, ModelError, ResolvedModel};
@@ -278,7 +278,7 @@ async fn run_started(
         agent.as_ref().and_then(|a| a.system_prompt.as_deref()),
         is_subagent,
     );
-    let tools = rt.tools.for_run(&cfg.tools, is_subagent);
+    let tools = rt.tools.for_run(&cfg, agent.as_ref(), is_subagent);
     let run_timeout = match run.timeout_ms {
         Some(ms) => Some(Duration::from_millis(ms.max(0) as u64)),
         None if is_subagent => None,
@@ -290,6 +290,8 @@ async fn run_started(
         run: &run,
         session_id: &session.id,
         cfg: &cfg,
+        agent: agent.as_ref(),
+        workspace: &workspace,
         model: &model,
         system,
         tools,
@@ -509,6 +511,8 @@ struct LoopCtx<'a> {
     run: &'a RunRow,
     session_id: &'a str,
     cfg: &'a Config,
+    agent: Option<&'a AgentEntry>,
+    workspace: &'a std::path::Path,
     model: &'a ResolvedModel,
     system: String,
     tools: std::collections::BTreeMap<String, Arc<dyn Tool>>,
@@ -530,6 +534,16 @@ async fn run_loop(
     );
     let steer = ctx.cfg.messages.queue.mode == QueueMode::Steer;
     let run_id = ctx.run.id.as_str();
+    // A run resumed after a restart re-executes the calls that were waiting on an exec
+    // approval (the request is found again by run id + call id, so it is not re-asked).
+    match super::tools::approvals::resumable_calls(&ctx.rt.store, run_id, &rows).await {
+        Ok(calls) => {
+            if let Err(end) = run_calls(ctx, &calls, &mut rows).await {
+                return end;
+            }
+        }
+        Err(e) => return LoopEnd::Store(e),
+    }
     loop {
         if progress.steps >= defaults.max_steps {
             return LoopEnd::StepLimit(progress.steps);
@@ -595,29 +609,53 @@ async fn run_loop(
         {
             return LoopEnd::Store(e);
         }
-        for call in &resp.tool_calls {
-            ctx.rt.emit(
-                &ctx.run.session_key,
-                json!({"type": "run.tool", "runId": run_id, "tool": call.name, "callId": call.id}),
-            );
-            let result = match call_tool(ctx, call).await {
-                Ok(text) => text,
-                Err(ToolError::Model(msg)) => format!("error: {msg}"),
-                Err(ToolError::Fatal(msg)) => {
-                    return LoopEnd::Fatal(format!("tool `{}` failed: {msg}", call.name))
-                }
-            };
-            let result: String = if result.len() > MAX_TOOL_RESULT {
-                let cut: String = result.chars().take(MAX_TOOL_RESULT).collect();
-                format!("{cut}\n…(truncated)")
-            } else {
-                result
-            };
-            if let Err(e) = append(ctx, &mut rows, NewMessage::tool(call, result)).await {
-                return LoopEnd::Store(e);
-            }
+        if let Err(end) = run_calls(ctx, &resp.tool_calls, &mut rows).await {
+            return end;
         }
     }
+}
+
+/// Execute `calls` in order, storing each result as it comes; a `run.tool` event after
+/// each says how it went.
+async fn run_calls(
+    ctx: &LoopCtx<'_>,
+    calls: &[ToolCallRecord],
+    rows: &mut Vec<MessageRow>,
+) -> Result<(), LoopEnd> {
+    let run_id = ctx.run.id.as_str();
+    for call in calls {
+        let started = std::time::Instant::now();
+        let outcome = call_tool(ctx, call).await;
+        let error = match &outcome {
+            Ok(_) => None,
+            Err(e) => Some(e.to_string()),
+        };
+        ctx.rt.emit(
+            &ctx.run.session_key,
+            json!({"type": "run.tool", "runId": run_id, "tool": call.name, "callId": call.id,
+                   "durationMs": started.elapsed().as_millis() as u64, "ok": error.is_none(), "error": error}),
+        );
+        let result = match outcome {
+            Ok(text) => text,
+            Err(ToolError::Model(msg)) => format!("error: {msg}"),
+            Err(ToolError::Fatal(msg)) => {
+                return Err(LoopEnd::Fatal(format!(
+                    "tool `{}` failed: {msg}",
+                    call.name
+                )))
+            }
+        };
+        let result: String = if result.len() > MAX_TOOL_RESULT {
+            let cut: String = result.chars().take(MAX_TOOL_RESULT).collect();
+            format!("{cut}\n…(truncated)")
+        } else {
+            result
+        };
+        if let Err(e) = append(ctx, rows, NewMessage::tool(call, result)).await {
+            return Err(LoopEnd::Store(e));
+        }
+    }
+    Ok(())
 }
 
 /// Store a message and keep the in-memory transcript in step.
@@ -645,52 +683,22 @@ async fn append(
     Ok(())
 }
 
-/// Execute one tool call; bad names and bad arguments are told to the model.
+/// Execute one tool call (see `tools::dispatch`).
 async fn call_tool(ctx: &LoopCtx<'_>, call: &ToolCallRecord) -> Result<String, ToolError> {
-    if ctx.is_subagent && super::tools::SUBAGENT_FORBIDDEN.contains(&call.name.as_str()) {
-        return Err(ToolError::Model(format!(
-            "forbidden: sub-agents cannot use `{}`",
-            call.name
-        )));
-    }
-    let Some(tool) = ctx.tools.get(&call.name) else {
-        let available: Vec<&str> = ctx.tools.keys().map(String::as_str).collect();
-        return Err(ToolError::Model(format!(
-            "unknown tool `{}`; available tools: {}",
-            call.name,
-            if available.is_empty() {
-                "none".to_string()
-            } else {
-                available.join(", ")
-            }
-        )));
-    };
-    let args: Value = if call.arguments.trim().is_empty() {
-        json!({})
-    } else {
-        serde_json::from_str(&call.arguments).map_err(|e| {
-            ToolError::Model(format!(
-                "the arguments of `{}` are not valid JSON ({e}); send a JSON object",
-                call.name
-            ))
-        })?
-    };
-    if !args.is_object() {
-        return Err(ToolError::Model(format!(
-            "the arguments of `{}` must be a JSON object",
-            call.name
-        )));
-    }
     let tctx = ToolContext {
         origin: ctx.origin.as_ref(),
         rt: ctx.rt,
+        cfg: ctx.cfg,
+        agent: ctx.agent,
+        workspace: ctx.workspace,
         session_key: &ctx.run.session_key,
         agent_id: &ctx.run.agent_id,
         run_id: &ctx.run.id,
+        call_id: &call.id,
         is_subagent: ctx.is_subagent,
         cancel: ctx.cancel.child_token(),
     };
-    tool.call(&tctx, args).await
+    super::tools::dispatch(&ctx.tools, call, &tctx).await
 }
 
 /// Convert the transcript for inspection (used by commands and the API).

@@ -2,6 +2,7 @@
 //! sections, and safety rules. Every problem is returned with its key path.
 
 mod gateway;
+mod tools;
 
 use std::collections::BTreeMap;
 
@@ -19,6 +20,7 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     agents(config, &mut out);
     telegram(config, &mut out);
     discord(config, &mut out);
+    tools::tools(config, &mut out);
     out
 }
 

@@ -4,6 +4,7 @@
 //!
 //! Architecture invariant: only `store` knows SQL. Callers get plain Rust rows.
 
+mod approvals;
 mod channels;
 mod conns;
 mod inbox;
@@ -23,6 +24,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 
 use conns::Conns;
 
+pub use approvals::{AllowEntry, ApprovalRow, ApprovalStatus, NewApproval};
 pub use channels::{Pairing, PairingRow};
 pub use inbox::{Claim, InboxItem, NewInbound};
 pub use messages::{MessageRow, NewMessage, Role, ToolCallRecord};

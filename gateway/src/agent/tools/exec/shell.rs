@@ -1,0 +1,575 @@
+//! Finding the programs a `sh -c` command line would run, for the exec allowlist: a small
+//! tokenizer of the POSIX shell language that knows quotes, escapes, comments, the
+//! operators (`;` `&&` `||` `|` `&` newlines, subshells), redirections, and command
+//! substitution (`$(…)`, backticks, `<(…)`), whose commands it collects too. Whatever it
+//! does not follow (here-documents, loops, a computed command name, `eval`, wrappers
+//! that run their arguments) makes it *unsure*, and an unsure command is always asked
+//! about: the parser may over-ask, never under-ask.
+
+/// Deepest nesting of substitutions followed before giving up (unsure).
+const MAX_DEPTH: usize = 8;
+
+/// Reserved words after which a command follows.
+const LEADING_KEYWORDS: &[&str] = &[
+    "if", "then", "else", "elif", "do", "while", "until", "!", "{", "time",
+];
+/// Reserved words that close a construct (no command of their own).
+const CLOSING_KEYWORDS: &[&str] = &["fi", "done", "esac", "}"];
+/// Constructs whose words are not all commands: not followed.
+const UNSURE_KEYWORDS: &[&str] = &["for", "case", "select", "function", "coproc", "[["];
+/// Programs and builtins that run another command given as their arguments (or text).
+pub const WRAPPERS: &[&str] = &[
+    "eval", "exec", "source", ".", "command", "builtin", "trap", "env", "sudo", "doas", "su",
+    "xargs", "nohup", "timeout", "nice", "ionice", "stdbuf", "chroot", "setsid", "strace",
+    "ltrace", "watch", "flock", "unbuffer", "busybox",
+];
+
+/// What a command line runs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Parsed {
+    /// The command words (program names as written, quotes removed), in order.
+    pub commands: Vec<String>,
+    /// Why the parser cannot vouch for `commands` being all of them (then: ask).
+    pub unsure: Option<String>,
+}
+
+/// Parse `line` as `sh -c` would see it.
+pub fn parse(line: &str) -> Parsed {
+    let mut p = Parser {
+        chars: line.chars().collect(),
+        pos: 0,
+        out: Parsed::default(),
+    };
+    p.sequence(0, None);
+    p.out
+}
+
+struct Parser {
+    chars: Vec<char>,
+    pos: usize,
+    out: Parsed,
+}
+
+/// A word being read: its text and whether any part of it was expanded at run time.
+#[derive(Default)]
+struct Word {
+    text: String,
+    started: bool,
+    expanded: bool,
+}
+
+impl Parser {
+    fn unsure(&mut self, why: impl Into<String>) {
+        if self.out.unsure.is_none() {
+            self.out.unsure = Some(why.into());
+        }
+    }
+
+    fn peek(&self, ahead: usize) -> Option<char> {
+        self.chars.get(self.pos + ahead).copied()
+    }
+
+    /// Reads commands until the end, or until `close` (unquoted) at this level.
+    fn sequence(&mut self, depth: usize, close: Option<char>) {
+        if depth > MAX_DEPTH {
+            self.unsure("substitutions nested too deep");
+            self.pos = self.chars.len();
+            return;
+        }
+        let mut at_command = true;
+        // The next word is a redirection target, not a command or argument.
+        let mut redirect_target = false;
+        let mut word = Word::default();
+        loop {
+            let Some(c) = self.peek(0) else {
+                self.finish(&mut word, &mut at_command, &mut redirect_target);
+                if redirect_target {
+                    self.unsure("a redirection without a target");
+                }
+                if close.is_some() {
+                    self.unsure("an unclosed substitution or subshell");
+                }
+                return;
+            };
+            if Some(c) == close {
+                self.finish(&mut word, &mut at_command, &mut redirect_target);
+                self.pos += 1;
+                return;
+            }
+            match c {
+                ' ' | '\t' => {
+                    self.finish(&mut word, &mut at_command, &mut redirect_target);
+                    self.pos += 1;
+                }
+                '(' => {
+                    // A subshell: its commands are commands too.
+                    self.finish(&mut word, &mut at_command, &mut redirect_target);
+                    self.pos += 1;
+                    self.sequence(depth + 1, Some(')'));
+                    at_command = false;
+                }
+                '\n' | ';' | '|' | '&' | ')' => {
+                    if c == '&' && self.peek(1) == Some('>') {
+                        // `&>file`: stdout and stderr to a file.
+                        self.finish(&mut word, &mut at_command, &mut redirect_target);
+                        self.pos += 2;
+                        if self.peek(0) == Some('>') {
+                            self.pos += 1;
+                        }
+                        redirect_target = true;
+                        continue;
+                    }
+                    self.finish(&mut word, &mut at_command, &mut redirect_target);
+                    if redirect_target {
+                        self.unsure("a redirection without a target");
+                        redirect_target = false;
+                    }
+                    if c == ')' {
+                        self.unsure("an unbalanced `)`");
+                    }
+                    self.pos += 1;
+                    at_command = true;
+                }
+                '<' | '>' => {
+                    // A file-descriptor number just before (`2>`) is part of the operator.
+                    if word.started
+                        && !word.expanded
+                        && word.text.chars().all(|d| d.is_ascii_digit())
+                    {
+                        word = Word::default();
+                    } else {
+                        self.finish(&mut word, &mut at_command, &mut redirect_target);
+                    }
+                    if redirect_target {
+                        self.unsure("a redirection without a target");
+                    }
+                    if self.peek(1) == Some('(') {
+                        // Process substitution `<(…)` / `>(…)`: its commands run too.
+                        self.pos += 2;
+                        self.sequence(depth + 1, Some(')'));
+                        continue;
+                    }
+                    if c == '<' && self.peek(1) == Some('<') && self.peek(2) != Some('<') {
+                        self.unsure("a here-document");
+                    }
+                    self.pos += 1;
+                    while matches!(self.peek(0), Some('<' | '>' | '&' | '|')) {
+                        self.pos += 1;
+                    }
+                    redirect_target = true;
+                }
+                '#' if !word.started => {
+                    while self.peek(0).is_some_and(|c| c != '\n') {
+                        self.pos += 1;
+                    }
+                }
+                '\\' => {
+                    self.pos += 1;
+                    match self.peek(0) {
+                        Some('\n') => self.pos += 1,
+                        Some(x) => {
+                            word.text.push(x);
+                            word.started = true;
+                            self.pos += 1;
+                        }
+                        None => word.started = true,
+                    }
+                }
+                '\'' => {
+                    word.started = true;
+                    self.pos += 1;
+                    loop {
+                        match self.peek(0) {
+                            None => {
+                                self.unsure("an unterminated single quote");
+                                break;
+                            }
+                            Some('\'') => {
+                                self.pos += 1;
+                                break;
+                            }
+                            Some(x) => {
+                                word.text.push(x);
+                                self.pos += 1;
+                            }
+                        }
+                    }
+                }
+                '"' => {
+                    word.started = true;
+                    self.pos += 1;
+                    self.double_quoted(&mut word, depth);
+                }
+                '$' | '`' => {
+                    word.started = true;
+                    self.expansion(&mut word, depth);
+                }
+                _ => {
+                    word.text.push(c);
+                    word.started = true;
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    /// Inside `"…"` (the opening quote consumed).
+    fn double_quoted(&mut self, word: &mut Word, depth: usize) {
+        loop {
+            match self.peek(0) {
+                None => {
+                    self.unsure("an unterminated double quote");
+                    return;
+                }
+                Some('"') => {
+                    self.pos += 1;
+                    return;
+                }
+                Some('\\') => {
+                    self.pos += 1;
+                    match self.peek(0) {
+                        Some(x @ ('"' | '\\' | '$' | '`')) => {
+                            word.text.push(x);
+                            self.pos += 1;
+                        }
+                        Some('\n') => self.pos += 1,
+                        _ => word.text.push('\\'),
+                    }
+                }
+                Some('$' | '`') => self.expansion(word, depth),
+                Some(x) => {
+                    word.text.push(x);
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    /// At a `$` or a backtick: a substitution (whose commands are collected), a parameter
+    /// or arithmetic expansion, or a plain `$`.
+    fn expansion(&mut self, word: &mut Word, depth: usize) {
+        let c = self.peek(0);
+        if c == Some('`') {
+            self.pos += 1;
+            word.expanded = true;
+            // The text up to the closing backtick is a command line of its own.
+            let start = self.pos;
+            while self.peek(0).is_some_and(|x| x != '`') {
+                if self.peek(0) == Some('\\') {
+                    self.pos += 1;
+                }
+                self.pos += 1;
+            }
+            if self.peek(0).is_none() {
+                self.unsure("an unterminated backtick");
+                return;
+            }
+            let inner: String = self.chars[start..self.pos].iter().collect();
+            self.pos += 1;
+            if depth >= MAX_DEPTH {
+                self.unsure("substitutions nested too deep");
+                return;
+            }
+            let mut sub = Parser {
+                chars: inner.chars().collect(),
+                pos: 0,
+                out: Parsed::default(),
+            };
+            sub.sequence(depth + 1, None);
+            self.out.commands.extend(sub.out.commands);
+            if let Some(u) = sub.out.unsure {
+                self.unsure(u);
+            }
+            return;
+        }
+        // `$`
+        match self.peek(1) {
+            Some('(') if self.peek(2) == Some('(') => {
+                // Arithmetic `$((…))`: an expression, which may hold substitutions.
+                word.expanded = true;
+                self.pos += 3;
+                self.scan_until(depth, ')', 1);
+                if self.peek(0) == Some(')') {
+                    self.pos += 1;
+                } else {
+                    self.unsure("an unclosed arithmetic expansion");
+                }
+            }
+            Some('(') => {
+                word.expanded = true;
+                self.pos += 2;
+                self.sequence(depth + 1, Some(')'));
+            }
+            Some('{') => {
+                word.expanded = true;
+                self.pos += 2;
+                // `${…}` may hold substitutions in its word (`${x:-$(cmd)}`).
+                self.scan_until(depth, '}', 0);
+            }
+            Some(x) if x.is_ascii_alphanumeric() || "_@*#?$!-".contains(x) => {
+                word.expanded = true;
+                self.pos += 2;
+                if x.is_ascii_alphabetic() || x == '_' {
+                    while self
+                        .peek(0)
+                        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                    {
+                        self.pos += 1;
+                    }
+                }
+            }
+            _ => {
+                word.text.push('$');
+                self.pos += 1;
+            }
+        }
+    }
+
+    /// Skips an expansion's text up to its closing `close` (past `(` … `)` pairs when
+    /// `parens` starts at 1: arithmetic), collecting the commands of substitutions in it.
+    fn scan_until(&mut self, depth: usize, close: char, mut parens: usize) {
+        if depth > MAX_DEPTH {
+            self.unsure("substitutions nested too deep");
+            self.pos = self.chars.len();
+            return;
+        }
+        let mut dummy = Word::default();
+        loop {
+            match self.peek(0) {
+                None => {
+                    self.unsure("an unclosed expansion");
+                    return;
+                }
+                Some(c) if c == close && parens <= 1 => {
+                    self.pos += 1;
+                    return;
+                }
+                Some('(') => {
+                    parens += 1;
+                    self.pos += 1;
+                }
+                Some(')') => {
+                    parens = parens.saturating_sub(1);
+                    self.pos += 1;
+                }
+                Some('\\') => self.pos += 2,
+                Some('\'') => {
+                    self.pos += 1;
+                    while self.peek(0).is_some_and(|c| c != '\'') {
+                        self.pos += 1;
+                    }
+                    if self.peek(0).is_none() {
+                        self.unsure("an unterminated single quote");
+                        return;
+                    }
+                    self.pos += 1;
+                }
+                Some('"') => {
+                    self.pos += 1;
+                    self.double_quoted(&mut dummy, depth + 1);
+                }
+                Some('$' | '`') => self.expansion(&mut dummy, depth + 1),
+                Some(_) => self.pos += 1,
+            }
+        }
+    }
+
+    /// A word ended: record it if it is a command word.
+    fn finish(&mut self, word: &mut Word, at_command: &mut bool, redirect_target: &mut bool) {
+        let w = std::mem::take(word);
+        if !w.started {
+            return;
+        }
+        if *redirect_target {
+            *redirect_target = false;
+            return;
+        }
+        if !*at_command {
+            return;
+        }
+        if w.expanded {
+            self.unsure("the command name is computed when it runs");
+            *at_command = false;
+            return;
+        }
+        let text = w.text;
+        if is_assignment(&text) {
+            return;
+        }
+        if LEADING_KEYWORDS.contains(&text.as_str()) {
+            return;
+        }
+        if CLOSING_KEYWORDS.contains(&text.as_str()) {
+            *at_command = false;
+            return;
+        }
+        if UNSURE_KEYWORDS.contains(&text.as_str()) {
+            self.unsure(format!("`{text}` constructs are not followed"));
+        } else if WRAPPERS.contains(&text.as_str()) {
+            self.unsure(format!("`{text}` runs other commands"));
+        } else if text.is_empty() {
+            self.unsure("an empty command name");
+        }
+        self.out.commands.push(text);
+        *at_command = false;
+    }
+}
+
+/// `NAME=value` (a variable assignment before a command).
+fn is_assignment(word: &str) -> bool {
+    let Some((name, _)) = word.split_once('=') else {
+        return false;
+    };
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn cmds(line: &str) -> (Vec<String>, bool) {
+        let p = parse(line);
+        (p.commands, p.unsure.is_some())
+    }
+
+    fn sure(line: &str) -> Vec<String> {
+        let p = parse(line);
+        assert_eq!(p.unsure, None, "{line}");
+        p.commands
+    }
+
+    #[test]
+    fn finds_every_command() {
+        assert_eq!(sure("ls -la"), ["ls"]);
+        assert_eq!(
+            sure("cd src && cargo build; echo done"),
+            ["cd", "cargo", "echo"]
+        );
+        assert_eq!(sure("cat a | grep x || true &"), ["cat", "grep", "true"]);
+        assert_eq!(sure("echo $(whoami) \"`id -u`\""), ["echo", "whoami", "id"]);
+        assert_eq!(sure("echo \"$(rm -rf x)\""), ["echo", "rm"]);
+        assert_eq!(sure("FOO=1 BAR='x y' make -j2"), ["make"]);
+        assert_eq!(sure("ls > out.txt 2>&1 < in"), ["ls"]);
+        assert_eq!(sure("ls 2> err; cat <(sort x)"), ["ls", "cat", "sort"]);
+        assert_eq!(sure("(cd a && make) | tee log"), ["cd", "make", "tee"]);
+        assert_eq!(sure("if test -f x; then rm x; fi"), ["test", "rm"]);
+        assert_eq!(sure("echo 'a;b|c' \"d && e\" f\\;g # ; rm -rf /"), ["echo"]);
+        assert_eq!(sure("echo ${HOME:-$(pwd)}/x"), ["echo", "pwd"]);
+        assert_eq!(sure("echo $((1 + $(nproc)))"), ["echo", "nproc"]);
+        assert_eq!(sure("/bin/ls\nfoo"), ["/bin/ls", "foo"]);
+        assert_eq!(sure("l\\s"), ["ls"]);
+        assert_eq!(sure("x &>/dev/null"), ["x"]);
+    }
+
+    #[test]
+    fn is_unsure_when_it_cannot_follow() {
+        for line in [
+            "$CMD arg",
+            "\"$(which rm)\" x",
+            "eval \"$x\"",
+            "sudo rm -rf /",
+            "env X=1 rm",
+            "for f in *; do rm $f; done",
+            "cat <<EOF\nrm -rf /\nEOF",
+            "echo 'unterminated",
+            "echo \"unterminated",
+            "echo $(unclosed",
+            "echo `unclosed",
+            "ls >",
+            "ls )",
+            "''",
+        ] {
+            assert!(cmds(line).1, "should be unsure: {line:?}");
+        }
+    }
+
+    /// A command word the model could hide after any prefix: appending `\n\nzzq` to
+    /// arbitrary text, the parser either finds `zzq` or says it is unsure.
+    /// Catches: any tokenizer path that swallows the rest of the line (a quote, an
+    /// escape, a comment or a substitution not ended where the shell ends it).
+    fn hidden_command_property(prefix: &str) -> Result<(), TestCaseError> {
+        let line = format!("{prefix}\n\nzzq");
+        let p = parse(&line);
+        prop_assert!(
+            p.unsure.is_some() || p.commands.iter().any(|c| c == "zzq"),
+            "{line:?} → {p:?}"
+        );
+        Ok(())
+    }
+
+    fn shell_text() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            any::<char>().prop_map(|c| c.to_string()),
+            proptest::sample::select(vec![
+                ";", "&&", "||", "|", "&", "\n", "(", ")", "$(", "${", "`", "'", "\"", "\\", "#",
+                "<", ">", "<<", "2>&1", " ", "$x", "=", "{", "}", "for", "if", "then", "fi",
+                "eval",
+            ])
+            .prop_map(str::to_string),
+            "[a-z]{1,6}",
+        ];
+        proptest::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+    }
+
+    /// Built command lines: segments of a program word and arguments (some quoted, some
+    /// holding operator characters inside quotes), joined by operators, some wrapped in
+    /// `$(…)`: every program word is found, in order, and nothing else.
+    /// Catches: operators inside quotes taken as operators, or arguments taken as commands.
+    fn built_line() -> impl Strategy<Value = (String, Vec<String>)> {
+        let program = "[a-z][a-z0-9_]{0,6}".prop_filter("not a keyword or wrapper", |w| {
+            !LEADING_KEYWORDS.contains(&w.as_str())
+                && !CLOSING_KEYWORDS.contains(&w.as_str())
+                && !UNSURE_KEYWORDS.contains(&w.as_str())
+                && !WRAPPERS.contains(&w.as_str())
+        });
+        let arg = prop_oneof![
+            "[a-zA-Z0-9_./-]{1,8}",
+            ".*".prop_map(|s: String| format!("'{}'", s.replace('\'', ""))),
+            ".*".prop_map(|s: String| format!("\"{}\"", s.replace(['"', '\\', '$', '`'], ""))),
+        ];
+        let segment = (program, proptest::collection::vec(arg, 0..4), any::<bool>());
+        let op = proptest::sample::select(vec![";", "&&", "||", "|", "&", "\n", " ; "]);
+        (proptest::collection::vec((segment, op), 1..6)).prop_map(|parts| {
+            let mut line = String::new();
+            let mut want = Vec::new();
+            for ((program, args, wrap), op) in parts {
+                let text = format!("{program} {}", args.join(" "));
+                want.push(program);
+                if wrap {
+                    line.push_str(&format!("echo $({text})"));
+                    want.insert(want.len() - 1, "echo".into());
+                } else {
+                    line.push_str(&text);
+                }
+                line.push_str(op);
+            }
+            (line, want)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(crate::proptest_cases::config())]
+
+        #[test]
+        fn no_command_hides_after_any_prefix(prefix in shell_text()) {
+            hidden_command_property(&prefix)?;
+        }
+
+        #[test]
+        fn arbitrary_unicode_never_hides_a_command(prefix in ".*") {
+            hidden_command_property(&prefix)?;
+        }
+
+        #[test]
+        fn built_lines_are_parsed_exactly((line, want) in built_line()) {
+            let p = parse(&line);
+            prop_assert_eq!(p.unsure, None, "{:?}", line);
+            prop_assert_eq!(p.commands, want, "{:?}", line);
+        }
+    }
+}

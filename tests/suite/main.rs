@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+mod tools_support;
 
 mod api;
 mod bad_input;
@@ -16,4 +17,6 @@ mod security_ws;
 mod subagent_lifecycle;
 mod subagents;
 mod telegram;
+mod tools_exec;
+mod tools_fs;
 mod webchat;

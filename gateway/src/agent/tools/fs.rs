@@ -15,8 +15,8 @@ use crate::agent::provider::ToolSpec;
 
 /// Most lines one `read` returns (and its default `limit`).
 const MAX_LINES: usize = 2000;
-/// Most bytes of text one `read` returns.
-const MAX_READ_BYTES: usize = 64 * 1024;
+/// Most bytes of text one `read` returns (the run keeps 64 KB of a tool result).
+const MAX_READ_BYTES: usize = 48 * 1024;
 /// Longer lines are cut to this many bytes.
 const MAX_LINE: usize = 2000;
 /// Largest file `write` writes and `edit` edits.
@@ -214,7 +214,8 @@ fn text_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
     match args.get(name) {
         Some(Value::String(s)) => Ok(s),
         Some(v) => Err(ToolError::Model(format!(
-            "argument `{name}` must be a string, got {v}"
+            "argument `{name}` must be a string, got {}",
+            super::cut_json(v)
         ))),
         None => Err(ToolError::Model(format!(
             "missing required string argument `{name}`"

@@ -189,12 +189,34 @@ pub async fn dispatch(
     tool.call(ctx, args).await
 }
 
-/// Read a required string argument.
+/// Read a required, non-blank string argument.
 pub(crate) fn str_arg<'a>(args: &'a serde_json::Value, name: &str) -> Result<&'a str, ToolError> {
-    args.get(name)
-        .and_then(|v| v.as_str())
-        .filter(|s| !s.trim().is_empty())
-        .ok_or_else(|| ToolError::Model(format!("missing required string argument `{name}`")))
+    match args.get(name) {
+        None | Some(Value::Null) => Err(ToolError::Model(format!(
+            "missing required string argument `{name}`"
+        ))),
+        Some(Value::String(s)) if s.trim().is_empty() => Err(ToolError::Model(format!(
+            "argument `{name}` must not be empty"
+        ))),
+        Some(Value::String(s)) => Ok(s),
+        Some(v) => Err(ToolError::Model(format!(
+            "argument `{name}` must be a string, got {}",
+            cut_json(v)
+        ))),
+    }
+}
+
+/// A JSON value for an error message, cut to a readable length.
+pub(crate) fn cut_json(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() <= 80 {
+        return s;
+    }
+    let mut end = 80;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
 }
 
 /// Read an optional argument of a given JSON type: absent or `null` is `None`, a value of

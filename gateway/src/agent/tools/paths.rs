@@ -40,8 +40,11 @@ pub fn confine(workspace: &Path, path: &str, workspace_only: bool) -> Result<Pat
                     "`{path}` cannot be resolved: {e} (a broken symlink?)"
                 ))
             })?;
-            let rest = lexical.strip_prefix(existing).unwrap_or(Path::new(""));
-            break canon.join(rest);
+            // (`join("")` would add a trailing `/`, making a file look like a folder.)
+            match lexical.strip_prefix(existing) {
+                Ok(rest) if !rest.as_os_str().is_empty() => break canon.join(rest),
+                _ => break canon,
+            }
         }
         match existing.parent() {
             Some(p) => existing = p,
@@ -114,6 +117,9 @@ mod tests {
         let f = fixture();
         let ok = |p: &str| confine(&f.ws, p, true).unwrap();
         assert_eq!(ok("a/f.txt"), f.ws.join("a/f.txt"));
+        // Compared as text: a trailing `/` (which `PathBuf`'s `==` ignores) makes the
+        // file unreadable. Catches: `join("")` on a path that exists whole.
+        assert_eq!(ok("a/f.txt").to_str(), f.ws.join("a/f.txt").to_str());
         assert_eq!(ok("./a/b/../f.txt"), f.ws.join("a/f.txt"));
         assert_eq!(ok("in/f.txt"), f.ws.join("a/f.txt"));
         assert_eq!(ok("new/dir/file"), f.ws.join("new/dir/file"));

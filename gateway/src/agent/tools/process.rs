@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 
 use super::exec::job::Job;
+use super::exec::output::fit_json;
 use super::{opt_arg, str_arg, Tool, ToolContext, ToolError};
 use crate::agent::provider::ToolSpec;
 
@@ -89,10 +90,11 @@ impl ProcessTool {
     }
 }
 
+/// A command's state; a finished one with its end (exit code, duration) but no output.
 fn status(job: &Job) -> Value {
-    let (state, extra) = match job.ended() {
+    let (state, end) = match job.ended() {
         None => ("running", Value::Null),
-        Some((end, took)) => ("finished", job.result(&end, took)),
+        Some((end, took)) => ("finished", job.result_parts(&end, took).0),
     };
     json!({
         "sessionId": job.id,
@@ -100,7 +102,7 @@ fn status(job: &Job) -> Value {
         "command": job.command,
         "pid": job.pid,
         "runningForMs": job.started.elapsed().as_millis() as u64,
-        "end": extra,
+        "end": end,
     })
 }
 
@@ -140,33 +142,29 @@ impl Tool for ProcessTool {
         };
         match action {
             "poll" => {
+                // The state first: output read after it holds everything up to that end.
+                let out = status(&job);
                 let new = job
                     .output
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .take_new();
-                let mut out = status(&job);
-                if let Some(end) = out.get_mut("end").and_then(Value::as_object_mut) {
-                    end.remove("output");
-                }
-                out["newOutput"] = json!(new);
-                if job.ended().is_some() {
+                if out["status"] == "finished" {
                     self.procs.forget(&job.id);
                 }
-                Ok(out.to_string())
+                Ok(fit_json(out, "newOutput", new))
             }
             "log" => {
                 let out = status(&job);
-                if job.ended().is_some() {
+                if out["status"] == "finished" {
                     self.procs.forget(&job.id);
-                    return Ok(out.to_string());
                 }
                 let log = job
                     .output
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .render();
-                Ok(json!({"sessionId": job.id, "status": "running", "output": log}).to_string())
+                Ok(fit_json(out, "output", log))
             }
             "write" => {
                 let data = opt_arg(&args, "data", "a string", |v| {
@@ -195,7 +193,7 @@ impl Tool for ProcessTool {
                 job.kill("killed by the process tool");
                 let (end, took) = job.wait().await;
                 self.procs.forget(&job.id);
-                Ok(job.result(&end, took).to_string())
+                Ok(job.result(&end, took))
             }
             other => Err(ToolError::Model(format!(
                 "unknown action `{other}`; use list, poll, log, write or kill"

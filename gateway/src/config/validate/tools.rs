@@ -9,7 +9,7 @@ use super::super::{check_entry, Config};
 
 /// Shortest and longest `tools.exec.approvalTimeout`.
 const APPROVAL_TIMEOUT: (Duration, Duration) =
-    (Duration::from_secs(10), Duration::from_secs(24 * 3600));
+    (Duration::from_secs(1), Duration::from_secs(24 * 3600));
 
 pub(crate) fn tools(config: &Config, out: &mut Vec<Issue>) {
     let t = &config.tools;
@@ -42,7 +42,7 @@ pub(crate) fn tools(config: &Config, out: &mut Vec<Issue>) {
         out.push(Issue::new(
             at.key("exec").key("approvalTimeout"),
             format!(
-                "must be between 10s and 24h, got {}",
+                "must be between 1s and 24h, got {}",
                 humantime::format_duration(timeout)
             ),
         ));
@@ -117,7 +117,7 @@ mod tests {
                 "allow": ["read", "group:fs", "web_*", "cron"],
                 "deny": ["reed"],
                 "subagents": {"tools": {"deny": ["group:nope"]}},
-                "exec": {"allowlist": ["git", "/usr/bin/[x"], "env": {"1X": "a"}, "approvalTimeout": "1s"},
+                "exec": {"allowlist": ["git", "/usr/bin/[x"], "env": {"1X": "a"}, "approvalTimeout": "0s"},
                 "web": {"fetch": {"allowHosts": ["http://x/"]}}
             },
             "agents": {"list": [{"id": "main", "tools": {"allow": ["zz*"], "exec": {"allowlist": ["/bin/*"]}}}]}

@@ -138,27 +138,28 @@ impl Job {
         }
     }
 
-    /// The result told to the model for a finished command.
-    pub fn result(&self, end: &End, took: Duration) -> Value {
+    /// The result told to the model for a finished command (serialized, bounded).
+    pub fn result(&self, end: &End, took: Duration) -> String {
+        let (v, output) = self.result_parts(end, took);
+        super::output::fit_json(v, "output", output)
+    }
+
+    /// The result without its output, and the output.
+    pub fn result_parts(&self, end: &End, took: Duration) -> (Value, String) {
         let output = self
             .output
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .render();
         let ms = took.as_millis() as u64;
-        match end {
-            End::Exited(code) => {
-                json!({"status": "exited", "exitCode": code, "durationMs": ms, "output": output})
-            }
-            End::Signalled(sig) => {
-                json!({"status": "signalled", "signal": sig, "durationMs": ms, "output": output})
-            }
-            End::TimedOut(limit) => json!({"status": "timeout", "durationMs": ms, "output": output,
+        let v = match end {
+            End::Exited(code) => json!({"status": "exited", "exitCode": code, "durationMs": ms}),
+            End::Signalled(sig) => json!({"status": "signalled", "signal": sig, "durationMs": ms}),
+            End::TimedOut(limit) => json!({"status": "timeout", "durationMs": ms,
                 "note": format!("killed after {}s (timeoutSeconds)", limit.as_secs())}),
-            End::Killed(why) => {
-                json!({"status": "killed", "reason": why, "durationMs": ms, "output": output})
-            }
-        }
+            End::Killed(why) => json!({"status": "killed", "reason": why, "durationMs": ms}),
+        };
+        (v, output)
     }
 }
 

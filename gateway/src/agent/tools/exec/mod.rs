@@ -224,11 +224,16 @@ impl Tool for Exec {
         // A foreground command is killed if this call goes away (the run stopped or
         // timed out), unless it moved to the background.
         let mut guard = KillOnDrop(Some(job.clone()));
-        let yield_after = Duration::from_millis(yield_ms.min(timeout * 1000));
+        // A yield at or past the timeout never happens: the command ends first.
+        let yield_after = Duration::from_millis(if yield_ms < timeout * 1000 {
+            yield_ms
+        } else {
+            u64::MAX / 4
+        });
         tokio::select! {
             (end, took) = job.wait() => {
                 guard.0 = None;
-                Ok(job.result(&end, took).to_string())
+                Ok(job.result(&end, took))
             }
             _ = tokio::time::sleep(yield_after) => {
                 guard.0 = None;
@@ -239,7 +244,7 @@ impl Tool for Exec {
                 job.kill("the run was stopped");
                 let (end, took) = job.wait().await;
                 guard.0 = None;
-                Ok(job.result(&end, took).to_string())
+                Ok(job.result(&end, took))
             }
         }
     }

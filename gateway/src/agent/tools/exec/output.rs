@@ -4,8 +4,12 @@
 
 use std::collections::VecDeque;
 
-/// Bytes kept at each end of an output (64 KB in all, SPEC §15).
-pub const HALF: usize = 32 * 1024;
+/// Bytes kept at each end of an output (under 64 KB in all, SPEC §15, so that the JSON
+/// answer around it fits [`MAX_RESULT`] without a second cut).
+pub const HALF: usize = 29 * 1024;
+/// Largest tool result (serialized JSON) a command's answer may be: the run keeps 64 KB
+/// of a tool result, and a result cut there would no longer be JSON.
+pub const MAX_RESULT: usize = 60 * 1024;
 
 #[derive(Debug, Default)]
 pub struct Capture {
@@ -77,9 +81,77 @@ impl Capture {
     }
 }
 
+/// `v` with `text` under `key`, serialized within [`MAX_RESULT`] bytes: when escaping
+/// makes it longer, more of the middle of `text` is cut (and the cut said).
+pub fn fit_json(mut v: serde_json::Value, key: &str, text: String) -> String {
+    let mut text = text;
+    loop {
+        v[key] = serde_json::Value::String(text.clone());
+        let s = v.to_string();
+        if s.len() <= MAX_RESULT || text.is_empty() {
+            return s;
+        }
+        let keep = text.len().saturating_sub(s.len() - MAX_RESULT + 256);
+        text = squeeze(&text, keep);
+    }
+}
+
+/// `s` cut to about `keep` bytes: its head and tail, with the cut said between them.
+fn squeeze(s: &str, keep: usize) -> String {
+    let head = floor(s, keep / 2);
+    let tail = ceil(s, s.len() - keep / 2);
+    if tail <= head {
+        return s.to_string();
+    }
+    format!(
+        "{}\n…[{} more bytes cut]…\n{}",
+        &s[..head],
+        tail - head,
+        &s[tail..]
+    )
+}
+
+fn floor(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A result full of characters JSON escapes still fits, as valid JSON.
+    /// Catches: a command's answer cut by the run's result limit into invalid JSON.
+    #[test]
+    fn results_fit_the_run_s_limit_as_json() {
+        for text in [
+            "\"".repeat(200_000),
+            "\u{1}".repeat(100_000),
+            "é".repeat(90_000),
+            "ok".into(),
+        ] {
+            let s = fit_json(
+                serde_json::json!({"status": "exited"}),
+                "output",
+                text.clone(),
+            );
+            assert!(s.len() <= MAX_RESULT, "{}", s.len());
+            let v: serde_json::Value = serde_json::from_str(&s).unwrap_or_default();
+            assert_eq!(v["status"], "exited");
+            if text == "ok" {
+                assert_eq!(v["output"], "ok");
+            }
+        }
+    }
 
     #[test]
     fn small_output_is_kept_whole_and_read_once() {

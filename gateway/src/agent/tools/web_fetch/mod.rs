@@ -24,7 +24,7 @@ const MAX_BODY: usize = 2 * 1024 * 1024;
 const TIMEOUT: Duration = Duration::from_secs(30);
 /// Default and largest `maxChars`.
 const DEFAULT_CHARS: u64 = 50_000;
-const MAX_CHARS: u64 = 200_000;
+const MAX_CHARS: u64 = 60_000;
 /// Longest URL accepted.
 const MAX_URL: usize = 8 * 1024;
 
@@ -149,15 +149,15 @@ async fn fetch(mut url: Url, allow: Vec<String>, max_chars: usize) -> Result<Str
     let total = text.chars().count();
     let truncated = total > max_chars || cut_body;
     let text: String = text.chars().take(max_chars).collect();
-    Ok(json!({
+    let v = json!({
         "url": final_url,
         "status": status.as_u16(),
         "contentType": content_type,
         "truncated": truncated,
         "note": if truncated { format!("cut to {} characters (of {total}{})", text.chars().count(), if cut_body { ", body cut at 2 MB" } else { "" }) } else { String::new() },
-        "text": text,
-    })
-    .to_string())
+    });
+    // Within the run's result limit, as valid JSON.
+    Ok(super::exec::output::fit_json(v, "text", text))
 }
 
 /// The scheme, and an IP-literal host (which no resolver sees), checked before each hop.

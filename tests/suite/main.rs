@@ -17,6 +17,7 @@ mod security_ws;
 mod subagent_lifecycle;
 mod subagents;
 mod telegram;
+mod tools_approval;
 mod tools_exec;
 mod tools_fs;
 mod webchat;

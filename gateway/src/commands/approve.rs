@@ -58,6 +58,38 @@ pub async fn execute(
     decision: Decision,
 ) -> Result<String, StoreError> {
     let by = format!("{}:{}", origin.channel, origin.chat_id);
+    // A request whose run has ended (stopped, timed out) is settled, whatever the order in
+    // which the run's end and this answer arrived.
+    if let Some(row) = rt.store.approval(id).await? {
+        let own = row.origin.channel == origin.channel && row.origin.chat_id == origin.chat_id;
+        if own && row.status == ApprovalStatus::Pending {
+            let ended = rt
+                .store
+                .get_run(&row.run_id)
+                .await?
+                .is_none_or(|r| r.status.is_terminal());
+            if ended
+                && rt
+                    .store
+                    .close_approval(id, ApprovalStatus::Cancelled)
+                    .await?
+            {
+                emit(
+                    rt,
+                    &row.session_key,
+                    &ApprovalEvent::Resolved {
+                        id: &row.id,
+                        run_id: &row.run_id,
+                        decision: ApprovalStatus::Cancelled.as_str(),
+                        by: None,
+                    },
+                );
+                return Ok(format!(
+                    "Approval {id} was already settled (cancelled): its run has ended."
+                ));
+            }
+        }
+    }
     let answered = rt
         .store
         .answer_approval(id, &origin.channel, &origin.chat_id, decision.status(), &by)

@@ -208,6 +208,11 @@ pub async fn ask(ctx: &ToolContext<'_>, ask: &Ask<'_>) -> Result<ApprovalStatus,
             _ = notify.notified() => {}
             _ = tokio::time::sleep(wait) => {}
             _ = ctx.cancel.cancelled() => {
+                if ctx.rt.shutdown.is_cancelled() {
+                    // Shutdown: no result may be recorded for this call (the resumed run
+                    // re-executes it and waits on the same request); the run drops us.
+                    std::future::pending::<()>().await;
+                }
                 return Err(ToolError::Model("the run was stopped while waiting for approval".into()));
             }
         }

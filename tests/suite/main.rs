@@ -20,4 +20,7 @@ mod telegram;
 mod tools_approval;
 mod tools_exec;
 mod tools_fs;
+mod tools_message;
+mod tools_policy;
+mod tools_web;
 mod webchat;

@@ -78,6 +78,7 @@ impl Tool for Read {
         let ws = ctx.workspace.to_path_buf();
         let only = ctx.cfg.tools.fs.workspace_only;
         blocking(move || {
+            std::fs::create_dir_all(&ws).map_err(|e| io_error("create", "the workspace", e))?;
             let file = confine(&ws, &path, only)?;
             read_lines(&file, &shown(&ws, &file), offset, limit)
         })
@@ -285,6 +286,7 @@ impl Tool for Edit {
         let ws = ctx.workspace.to_path_buf();
         let only = ctx.cfg.tools.fs.workspace_only;
         blocking(move || {
+            std::fs::create_dir_all(&ws).map_err(|e| io_error("create", "the workspace", e))?;
             let file = confine(&ws, &path, only)?;
             let name = shown(&ws, &file);
             let meta = std::fs::metadata(&file).map_err(|e| io_error("read", &name, e))?;

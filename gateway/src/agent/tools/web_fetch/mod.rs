@@ -25,6 +25,10 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 /// Default and largest `maxChars`.
 const DEFAULT_CHARS: u64 = 50_000;
 const MAX_CHARS: u64 = 60_000;
+/// HTML elements whose content is not page text.
+const SKIPPED_TAGS: &[&str] = &[
+    "head", "script", "style", "noscript", "template", "svg", "iframe",
+];
 /// Longest URL accepted.
 const MAX_URL: usize = 8 * 1024;
 
@@ -142,7 +146,11 @@ async fn fetch(mut url: Url, allow: Vec<String>, max_chars: usize) -> Result<Str
     }
     let raw = String::from_utf8_lossy(&body);
     let text = if is_html {
-        htmd::convert(&raw).map_err(|e| refuse(format!("cannot convert the HTML: {e}")))?
+        htmd::HtmlToMarkdown::builder()
+            .skip_tags(SKIPPED_TAGS.to_vec())
+            .build()
+            .convert(&raw)
+            .map_err(|e| refuse(format!("cannot convert the HTML: {e}")))?
     } else {
         raw.into_owned()
     };

@@ -284,3 +284,39 @@ async fn a_flood_of_output_is_cut_and_memory_stays_bounded() {
         "daemon RSS peaked at {peak} kB"
     );
 }
+
+/// The run timeout kills a foreground command's group; a shutdown kills background
+/// commands. Catches: commands outliving the run or the daemon.
+#[tokio::test]
+async fn the_run_timeout_and_shutdown_kill_commands() {
+    let fake = FakeModel::start().await.unwrap();
+    let mut cfg = full();
+    cfg["agents"] = json!({"defaults": {"timeout": "1s"}});
+    cfg["gateway"] = json!({"shutdownGrace": "200ms"});
+    let mut gw = start(&fake, cfg).await;
+    let mut ws = chat(&gw, "main").await;
+    fake.push_for(
+        "rt1",
+        Step::ToolCalls(vec![ToolCall::new("exec", r#"{"command": "sleep 300 & echo $! > fg.pid; sleep 300", "yieldMs": 600000, "timeoutSeconds": 600}"#)]),
+    );
+    ws.send_text("rt1").await.unwrap();
+    let fg = wait_pid_file(&workspace(&gw).join("fg.pid")).await;
+    let m = ws.next_message(WAIT).await.unwrap();
+    assert!(m.contains("timed out"), "{m}");
+    wait_gone(fg).await;
+
+    let r = json(
+        &call(
+            &fake,
+            &mut ws,
+            "rt2",
+            "exec",
+            r#"{"command": "sleep 300 & echo $! > bg.pid; sleep 300", "background": true}"#,
+        )
+        .await,
+    );
+    assert_eq!(r["status"], "running");
+    let bg = wait_pid_file(&workspace(&gw).join("bg.pid")).await;
+    assert_eq!(gw.terminate().await.unwrap().code(), Some(0));
+    wait_gone(bg).await;
+}

@@ -334,3 +334,32 @@ async fn a_sub_agent_asks_in_its_requester_s_chat() {
     assert!(announce.starts_with("Status: success"), "{announce}");
     assert!(workspace(&gw).join("child.txt").exists());
 }
+
+/// A run started through the HTTP API has no chat to ask: a command needing approval is
+/// not run and the model is told why. Catches: a request posted nowhere, waiting forever.
+#[tokio::test]
+async fn an_api_run_has_no_chat_to_ask() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(&fake, allowlist()).await;
+    script(&fake, "api1", "exec", &touch("api.txt"));
+    let r: Value = gw
+        .http()
+        .post(format!(
+            "{}/api/sessions/agent:main:main/messages",
+            gw.base_url()
+        ))
+        .json(&json!({"text": "api1", "wait": true}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["reply"], "done api1", "{r}");
+    let result = tool_result(&fake, "api1");
+    assert!(
+        result.starts_with("error: this command needs approval, but the run has no chat to ask"),
+        "{result}"
+    );
+    assert!(!workspace(&gw).join("api.txt").exists());
+}

@@ -269,21 +269,19 @@ impl Drop for Waiting {
 
 /// The chat that owns the run (a sub-agent's: its requester's) and the sub-agent's label.
 async fn owner(ctx: &ToolContext<'_>) -> Result<(Option<Origin>, Option<String>), ToolError> {
+    // An HTTP API caller or an internal origin has no chat to answer in.
+    let chat = |o: &Origin| o.channel != crate::outbox::API_CHANNEL && o.channel != "internal";
     if ctx.is_subagent {
         let row = ctx.rt.store.subagent_by_child(ctx.session_key).await?;
         return Ok(match row {
             Some(r) => {
                 let label = r.label.clone().unwrap_or_else(|| cut(&r.task, 60));
-                (r.requester_origin.clone(), Some(label))
+                (r.requester_origin.clone().filter(chat), Some(label))
             }
             None => (None, None),
         });
     }
-    let origin = ctx
-        .origin
-        .filter(|o| o.channel != crate::outbox::API_CHANNEL && o.channel != "internal")
-        .cloned();
-    Ok((origin, None))
+    Ok((ctx.origin.filter(|o| chat(o)).cloned(), None))
 }
 
 /// The message posted to the chat.

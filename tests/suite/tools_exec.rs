@@ -320,3 +320,83 @@ async fn the_run_timeout_and_shutdown_kill_commands() {
     assert_eq!(gw.terminate().await.unwrap().code(), Some(0));
     wait_gone(bg).await;
 }
+
+/// Bad `exec` and `process` arguments each get a clear tool error and nothing runs.
+/// Catches: a bad argument crashing the run or running something anyway.
+#[tokio::test]
+async fn bad_exec_arguments_get_clear_errors() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(&fake, full()).await;
+    let mut ws = chat(&gw, "main").await;
+    let cases: Vec<(&str, &str, String, &str)> = vec![
+        (
+            "q1",
+            "exec",
+            json!({"command": 5}).to_string(),
+            "argument `command` must be a string, got 5",
+        ),
+        (
+            "q2",
+            "exec",
+            json!({}).to_string(),
+            "missing required string argument `command`",
+        ),
+        (
+            "q3",
+            "exec",
+            json!({"command": "x".repeat(100_000)}).to_string(),
+            "the command is 100000 bytes",
+        ),
+        (
+            "q4",
+            "exec",
+            json!({"command": "touch a\u{0}b"}).to_string(),
+            "NUL byte",
+        ),
+        (
+            "q5",
+            "exec",
+            json!({"command": "true", "background": "yes"}).to_string(),
+            "argument `background` must be a boolean",
+        ),
+        (
+            "q6",
+            "exec",
+            json!({"command": "true", "workdir": "../"}).to_string(),
+            "outside the agent's workspace",
+        ),
+        (
+            "q7",
+            "exec",
+            json!({"command": "true", "workdir": "nope"}).to_string(),
+            "workdir nope is not a folder",
+        ),
+        (
+            "q8",
+            "process",
+            json!({"action": "poll", "sessionId": "nope"}).to_string(),
+            "no background command `nope`",
+        ),
+        (
+            "q9",
+            "process",
+            json!({"action": "dance", "sessionId": "x"}).to_string(),
+            "no background command",
+        ),
+        (
+            "q10",
+            "process",
+            json!({"action": 3}).to_string(),
+            "argument `action` must be a string",
+        ),
+    ];
+    for (trigger, tool, args, want) in cases {
+        let r = call(&fake, &mut ws, trigger, tool, &args).await;
+        assert!(
+            r.starts_with("error: ") && r.contains(want),
+            "{trigger}: {}",
+            r.chars().take(300).collect::<String>()
+        );
+    }
+    fake.assert_no_violations();
+}

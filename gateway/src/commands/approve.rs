@@ -132,6 +132,25 @@ pub async fn execute(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(crate::proptest_cases::config())]
+
+        /// Any words after `/approve`: an answer or the usage line, never a panic, and an
+        /// accepted id is short and alphanumeric. Catches: ids that could carry SQL-like
+        /// or chat-formatting text into the answer.
+        #[test]
+        fn any_arguments_parse_or_get_the_usage(
+            words in proptest::collection::vec(prop_oneof![".*", "[a-f0-9]{8}", Just("allow-once".to_string()), Just("deny".to_string())], 0..4)
+        ) {
+            let args: Vec<&str> = words.iter().map(String::as_str).collect();
+            match parse(&args) {
+                Ok((id, _)) => prop_assert!(!id.is_empty() && id.len() <= 32 && id.chars().all(|c| c.is_ascii_alphanumeric())),
+                Err(usage) => prop_assert_eq!(usage, USAGE),
+            }
+        }
+    }
 
     #[test]
     fn parses_answers() {

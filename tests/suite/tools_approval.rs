@@ -363,3 +363,40 @@ async fn an_api_run_has_no_chat_to_ask() {
     );
     assert!(!workspace(&gw).join("api.txt").exists());
 }
+
+/// Harmless shell builtins run without asking, unless they write a file through a
+/// redirection. Catches: `echo … > file` writing anywhere under the allowlist unasked.
+#[tokio::test]
+async fn builtins_run_unasked_unless_they_write_files() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(&fake, allowlist()).await;
+    let mut ws = chat(&gw, "main").await;
+    script(
+        &fake,
+        "b1",
+        "exec",
+        &json!({"command": "cd . && echo hi; true"}).to_string(),
+    );
+    ws.send_text("b1").await.unwrap();
+    assert_eq!(
+        ws.next_message(WAIT).await.unwrap(),
+        "done b1",
+        "no approval asked"
+    );
+    assert_eq!(parse(&tool_result(&fake, "b1"))["output"], "hi\n");
+    script(
+        &fake,
+        "b2",
+        "exec",
+        &json!({"command": "echo hi > written.txt"}).to_string(),
+    );
+    ws.send_text("b2").await.unwrap();
+    let (id, text) = request_id(&mut ws).await;
+    assert!(
+        text.contains("the shell builtin `echo` writes a file through a redirection"),
+        "{text}"
+    );
+    ws.send_text(&format!("/approve {id} deny")).await.unwrap();
+    wait_done(&mut ws, "b2", WAIT).await;
+    assert!(!workspace(&gw).join("written.txt").exists());
+}

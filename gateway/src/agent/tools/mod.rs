@@ -92,12 +92,11 @@ pub struct ToolRegistry {
 impl ToolRegistry {
     pub fn builtin() -> Self {
         let processes = Arc::new(process::Processes::default());
-        let approvals = Arc::new(approvals::ApprovalHub::default());
         let mut r = ToolRegistry {
             tools: BTreeMap::new(),
             specs: Mutex::default(),
             processes: processes.clone(),
-            approvals: approvals.clone(),
+            approvals: Arc::default(),
         };
         r.add(Arc::new(sessions::SessionsList));
         r.add(Arc::new(sessions::SessionsHistory));
@@ -108,7 +107,7 @@ impl ToolRegistry {
         r.add(Arc::new(fs::Read));
         r.add(Arc::new(fs::Write));
         r.add(Arc::new(fs::Edit));
-        r.add(Arc::new(exec::Exec::new(processes.clone(), approvals)));
+        r.add(Arc::new(exec::Exec::new(processes.clone())));
         r.add(Arc::new(process::ProcessTool::new(processes)));
         r.add(Arc::new(web_fetch::WebFetch));
         r.add(Arc::new(message::Message));

@@ -41,7 +41,7 @@ pub struct Exec {
 }
 
 impl Exec {
-    pub fn new(procs: Arc<Processes>, _approvals: Arc<approvals::ApprovalHub>) -> Self {
+    pub fn new(procs: Arc<Processes>) -> Self {
         Exec { procs }
     }
 }
@@ -67,6 +67,12 @@ async fn check(
     let mut reasons = Vec::new();
     for word in &parsed.commands {
         match resolve::resolve(word, workdir, path_var) {
+            Program::Builtin(b) if parsed.writes => {
+                let why = format!("the shell builtin `{b}` writes a file through a redirection");
+                if !reasons.contains(&why) {
+                    reasons.push(why);
+                }
+            }
             Program::Builtin(_) => {}
             Program::Found(p) => {
                 if !policy.globs_allow(&p) && !stored.contains(&p) && !missing.contains(&p) {

@@ -31,6 +31,9 @@ pub struct Parsed {
     pub commands: Vec<String>,
     /// Why the parser cannot vouch for `commands` being all of them (then: ask).
     pub unsure: Option<String>,
+    /// An output redirection writes a file (`> f`, `>> f`, `&> f`; not `2>&1` or
+    /// `> /dev/null`): then even shell builtins write somewhere.
+    pub writes: bool,
 }
 
 /// Parse `line` as `sh -c` would see it.
@@ -39,6 +42,7 @@ pub fn parse(line: &str) -> Parsed {
         chars: line.chars().collect(),
         pos: 0,
         out: Parsed::default(),
+        output_redirect: false,
     };
     p.sequence(0, None);
     p.out
@@ -48,6 +52,8 @@ struct Parser {
     chars: Vec<char>,
     pos: usize,
     out: Parsed,
+    /// The pending redirection target is written to.
+    output_redirect: bool,
 }
 
 /// A word being read: its text and whether any part of it was expanded at run time.
@@ -117,6 +123,7 @@ impl Parser {
                             self.pos += 1;
                         }
                         redirect_target = true;
+                        self.output_redirect = true;
                         continue;
                     }
                     self.finish(&mut word, &mut at_command, &mut redirect_target);
@@ -152,11 +159,13 @@ impl Parser {
                     if c == '<' && self.peek(1) == Some('<') && self.peek(2) != Some('<') {
                         self.unsure("a here-document");
                     }
+                    let start = self.pos;
                     self.pos += 1;
                     while matches!(self.peek(0), Some('<' | '>' | '&' | '|')) {
                         self.pos += 1;
                     }
                     redirect_target = true;
+                    self.output_redirect = self.chars[start..self.pos].contains(&'>');
                 }
                 '#' if !word.started => {
                     while self.peek(0).is_some_and(|c| c != '\n') {
@@ -274,9 +283,11 @@ impl Parser {
                 chars: inner.chars().collect(),
                 pos: 0,
                 out: Parsed::default(),
+                output_redirect: false,
             };
             sub.sequence(depth + 1, None);
             self.out.commands.extend(sub.out.commands);
+            self.out.writes |= sub.out.writes;
             if let Some(u) = sub.out.unsure {
                 self.unsure(u);
             }
@@ -382,6 +393,13 @@ impl Parser {
         }
         if *redirect_target {
             *redirect_target = false;
+            let harmless = !w.expanded
+                && (w.text == "/dev/null"
+                    || w.text == "-"
+                    || w.text.chars().all(|c| c.is_ascii_digit()));
+            if self.output_redirect && !harmless {
+                self.out.writes = true;
+            }
             return;
         }
         if !*at_command {

@@ -38,6 +38,26 @@ fn finds_every_command() {
     assert_eq!(sure("x &>/dev/null"), ["x"]);
 }
 
+/// Output redirections to files are found (builtins writing files need approval).
+/// Catches: `echo x > ~/.bashrc` passing as "only builtins".
+#[test]
+fn finds_output_redirections_to_files() {
+    for (line, writes) in [
+        ("echo x > f", true),
+        ("echo x >> ~/.bashrc", true),
+        ("echo x &> out", true),
+        ("echo $(printf y > f)", true),
+        ("echo `printf y > f`", true),
+        ("cat > \"$F\"", true),
+        ("ls 2>&1", false),
+        ("ls > /dev/null 2>&1", false),
+        ("sort < in", false),
+        ("echo '>' \">\"", false),
+    ] {
+        assert_eq!(parse(line).writes, writes, "{line}");
+    }
+}
+
 #[test]
 fn is_unsure_when_it_cannot_follow() {
     for line in [

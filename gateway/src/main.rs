@@ -46,6 +46,26 @@ enum Command {
         #[arg(long, global = true)]
         config: Option<PathBuf>,
     },
+    /// List or revoke the programs agents may run without asking (exec approvals).
+    Approvals {
+        #[command(subcommand)]
+        action: ApprovalsAction,
+        /// Config file (for the state dir and storage.url).
+        #[arg(long, global = true)]
+        config: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ApprovalsAction {
+    /// Show the programs allowed for good in chat (allow-always) and pending requests.
+    List,
+    /// Stop allowing PATH without asking (for every agent, or only --agent).
+    Revoke {
+        path: String,
+        #[arg(long)]
+        agent: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -94,6 +114,7 @@ fn main() -> ExitCode {
             }
             Command::Run { config } => run(config, env).await,
             Command::Pairing { action, config } => pairing(action, config, env).await,
+            Command::Approvals { action, config } => approvals(action, config, env).await,
         }
     })
 }
@@ -179,6 +200,99 @@ async fn pairing(
     };
     store.close().await;
     code
+}
+
+/// `switchboard approvals`: like pairing, on the database directly.
+async fn approvals(
+    action: ApprovalsAction,
+    config_path: Option<PathBuf>,
+    env: config::SharedEnv,
+) -> ExitCode {
+    let store = match open_store(config_path, &env).await {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let code = match action {
+        ApprovalsAction::List => match (
+            store.exec_allowlist().await,
+            store.pending_approvals().await,
+        ) {
+            (Ok(allowed), Ok(pending)) => {
+                if allowed.is_empty() {
+                    println!("no programs allowed for good");
+                }
+                for a in allowed {
+                    println!(
+                        "{}\t{}\tapproval {}",
+                        a.agent_id,
+                        a.path,
+                        a.approval_id.unwrap_or_default()
+                    );
+                }
+                for p in pending {
+                    println!(
+                        "pending\t{}\t{}\t{}:{}\t{}",
+                        p.id, p.agent_id, p.origin.channel, p.origin.chat_id, p.command
+                    );
+                }
+                ExitCode::SUCCESS
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                eprintln!("cannot list: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        ApprovalsAction::Revoke { path, agent } => {
+            match store.revoke_exec_allowed(&path, agent.as_deref()).await {
+                Ok(0) => {
+                    eprintln!("{path} is not allowed for good");
+                    ExitCode::FAILURE
+                }
+                Ok(n) => {
+                    println!(
+                        "revoked {path} ({n} entr{})",
+                        if n == 1 { "y" } else { "ies" }
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("cannot revoke: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    };
+    store.close().await;
+    code
+}
+
+/// The daemon's database, for the commands that work on it directly.
+async fn open_store(
+    config_path: Option<PathBuf>,
+    env: &config::SharedEnv,
+) -> Result<switchboard::store::Store, ExitCode> {
+    let paths = Paths::resolve(config_path, env.as_ref());
+    let cfg = match config::load_file(&paths.config, env.as_ref()).await {
+        Ok(Some(cfg)) => cfg,
+        Ok(None) => config::parse_config("{}", env.as_ref()).map_err(|errors| {
+            print_errors(&paths.config, &errors);
+            ExitCode::from(EXIT_CONFIG)
+        })?,
+        Err(errors) => {
+            print_errors(&paths.config, &errors);
+            return Err(ExitCode::from(EXIT_CONFIG));
+        }
+    };
+    if let Err(e) = tokio::fs::create_dir_all(&paths.state_dir).await {
+        eprintln!("cannot create {}: {e}", paths.state_dir.display());
+        return Err(ExitCode::FAILURE);
+    }
+    switchboard::store::Store::open(&cfg.database_url(&paths.state_dir))
+        .await
+        .map_err(|e| {
+            eprintln!("cannot open the database: {e}");
+            ExitCode::FAILURE
+        })
 }
 
 async fn validate(path: &std::path::Path, env: &dyn Fn(&str) -> Option<String>) -> ExitCode {

@@ -5,4 +5,5 @@ pub mod fake_discord;
 pub mod fake_model;
 mod fake_support;
 pub mod fake_telegram;
+pub mod fake_web;
 pub mod harness;

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+mod tools_support;
 
 mod access;
 mod agents_models;
@@ -27,4 +28,10 @@ mod subagent_lifecycle;
 mod subagents;
 mod telegram;
 mod telegram_faults;
+mod tools_approval;
+mod tools_exec;
+mod tools_fs;
+mod tools_message;
+mod tools_policy;
+mod tools_web;
 mod webchat;

@@ -257,7 +257,7 @@ async fn run_started(
         agent.as_ref().and_then(|a| a.system_prompt.as_deref()),
         is_subagent,
     );
-    let tools = rt.tools.for_run(&cfg.tools, is_subagent);
+    let tools = rt.tools.for_run(&cfg, agent.as_ref(), is_subagent);
     let run_timeout = match run.timeout_ms {
         Some(ms) => Some(Duration::from_millis(ms.max(0) as u64)),
         None if is_subagent => None,
@@ -274,6 +274,8 @@ async fn run_started(
         run: &run,
         session_id: &session.id,
         cfg: &cfg,
+        agent: agent.as_ref(),
+        workspace: &workspace,
         model: &model,
         system,
         tools,

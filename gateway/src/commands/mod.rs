@@ -1,6 +1,7 @@
 //! Slash commands: parsed before routing and answered at once, even while the session's
 //! run is busy. An unknown command or a bad argument gets a one-line usage reply.
 
+pub mod approve;
 pub(crate) mod session;
 pub mod subagents;
 
@@ -18,6 +19,8 @@ pub enum Command {
     New,
     Stop,
     Subagents(subagents::SubCommand),
+    /// `/approve <id> <decision>`: answer an exec approval request of this chat.
+    Approve(String, approve::Decision),
     /// A command we do not know, or one with bad arguments: the usage line to answer.
     Usage(String),
 }
@@ -27,7 +30,8 @@ pub const HELP: &str = "Commands:\n\
 /status — model, queue depth and active runs of this chat\n\
 /new — start a fresh session (the old transcript is kept, archived)\n\
 /stop — stop the current run of this chat and its sub-agents\n\
-/subagents list | stop <#|id|all> | log <#|id> [limit] [tools] | info <#|id> | send <#|id> <message>";
+/subagents list | stop <#|id|all> | log <#|id> [limit] [tools] | info <#|id> | send <#|id> <message>\n\
+/approve <id> allow-once|allow-always|deny — answer a command approval request";
 
 /// Parse `text` as a slash command. Returns `None` for ordinary messages. Accepts the
 /// Telegram form `/cmd@botname`.
@@ -55,6 +59,10 @@ pub fn parse(text: &str) -> Option<Command> {
         "stop" => no_args(Command::Stop, "stop"),
         "subagents" | "subagent" => match subagents::parse(&args, after_words(rest, 1)) {
             Ok(sub) => Command::Subagents(sub),
+            Err(usage) => Command::Usage(usage),
+        },
+        "approve" => match approve::parse(&args) {
+            Ok((id, decision)) => Command::Approve(id, decision),
             Err(usage) => Command::Usage(usage),
         },
         other => Command::Usage(format!(
@@ -91,7 +99,6 @@ pub async fn execute(
     origin: &Origin,
     cmd: Command,
 ) -> String {
-    let _ = origin;
     let result = match cmd {
         Command::Help => Ok(HELP.to_string()),
         Command::Usage(u) => Ok(u),
@@ -99,6 +106,7 @@ pub async fn execute(
         Command::New => session::new_session(rt, session_key).await,
         Command::Stop => session::stop(rt, session_key).await,
         Command::Subagents(sub) => subagents::execute(rt, session_key, sub).await,
+        Command::Approve(id, decision) => approve::execute(rt, origin, &id, decision).await,
     };
     result.unwrap_or_else(|e| format!("⚠️ {e}"))
 }

@@ -17,6 +17,7 @@ mod reload;
 mod schema;
 mod source_map;
 mod strict;
+mod tools;
 mod validate;
 mod watch;
 
@@ -29,6 +30,7 @@ pub use load::{load_file, parse_config, process_env, MAX_CONFIG_BYTES, MAX_NESTI
 pub use paths::Paths;
 pub use reload::{plan_reload, ReloadPlan};
 pub use schema::*;
+pub use tools::*;
 pub use watch::{spawn_watcher, SharedEnv};
 
 #[cfg(test)]

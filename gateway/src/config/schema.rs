@@ -17,7 +17,7 @@ pub struct Config {
     pub storage: StorageConfig,
     pub models: ModelsConfig,
     pub agents: AgentsConfig,
-    pub tools: ToolsConfig,
+    pub tools: super::tools::ToolsConfig,
     pub messages: MessagesConfig,
     pub session: SessionConfig,
     pub channels: ChannelsConfig,
@@ -260,6 +260,8 @@ pub struct AgentEntry {
     /// Extra system prompt text for this agent.
     pub system_prompt: Option<String>,
     pub subagents: Option<AgentSubagents>,
+    /// This agent's tool policy, applied after the global `tools` one.
+    pub tools: Option<super::tools::AgentToolsConfig>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -270,27 +272,7 @@ pub struct AgentSubagents {
     pub model: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct ToolsConfig {
-    /// If set, only these tools are offered to agents.
-    pub allow: Option<Vec<String>>,
-    pub deny: Vec<String>,
-    pub subagents: SubagentToolsConfig,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct SubagentToolsConfig {
-    pub tools: ToolPolicy,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct ToolPolicy {
-    pub allow: Option<Vec<String>>,
-    pub deny: Vec<String>,
-}
+// `ToolsConfig` and the per-agent `AgentToolsConfig` live in `tools.rs`.
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]

@@ -3,6 +3,7 @@
 
 mod channels;
 mod gateway;
+mod tools;
 
 use std::collections::BTreeMap;
 
@@ -22,6 +23,7 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     telegram(config, &mut out);
     discord(config, &mut out);
     super::limits::check(config, &mut out);
+    tools::tools(config, &mut out);
     out
 }
 

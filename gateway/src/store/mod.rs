@@ -5,6 +5,7 @@
 //! Architecture invariant: only `store` knows SQL. Callers get plain Rust rows.
 
 mod announces;
+mod approvals;
 mod channels;
 mod conns;
 mod inbox;
@@ -27,6 +28,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 
 use conns::Conns;
 
+pub use approvals::{AllowEntry, ApprovalRow, ApprovalStatus, NewApproval};
 pub use channels::{Pairing, PairingRow};
 pub use inbox::{Claim, InboxItem, NewInbound, WaitingSession};
 pub use ledger::PoisonedUpdate;

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use switchboard_channels::Origin;
 use tokio_util::sync::CancellationToken;
 
@@ -13,7 +13,7 @@ use crate::agent::models::ResolvedModel;
 use crate::agent::provider::{complete_with_retry, ModelRequest, ProviderError, RetryPolicy};
 use crate::agent::tools::{Tool, ToolContext, ToolError};
 use crate::agent::transcript;
-use crate::config::{Config, QueueMode};
+use crate::config::{AgentEntry, Config, QueueMode};
 use crate::runtime::Runtime;
 use crate::store::{Claim, MessageRow, NewMessage, RunRow, StoreError, ToolCallRecord};
 
@@ -37,6 +37,8 @@ pub(super) struct LoopCtx<'a> {
     pub(super) run: &'a RunRow,
     pub(super) session_id: &'a str,
     pub(super) cfg: &'a Config,
+    pub(super) agent: Option<&'a AgentEntry>,
+    pub(super) workspace: &'a std::path::Path,
     pub(super) model: &'a ResolvedModel,
     pub(super) system: String,
     pub(super) tools: BTreeMap<String, Arc<dyn Tool>>,
@@ -57,6 +59,18 @@ pub(super) async fn run_loop(
     );
     let steer = ctx.cfg.messages.queue.mode == QueueMode::Steer;
     let run_id = ctx.run.id.as_str();
+    // A run resumed after a restart re-executes the calls that were waiting on an exec
+    // approval (the request is found again by run id + call id, so it is not re-asked).
+    match crate::agent::tools::approvals::resumable_calls(&ctx.rt.store, run_id, &rows).await {
+        Ok(calls) => {
+            if let Err(end) =
+                run_calls(ctx, &calls, &mut rows, progress.reply_origin.as_ref()).await
+            {
+                return end;
+            }
+        }
+        Err(e) => return LoopEnd::Store(e),
+    }
     loop {
         // A resumed run goes on counting from the steps it made before the restart.
         if progress.steps >= defaults.max_steps {
@@ -128,29 +142,61 @@ pub(super) async fn run_loop(
         if let Err(e) = append(ctx, &mut rows, msg).await {
             return LoopEnd::Store(e);
         }
-        for call in &resp.tool_calls {
-            ctx.rt.emit(
-                &ctx.run.session_key,
-                json!({"type": "run.tool", "runId": run_id, "tool": call.name, "callId": call.id}),
-            );
-            let result = match call_tool(ctx, call, progress.reply_origin.as_ref()).await {
-                Ok(text) => text,
-                Err(ToolError::Model(msg)) => format!("error: {msg}"),
-                Err(ToolError::Fatal(msg)) => {
-                    return LoopEnd::Fatal(format!("tool `{}` failed: {msg}", call.name))
-                }
-            };
-            let result: String = if result.len() > MAX_TOOL_RESULT {
-                let cut: String = result.chars().take(MAX_TOOL_RESULT).collect();
-                format!("{cut}\n…(truncated)")
-            } else {
-                result
-            };
-            if let Err(e) = append(ctx, &mut rows, NewMessage::tool(call, result)).await {
-                return LoopEnd::Store(e);
-            }
+        if let Err(end) = run_calls(
+            ctx,
+            &resp.tool_calls,
+            &mut rows,
+            progress.reply_origin.as_ref(),
+        )
+        .await
+        {
+            return end;
         }
     }
+}
+
+/// Execute `calls` in order, storing each result as it comes; a `run.tool` event after
+/// each says how it went.
+async fn run_calls(
+    ctx: &LoopCtx<'_>,
+    calls: &[ToolCallRecord],
+    rows: &mut Vec<MessageRow>,
+    origin: Option<&Origin>,
+) -> Result<(), LoopEnd> {
+    let run_id = ctx.run.id.as_str();
+    for call in calls {
+        let started = std::time::Instant::now();
+        let outcome = call_tool(ctx, call, origin).await;
+        let error = match &outcome {
+            Ok(_) => None,
+            Err(e) => Some(e.to_string()),
+        };
+        ctx.rt.emit(
+            &ctx.run.session_key,
+            json!({"type": "run.tool", "runId": run_id, "tool": call.name, "callId": call.id,
+                   "durationMs": started.elapsed().as_millis() as u64, "ok": error.is_none(), "error": error}),
+        );
+        let result = match outcome {
+            Ok(text) => text,
+            Err(ToolError::Model(msg)) => format!("error: {msg}"),
+            Err(ToolError::Fatal(msg)) => {
+                return Err(LoopEnd::Fatal(format!(
+                    "tool `{}` failed: {msg}",
+                    call.name
+                )))
+            }
+        };
+        let result: String = if result.len() > MAX_TOOL_RESULT {
+            let cut: String = result.chars().take(MAX_TOOL_RESULT).collect();
+            format!("{cut}\n…(truncated)")
+        } else {
+            result
+        };
+        if let Err(e) = append(ctx, rows, NewMessage::tool(call, result)).await {
+            return Err(LoopEnd::Store(e));
+        }
+    }
+    Ok(())
 }
 
 /// Store a message and keep the in-memory transcript in step.
@@ -178,7 +224,8 @@ async fn append(
     Ok(())
 }
 
-/// Execute one tool call; bad names and bad arguments are told to the model.
+/// Execute one tool call (see `tools::dispatch`: bad names and arguments are told to the
+/// model).
 async fn call_tool(
     ctx: &LoopCtx<'_>,
     call: &ToolCallRecord,
@@ -186,50 +233,20 @@ async fn call_tool(
 ) -> Result<String, ToolError> {
     #[cfg(debug_assertions)]
     fault::maybe_panic(&call.name);
-    if ctx.is_subagent && crate::agent::tools::SUBAGENT_FORBIDDEN.contains(&call.name.as_str()) {
-        return Err(ToolError::Model(format!(
-            "forbidden: sub-agents cannot use `{}`",
-            call.name
-        )));
-    }
-    let Some(tool) = ctx.tools.get(&call.name) else {
-        let available: Vec<&str> = ctx.tools.keys().map(String::as_str).collect();
-        return Err(ToolError::Model(format!(
-            "unknown tool `{}`; available tools: {}",
-            call.name,
-            if available.is_empty() {
-                "none".to_string()
-            } else {
-                available.join(", ")
-            }
-        )));
-    };
-    let args: Value = if call.arguments.trim().is_empty() {
-        json!({})
-    } else {
-        serde_json::from_str(&call.arguments).map_err(|e| {
-            ToolError::Model(format!(
-                "the arguments of `{}` are not valid JSON ({e}); send a JSON object",
-                call.name
-            ))
-        })?
-    };
-    if !args.is_object() {
-        return Err(ToolError::Model(format!(
-            "the arguments of `{}` must be a JSON object",
-            call.name
-        )));
-    }
     let tctx = ToolContext {
         origin,
         rt: ctx.rt,
+        cfg: ctx.cfg,
+        agent: ctx.agent,
+        workspace: ctx.workspace,
         session_key: &ctx.run.session_key,
         agent_id: &ctx.run.agent_id,
         run_id: &ctx.run.id,
+        call_id: &call.id,
         is_subagent: ctx.is_subagent,
         cancel: ctx.cancel.child_token(),
     };
-    tool.call(&tctx, args).await
+    crate::agent::tools::dispatch(&ctx.tools, call, &tctx).await
 }
 
 /// A fault hook for the end-to-end tests, compiled into debug builds only: with

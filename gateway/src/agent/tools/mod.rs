@@ -1,34 +1,50 @@
-//! Tools the model can call: the [`Tool`] trait, the registry of built-ins, and the
-//! per-agent tool policy (allow/deny, sub-agent restrictions).
+//! Tools the model can call: the [`Tool`] trait, the registry of built-ins, the dispatch of
+//! one call (name lookup, argument parsing), and the per-run tool policy (`policy`).
+//!
+//! Built-ins: the session tools (`sessions`), `read`/`write`/`edit` (`fs`), `exec`
+//! (`exec/`) and `process` (`process`), `web_fetch` (`web_fetch`), `message` (`message`).
+//! Exec approvals (durable requests answered with `/approve`) are in `approvals`.
 
+pub mod approvals;
 pub mod args;
+pub mod exec;
+mod fs;
+mod message;
+mod paths;
+pub mod policy;
+pub mod process;
 mod sessions;
+pub mod web_fetch;
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::provider::ToolSpec;
-use crate::config::ToolsConfig;
+use crate::config::{AgentEntry, Config};
 use crate::runtime::Runtime;
+use crate::store::ToolCallRecord;
 
-/// Tools sub-agents never get (SPEC §7).
-pub const SUBAGENT_FORBIDDEN: &[&str] = &[
-    "sessions_list",
-    "sessions_history",
-    "sessions_send",
-    "sessions_spawn",
-    "agents_list",
-];
+pub use policy::SUBAGENT_FORBIDDEN;
 
 /// What a tool call may use.
 pub struct ToolContext<'a> {
     pub rt: &'a Arc<Runtime>,
+    /// The config the run was set up with.
+    pub cfg: &'a Config,
+    /// The run's agent entry (`None`: an agent with no entry in `agents.list`).
+    pub agent: Option<&'a AgentEntry>,
+    /// The agent's workspace folder (file tools and `exec` work inside it).
+    pub workspace: &'a Path,
     pub session_key: &'a str,
     pub agent_id: &'a str,
     pub run_id: &'a str,
+    /// The id of this tool call (what makes a re-executed call idempotent).
+    pub call_id: &'a str,
     pub is_subagent: bool,
     pub cancel: CancellationToken,
     /// Where this run's answers go (the requester origin of a spawn).
@@ -61,20 +77,27 @@ pub trait Tool: Send + Sync {
     ) -> Result<String, ToolError>;
 }
 
-/// Every built-in tool, by name.
+/// Every built-in tool, by name, and the state some of them share.
 pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<dyn Tool>>,
     /// The specs of each set of tools a run was given (by their names): building the
     /// JSON schemas was a few percent of the daemon's CPU per turn. Sets are few (one
     /// per tool policy in force).
     specs: Mutex<HashMap<Vec<String>, Arc<[ToolSpec]>>>,
+    /// Background commands (`exec` with `background`, `process`).
+    pub processes: Arc<process::Processes>,
+    /// Runs waiting on an exec approval, woken by `/approve`.
+    pub approvals: Arc<approvals::ApprovalHub>,
 }
 
 impl ToolRegistry {
     pub fn builtin() -> Self {
+        let processes = Arc::new(process::Processes::default());
         let mut r = ToolRegistry {
             tools: BTreeMap::new(),
             specs: Mutex::default(),
+            processes: processes.clone(),
+            approvals: Arc::default(),
         };
         r.add(Arc::new(sessions::SessionsList));
         r.add(Arc::new(sessions::SessionsHistory));
@@ -82,6 +105,13 @@ impl ToolRegistry {
         for t in crate::subagents::spawn::tools() {
             r.add(t);
         }
+        r.add(Arc::new(fs::Read));
+        r.add(Arc::new(fs::Write));
+        r.add(Arc::new(fs::Edit));
+        r.add(Arc::new(exec::Exec::new(processes.clone())));
+        r.add(Arc::new(process::ProcessTool::new(processes)));
+        r.add(Arc::new(web_fetch::WebFetch));
+        r.add(Arc::new(message::Message));
         r
     }
 
@@ -89,8 +119,6 @@ impl ToolRegistry {
         self.tools.insert(tool.spec().name, tool);
     }
 
-    /// The tools an agent run may use under `cfg`. For sub-agents the session tools are
-    /// removed, then `tools.subagents.tools` applies (allow-only if set; deny wins).
     /// The specs of `tools` (a run's, from [`Self::for_run`]), shared by its model calls.
     pub fn specs(&self, tools: &BTreeMap<String, Arc<dyn Tool>>) -> Arc<[ToolSpec]> {
         let names: Vec<String> = tools.keys().cloned().collect();
@@ -101,45 +129,115 @@ impl ToolRegistry {
             .clone()
     }
 
-    pub fn for_run(&self, cfg: &ToolsConfig, is_subagent: bool) -> BTreeMap<String, Arc<dyn Tool>> {
+    /// The tools a run of `agent` may use under `cfg` (see `policy`): a denied tool is
+    /// not offered at all.
+    pub fn for_run(
+        &self,
+        cfg: &Config,
+        agent: Option<&AgentEntry>,
+        is_subagent: bool,
+    ) -> BTreeMap<String, Arc<dyn Tool>> {
         self.tools
             .iter()
-            .filter(|(name, _)| {
-                let name = name.as_str();
-                if cfg.deny.iter().any(|d| d == name) {
-                    return false;
-                }
-                if cfg
-                    .allow
-                    .as_ref()
-                    .is_some_and(|a| !a.iter().any(|x| x == name))
-                {
-                    return false;
-                }
-                if is_subagent {
-                    let sub = &cfg.subagents.tools;
-                    if SUBAGENT_FORBIDDEN.contains(&name) || sub.deny.iter().any(|d| d == name) {
-                        return false;
-                    }
-                    if sub
-                        .allow
-                        .as_ref()
-                        .is_some_and(|a| !a.iter().any(|x| x == name))
-                    {
-                        return false;
-                    }
-                }
-                true
-            })
+            .filter(|(name, _)| policy::allowed(cfg, agent, is_subagent, name))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
+    }
+}
+
+/// Execute one tool call of a run that was offered `tools`: bad names and bad arguments
+/// are told to the model.
+pub async fn dispatch(
+    tools: &BTreeMap<String, Arc<dyn Tool>>,
+    call: &ToolCallRecord,
+    ctx: &ToolContext<'_>,
+) -> Result<String, ToolError> {
+    if ctx.is_subagent && SUBAGENT_FORBIDDEN.contains(&call.name.as_str()) {
+        return Err(ToolError::Model(format!(
+            "forbidden: sub-agents cannot use `{}`",
+            call.name
+        )));
+    }
+    let Some(tool) = tools.get(&call.name) else {
+        let available: Vec<&str> = tools.keys().map(String::as_str).collect();
+        return Err(ToolError::Model(format!(
+            "unknown tool `{}`; available tools: {}",
+            call.name,
+            if available.is_empty() {
+                "none".to_string()
+            } else {
+                available.join(", ")
+            }
+        )));
+    };
+    let args: Value = if call.arguments.trim().is_empty() {
+        json!({})
+    } else {
+        serde_json::from_str(&call.arguments).map_err(|e| {
+            ToolError::Model(format!(
+                "the arguments of `{}` are not valid JSON ({e}); send a JSON object",
+                call.name
+            ))
+        })?
+    };
+    if !args.is_object() {
+        return Err(ToolError::Model(format!(
+            "the arguments of `{}` must be a JSON object",
+            call.name
+        )));
+    }
+    tool.call(ctx, args).await
+}
+
+/// Read a required, non-blank string argument.
+pub(crate) fn str_arg<'a>(args: &'a serde_json::Value, name: &str) -> Result<&'a str, ToolError> {
+    match args.get(name) {
+        None | Some(Value::Null) => Err(ToolError::Model(format!(
+            "missing required string argument `{name}`"
+        ))),
+        Some(Value::String(s)) if s.trim().is_empty() => Err(ToolError::Model(format!(
+            "argument `{name}` must not be empty"
+        ))),
+        Some(Value::String(s)) => Ok(s),
+        Some(v) => Err(ToolError::Model(format!(
+            "argument `{name}` must be a string, got {}",
+            cut_json(v)
+        ))),
+    }
+}
+
+/// A JSON value for an error message, cut to a readable length.
+pub(crate) fn cut_json(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() <= 80 {
+        return s;
+    }
+    let mut end = 80;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// Read an optional argument of a given JSON type: absent or `null` is `None`, a value of
+/// another type is an error naming the argument and the type wanted.
+pub(crate) fn opt_arg<'a, T>(
+    args: &'a Value,
+    name: &str,
+    what: &str,
+    get: impl Fn(&'a Value) -> Option<T>,
+) -> Result<Option<T>, ToolError> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => get(v)
+            .map(Some)
+            .ok_or_else(|| ToolError::Model(format!("argument `{name}` must be {what}, got {v}"))),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{SubagentToolsConfig, ToolPolicy};
 
     fn names(m: &BTreeMap<String, Arc<dyn Tool>>) -> Vec<&str> {
         m.keys().map(String::as_str).collect()
@@ -148,38 +246,42 @@ mod tests {
     #[test]
     fn a_tool_set_s_specs_are_built_once() {
         let reg = ToolRegistry::builtin();
-        let cfg = ToolsConfig::default();
-        let main = reg.for_run(&cfg, false);
+        let cfg = Config::default();
+        let main = reg.for_run(&cfg, None, false);
         let a = reg.specs(&main);
-        let b = reg.specs(&reg.for_run(&cfg, false));
+        let b = reg.specs(&reg.for_run(&cfg, None, false));
         assert!(Arc::ptr_eq(&a, &b));
         let names: Vec<&str> = a.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, self::names(&main));
-        assert!(reg.specs(&reg.for_run(&cfg, true)).is_empty());
+        let sub = reg.specs(&reg.for_run(&cfg, None, true));
+        assert!(sub
+            .iter()
+            .all(|s| !SUBAGENT_FORBIDDEN.contains(&s.name.as_str())));
     }
 
     #[test]
-    fn subagents_lose_session_tools_and_deny_wins() {
+    fn every_builtin_is_offered_by_default_and_known_to_the_config() {
         let reg = ToolRegistry::builtin();
-        let cfg = ToolsConfig::default();
+        let cfg = Config::default();
         assert_eq!(
-            names(&reg.for_run(&cfg, false)),
+            names(&reg.for_run(&cfg, None, false)),
             vec![
                 "agents_list",
+                "edit",
+                "exec",
+                "message",
+                "process",
+                "read",
                 "sessions_history",
                 "sessions_list",
                 "sessions_send",
-                "sessions_spawn"
+                "sessions_spawn",
+                "web_fetch",
+                "write"
             ]
         );
-        assert!(reg.for_run(&cfg, true).is_empty());
-        let cfg = ToolsConfig {
-            allow: Some(vec!["sessions_list".into(), "sessions_send".into()]),
-            deny: vec!["sessions_send".into()],
-            subagents: SubagentToolsConfig {
-                tools: ToolPolicy::default(),
-            },
-        };
-        assert_eq!(names(&reg.for_run(&cfg, false)), vec!["sessions_list"]);
+        for name in reg.tools.keys() {
+            assert_eq!(crate::config::check_entry(name), None, "{name}");
+        }
     }
 }

@@ -1,0 +1,344 @@
+//! Exec approvals in chat (SPEC §15): a command that needs approval becomes a durable
+//! request (`store::approvals`), posted through the outbox to the chat that owns the run
+//! (a sub-agent's: its requester's chat) with the text form `/approve <id>
+//! allow-once|allow-always|deny`, and announced on the event bus as `approval.requested`
+//! (`approval.resolved` when it ends) so a web page can show it. The run waits until an
+//! answer, `/stop`, or `tools.exec.approvalTimeout`; a shutdown leaves the request
+//! pending, and the resumed run (which re-executes the call, see [`resumable_calls`])
+//! waits on the same request.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use switchboard_channels::Origin;
+use tokio::sync::Notify;
+
+use super::{ToolContext, ToolError};
+use crate::runtime::Runtime;
+use crate::store::{
+    now_ms, ApprovalRow, ApprovalStatus, MessageRow, NewApproval, Role, Store, StoreError,
+    ToolCallRecord,
+};
+
+/// How often a waiting run re-reads its request (besides being woken by `/approve`).
+const RECHECK: Duration = Duration::from_secs(5);
+/// Characters of a command shown in the chat.
+const SHOWN_COMMAND: usize = 1000;
+
+/// The runs waiting on a request, by request id: `/approve` wakes them.
+#[derive(Default)]
+pub struct ApprovalHub {
+    waiters: Mutex<HashMap<String, Arc<Notify>>>,
+}
+
+impl ApprovalHub {
+    fn waiter(&self, id: &str) -> Arc<Notify> {
+        crate::runtime::lock(&self.waiters)
+            .entry(id.to_string())
+            .or_default()
+            .clone()
+    }
+
+    fn forget(&self, id: &str) {
+        crate::runtime::lock(&self.waiters).remove(id);
+    }
+
+    /// Wake the run waiting on request `id` (if any).
+    pub fn wake(&self, id: &str) {
+        if let Some(n) = crate::runtime::lock(&self.waiters).get(id) {
+            n.notify_one();
+        }
+    }
+}
+
+/// Approval events on the bus (typed here; the bus carries their JSON).
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all_fields = "camelCase")]
+pub enum ApprovalEvent<'a> {
+    #[serde(rename = "approval.requested")]
+    Requested {
+        id: &'a str,
+        run_id: &'a str,
+        tool_call_id: &'a str,
+        agent_id: &'a str,
+        label: Option<&'a str>,
+        workdir: &'a str,
+        command: &'a str,
+        executables: &'a [String],
+        expires_at: i64,
+        channel: &'a str,
+        chat_id: &'a str,
+    },
+    #[serde(rename = "approval.resolved")]
+    Resolved {
+        id: &'a str,
+        run_id: &'a str,
+        decision: &'a str,
+        by: Option<&'a str>,
+    },
+}
+
+/// Publish `ev` as an event of `session_key`.
+pub fn emit(rt: &Runtime, session_key: &str, ev: &ApprovalEvent<'_>) {
+    if let Ok(v) = serde_json::to_value(ev) {
+        rt.emit(session_key, v);
+    }
+}
+
+/// What the command asks for.
+pub struct Ask<'a> {
+    pub workdir: &'a str,
+    pub command: &'a str,
+    /// Resolved executables `allow-always` would allow.
+    pub executables: &'a [String],
+    /// Why it is asked (what is not covered), shown in the chat.
+    pub why: &'a str,
+}
+
+/// Ask the chat that owns the run, and wait for the outcome.
+pub async fn ask(ctx: &ToolContext<'_>, ask: &Ask<'_>) -> Result<ApprovalStatus, ToolError> {
+    let (origin, label) = owner(ctx).await?;
+    let Some(origin) = origin else {
+        return Err(ToolError::Model(
+            "this command needs approval, but the run has no chat to ask (tools.exec.ask); it was not run".into(),
+        ));
+    };
+    let timeout = ctx.cfg.tools.exec.approval_timeout;
+    let store = &ctx.rt.store;
+    let id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+    let hub = &ctx.rt.tools.approvals;
+    let (row, created) = store
+        .request_approval(&NewApproval {
+            id: &id,
+            run_id: ctx.run_id,
+            tool_call_id: ctx.call_id,
+            session_key: ctx.session_key,
+            agent_id: ctx.agent_id,
+            label: label.as_deref(),
+            origin: &origin,
+            workdir: ask.workdir,
+            command: ask.command,
+            executables: ask.executables,
+            expires_at: now_ms() + timeout.as_millis() as i64,
+        })
+        .await?;
+    if row.status != ApprovalStatus::Pending {
+        return Ok(row.status);
+    }
+    // Idempotent by key: a resumed run re-posting is a no-op.
+    let text = request_text(&row, ask.why);
+    store
+        .enqueue_outbox(&format!("approval:{}", row.id), &row.origin, &text)
+        .await?;
+    ctx.rt.outbox_wake.notify_one();
+    if created {
+        tracing::info!(approval = %row.id, run_id = ctx.run_id, command = %cut(ask.command, 200), "exec approval requested");
+        emit(
+            ctx.rt,
+            ctx.session_key,
+            &ApprovalEvent::Requested {
+                id: &row.id,
+                run_id: &row.run_id,
+                tool_call_id: &row.tool_call_id,
+                agent_id: &row.agent_id,
+                label: row.label.as_deref(),
+                workdir: &row.workdir,
+                command: &row.command,
+                executables: &row.executables,
+                expires_at: row.expires_at,
+                channel: &row.origin.channel,
+                chat_id: &row.origin.chat_id,
+            },
+        );
+    }
+    let notify = hub.waiter(&row.id);
+    let mut guard = Waiting {
+        rt: ctx.rt.clone(),
+        id: row.id.clone(),
+        run_id: row.run_id.clone(),
+        session_key: ctx.session_key.to_string(),
+        armed: true,
+    };
+    loop {
+        let Some(now) = store.approval(&row.id).await? else {
+            return Err(ToolError::Fatal(format!(
+                "approval request {} vanished",
+                row.id
+            )));
+        };
+        if now.status != ApprovalStatus::Pending {
+            guard.armed = false;
+            hub.forget(&row.id);
+            return Ok(now.status);
+        }
+        let left = now.expires_at - now_ms();
+        if left <= 0 {
+            guard.armed = false;
+            hub.forget(&row.id);
+            if store
+                .close_approval(&row.id, ApprovalStatus::Expired)
+                .await?
+            {
+                emit(
+                    ctx.rt,
+                    ctx.session_key,
+                    &ApprovalEvent::Resolved {
+                        id: &row.id,
+                        run_id: &row.run_id,
+                        decision: "expired",
+                        by: None,
+                    },
+                );
+                let note = format!(
+                    "⌛ Approval {} expired after {} without an answer: the command was not run.",
+                    row.id,
+                    humantime::format_duration(timeout)
+                );
+                store
+                    .enqueue_outbox(&format!("approval-expired:{}", row.id), &row.origin, &note)
+                    .await?;
+                ctx.rt.outbox_wake.notify_one();
+            }
+            continue;
+        }
+        let wait = RECHECK.min(Duration::from_millis(left as u64));
+        tokio::select! {
+            _ = notify.notified() => {}
+            _ = tokio::time::sleep(wait) => {}
+            _ = ctx.cancel.cancelled() => {
+                if ctx.rt.shutdown.is_cancelled() {
+                    // Shutdown: no result may be recorded for this call (the resumed run
+                    // re-executes it and waits on the same request); the run drops us.
+                    std::future::pending::<()>().await;
+                }
+                return Err(ToolError::Model("the run was stopped while waiting for approval".into()));
+            }
+        }
+    }
+}
+
+/// While a run waits on a request: if the wait ends without an outcome (the run was
+/// stopped or timed out), the request is cancelled — unless the gateway is shutting down,
+/// in which case it stays pending for the resumed run.
+struct Waiting {
+    rt: Arc<Runtime>,
+    id: String,
+    run_id: String,
+    session_key: String,
+    armed: bool,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.rt.tools.approvals.forget(&self.id);
+        if !self.armed || self.rt.shutdown.is_cancelled() {
+            return;
+        }
+        let (rt, id, run_id, key) = (
+            self.rt.clone(),
+            std::mem::take(&mut self.id),
+            std::mem::take(&mut self.run_id),
+            std::mem::take(&mut self.session_key),
+        );
+        self.rt.tasks.spawn(async move {
+            match rt
+                .store
+                .close_approval(&id, ApprovalStatus::Cancelled)
+                .await
+            {
+                Ok(true) => emit(
+                    &rt,
+                    &key,
+                    &ApprovalEvent::Resolved {
+                        id: &id,
+                        run_id: &run_id,
+                        decision: "cancelled",
+                        by: None,
+                    },
+                ),
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(approval = %id, error = %e, "cannot cancel an approval request")
+                }
+            }
+        });
+    }
+}
+
+/// The chat that owns the run (a sub-agent's: its requester's) and the sub-agent's label.
+async fn owner(ctx: &ToolContext<'_>) -> Result<(Option<Origin>, Option<String>), ToolError> {
+    // An HTTP API caller or an internal origin has no chat to answer in.
+    let chat = |o: &Origin| o.channel != crate::outbox::API_CHANNEL && o.channel != "internal";
+    if ctx.is_subagent {
+        let row = ctx.rt.store.subagent_by_child(ctx.session_key).await?;
+        return Ok(match row {
+            Some(r) => {
+                let label = r.label.clone().unwrap_or_else(|| cut(&r.task, 60));
+                (r.requester_origin.clone().filter(chat), Some(label))
+            }
+            None => (None, None),
+        });
+    }
+    Ok((ctx.origin.filter(|o| chat(o)).cloned(), None))
+}
+
+/// The message posted to the chat.
+fn request_text(row: &ApprovalRow, why: &str) -> String {
+    let agent = match &row.label {
+        Some(label) => format!("{} (sub-agent \"{label}\")", row.agent_id),
+        None => row.agent_id.clone(),
+    };
+    let minutes = ((row.expires_at - row.created_at).max(0) / 60_000).max(1);
+    format!(
+        "🔐 Approval needed [{id}]\nAgent: {agent}\nDirectory: {dir}\nCommand: {cmd}\nWhy: {why}\n\
+         Reply /approve {id} allow-once|allow-always|deny (expires in {minutes} min)",
+        id = row.id,
+        dir = row.workdir,
+        cmd = cut(&row.command, SHOWN_COMMAND),
+    )
+}
+
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+/// The tool calls a resumed run re-executes: those of its last assistant message still
+/// without a result that have an approval request (so the request is found again and not
+/// re-asked). Other unanswered calls are not re-run (they get the "interrupted" result).
+pub async fn resumable_calls(
+    store: &Store,
+    run_id: &str,
+    rows: &[MessageRow],
+) -> Result<Vec<ToolCallRecord>, StoreError> {
+    let Some(pos) = rows.iter().rposition(|m| m.role != Role::Tool) else {
+        return Ok(Vec::new());
+    };
+    let last = &rows[pos];
+    if last.role != Role::Assistant || last.tool_calls.is_empty() {
+        return Ok(Vec::new());
+    }
+    let answered: Vec<&str> = rows[pos + 1..]
+        .iter()
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    let open: Vec<&ToolCallRecord> = last
+        .tool_calls
+        .iter()
+        .filter(|c| !answered.contains(&c.id.as_str()))
+        .collect();
+    if open.is_empty() {
+        return Ok(Vec::new());
+    }
+    let asked = store.approvals_of_run(run_id).await?;
+    Ok(open
+        .into_iter()
+        .filter(|c| asked.iter().any(|a| a.tool_call_id == c.id))
+        .cloned()
+        .collect())
+}

@@ -1,0 +1,98 @@
+//! The environment a command runs with: built, not inherited. Only harmless variables of
+//! the daemon's own environment are passed on (PATH, HOME, locale, time zone, user,
+//! TMPDIR), TERM is `dumb`, and `tools.exec.env` adds to it. Provider keys, bot tokens
+//! and the gateway token never get in (SPEC §14): not even through `tools.exec.env`,
+//! whose entries holding one of them are dropped with a warning.
+
+use crate::config::Config;
+use crate::runtime::EnvKeys;
+
+/// Variables of the daemon's environment passed on to commands.
+const PASSED: &[&str] = &[
+    "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "TMPDIR",
+];
+/// PATH when the daemon has none.
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+/// Environment variables that hold secrets the daemon reads.
+const SECRET_VARS: &[&str] = &[
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "TELEGRAM_BOT_TOKEN",
+    "DISCORD_BOT_TOKEN",
+    crate::config::TOKEN_ENV,
+];
+
+/// The environment of a command (sorted by name).
+pub fn build(
+    cfg: &Config,
+    keys: &EnvKeys,
+    host: &dyn Fn(&str) -> Option<String>,
+) -> Vec<(String, String)> {
+    let mut env: std::collections::BTreeMap<String, String> = PASSED
+        .iter()
+        .filter_map(|k| host(k).map(|v| (k.to_string(), v)))
+        .collect();
+    env.entry("PATH".into())
+        .or_insert_with(|| DEFAULT_PATH.into());
+    env.entry("LANG".into()).or_insert_with(|| "C.UTF-8".into());
+    env.insert("TERM".into(), "dumb".into());
+    let secrets = secrets(cfg, keys, host);
+    for (k, v) in &cfg.tools.exec.env {
+        if secrets.iter().any(|s| v.contains(s.as_str())) {
+            tracing::warn!(variable = %k, "tools.exec.env.{k} holds a provider key or token; it is not passed to commands");
+            continue;
+        }
+        env.insert(k.clone(), v.clone());
+    }
+    env.into_iter().collect()
+}
+
+/// Every secret the daemon knows (non-trivial ones: at least 8 characters).
+fn secrets(cfg: &Config, keys: &EnvKeys, host: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut out: Vec<String> = SECRET_VARS.iter().filter_map(|k| host(k)).collect();
+    out.extend(keys.openai.clone());
+    out.extend(keys.anthropic.clone());
+    out.extend(
+        cfg.models
+            .providers
+            .values()
+            .filter_map(|p| p.api_key.clone()),
+    );
+    out.extend(cfg.channels.telegram.bot_token.clone());
+    out.extend(cfg.channels.discord.token.clone());
+    out.extend(cfg.gateway.auth.token.clone());
+    out.retain(|s| s.trim().len() >= 8);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The environment is built from a short list plus `tools.exec.env`; secrets stay out
+    /// even when `tools.exec.env` names one. Catches: inheriting the daemon's environment.
+    #[test]
+    fn secrets_never_reach_a_command() {
+        let cfg: Config = crate::config::parse_config(
+            &serde_json::json!({
+                "gateway": {"auth": {"token": "gateway-token-123"}},
+                "tools": {"exec": {"env": {"CI": "1", "LEAK": "Bearer sk-provider-456", "TOK": "gateway-token-123"}}},
+                "models": {"providers": {"p": {"api": "openai-chat", "apiKey": "sk-provider-456"}}}
+            })
+            .to_string(),
+            &|_| None,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        let host = |k: &str| match k {
+            "PATH" => Some("/bin".to_string()),
+            "HOME" => Some("/home/u".to_string()),
+            "OPENAI_API_KEY" => Some("sk-env-789xyz".to_string()),
+            "SECRET_THING" => Some("x".to_string()),
+            _ => None,
+        };
+        let env = build(&cfg, &EnvKeys::default(), &host);
+        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, vec!["CI", "HOME", "LANG", "PATH", "TERM"]);
+        assert!(env.contains(&("TERM".into(), "dumb".into())));
+    }
+}

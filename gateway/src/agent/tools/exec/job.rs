@@ -1,0 +1,231 @@
+//! One running command: `sh -c` in its own process group, stdout and stderr into one pipe
+//! (so they interleave as written), driven by a task that captures the output, enforces
+//! the timeout, and kills the whole group when the command ends, times out, is killed or
+//! the gateway shuts down — a command that forked a sleeper leaves no orphan behind.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rustix::process::{kill_process_group, Pid, Signal};
+use serde_json::{json, Value};
+use tokio::io::AsyncReadExt;
+use tokio::process::{ChildStdin, Command};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::output::Capture;
+
+/// How long the output pipe is drained after the command's group was killed.
+const DRAIN: Duration = Duration::from_secs(2);
+/// Read size of the output pipe.
+const CHUNK: usize = 64 * 1024;
+
+/// How a command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    Exited(Option<i32>),
+    /// Ended by a signal it did not get from us.
+    Signalled(i32),
+    TimedOut(Duration),
+    /// `process kill`, `/stop`, or the gateway shutting down.
+    Killed(&'static str),
+}
+
+/// A command in progress or finished: what `exec` and `process` look at.
+pub struct Job {
+    pub id: String,
+    pub session_key: String,
+    pub command: String,
+    pub workdir: String,
+    pub pid: u32,
+    pub started: Instant,
+    pub output: Mutex<Capture>,
+    pub stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    /// Fired to kill the command's group (with the reason).
+    kill: CancellationToken,
+    kill_reason: Mutex<&'static str>,
+    end: watch::Receiver<Option<(End, Duration)>>,
+}
+
+/// What starting a command needs.
+pub struct Spec<'a> {
+    pub command: &'a str,
+    pub workdir: &'a Path,
+    pub env: &'a [(String, String)],
+    pub timeout: Duration,
+    /// Keep a pipe to the command's stdin (`process write`); else stdin is empty.
+    pub stdin: bool,
+    pub session_key: &'a str,
+}
+
+impl Job {
+    /// Start the command; its driver task is owned by `tasks` and stops on `shutdown`.
+    pub fn start(
+        spec: &Spec<'_>,
+        tasks: &tokio_util::task::TaskTracker,
+        shutdown: &CancellationToken,
+    ) -> std::io::Result<Arc<Job>> {
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(spec.command)
+            .current_dir(spec.workdir)
+            .env_clear()
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .process_group(0)
+            .stdin(if spec.stdin {
+                std::process::Stdio::piped()
+            } else {
+                std::process::Stdio::null()
+            })
+            .stdout(std::process::Stdio::from(write.try_clone()?))
+            .stderr(std::process::Stdio::from(write));
+        let mut child = cmd.spawn()?;
+        // The parent's copies of the pipe's write end go with `cmd`: EOF comes when the
+        // command's group is gone.
+        drop(cmd);
+        let pid = child.id().unwrap_or(0);
+        let stdin = child.stdin.take();
+        let pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(read)?;
+        let (end_tx, end_rx) = watch::channel(None);
+        let job = Arc::new(Job {
+            id: short_id(),
+            session_key: spec.session_key.to_string(),
+            command: spec.command.to_string(),
+            workdir: spec.workdir.display().to_string(),
+            pid,
+            started: Instant::now(),
+            output: Mutex::default(),
+            stdin: tokio::sync::Mutex::new(stdin),
+            kill: CancellationToken::new(),
+            kill_reason: Mutex::new("killed"),
+            end: end_rx,
+        });
+        let driver = drive(
+            job.clone(),
+            child,
+            pipe,
+            spec.timeout,
+            shutdown.clone(),
+            end_tx,
+        );
+        tasks.spawn(driver);
+        Ok(job)
+    }
+
+    /// Kill the command's whole group (`why` is told to whoever reads its end).
+    pub fn kill(&self, why: &'static str) {
+        *self.kill_reason.lock().unwrap_or_else(|e| e.into_inner()) = why;
+        self.kill.cancel();
+    }
+
+    /// How it ended, if it did.
+    pub fn ended(&self) -> Option<(End, Duration)> {
+        self.end.borrow().clone()
+    }
+
+    /// Wait until it ends.
+    pub async fn wait(&self) -> (End, Duration) {
+        let mut rx = self.end.clone();
+        loop {
+            if let Some(end) = rx.borrow_and_update().clone() {
+                return end;
+            }
+            if rx.changed().await.is_err() {
+                return (End::Killed("lost"), self.started.elapsed());
+            }
+        }
+    }
+
+    /// The result told to the model for a finished command (serialized, bounded).
+    pub fn result(&self, end: &End, took: Duration) -> String {
+        let (v, output) = self.result_parts(end, took);
+        super::output::fit_json(v, "output", output)
+    }
+
+    /// The result without its output, and the output.
+    pub fn result_parts(&self, end: &End, took: Duration) -> (Value, String) {
+        let output = self
+            .output
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .render();
+        let ms = took.as_millis() as u64;
+        let v = match end {
+            End::Exited(code) => json!({"status": "exited", "exitCode": code, "durationMs": ms}),
+            End::Signalled(sig) => json!({"status": "signalled", "signal": sig, "durationMs": ms}),
+            End::TimedOut(limit) => json!({"status": "timeout", "durationMs": ms,
+                "note": format!("killed after {}s (timeoutSeconds)", limit.as_secs())}),
+            End::Killed(why) => json!({"status": "killed", "reason": why, "durationMs": ms}),
+        };
+        (v, output)
+    }
+}
+
+/// Kill process group `pid` (the command and everything it started).
+fn kill_group(pid: u32) {
+    if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+        // ESRCH (already gone) is the usual answer once the command ended.
+        let _ = kill_process_group(pid, Signal::KILL);
+    }
+}
+
+async fn drive(
+    job: Arc<Job>,
+    mut child: tokio::process::Child,
+    mut pipe: tokio::net::unix::pipe::Receiver,
+    timeout: Duration,
+    shutdown: CancellationToken,
+    end_tx: watch::Sender<Option<(End, Duration)>>,
+) {
+    let mut buf = vec![0u8; CHUNK];
+    let mut pipe_open = true;
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let end = loop {
+        tokio::select! {
+            n = pipe.read(&mut buf), if pipe_open => match n {
+                Ok(0) | Err(_) => pipe_open = false,
+                Ok(n) => job.output.lock().unwrap_or_else(|e| e.into_inner()).push(&buf[..n]),
+            },
+            status = child.wait() => {
+                break match status {
+                    Ok(s) => match (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)) {
+                        (Some(code), _) => End::Exited(Some(code)),
+                        (None, Some(sig)) => End::Signalled(sig),
+                        (None, None) => End::Exited(None),
+                    },
+                    Err(_) => End::Exited(None),
+                };
+            }
+            _ = &mut deadline => break End::TimedOut(timeout),
+            _ = job.kill.cancelled() => {
+                break End::Killed(*job.kill_reason.lock().unwrap_or_else(|e| e.into_inner()));
+            }
+            _ = shutdown.cancelled() => break End::Killed("the gateway is shutting down"),
+        }
+    };
+    // Whatever it started goes with it.
+    kill_group(job.pid);
+    let _ = child.wait().await;
+    let _ = tokio::time::timeout(DRAIN, async {
+        while pipe_open {
+            match pipe.read(&mut buf).await {
+                Ok(0) | Err(_) => pipe_open = false,
+                Ok(n) => job
+                    .output
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    let _ = end_tx.send(Some((end, job.started.elapsed())));
+}
+
+/// A short id for a background command (`process {sessionId}`).
+fn short_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..8].to_string()
+}

@@ -1,0 +1,293 @@
+//! `exec` (`group:runtime`): run a command with `sh -c` in the workspace (or `workdir`
+//! inside it), in its own process group, with a scrubbed environment (`env`), a timeout,
+//! and bounded output (`output`). The exec policy (`tools.exec.security`/`ask`/
+//! `allowlist`, per agent) decides whether it runs, is refused, or is asked about in the
+//! chat (`approvals`); the command line is parsed (`shell`) and every program in it
+//! resolved (`resolve`) for that. A command still running after `yieldMs`, or started with
+//! `background: true`, goes on in the background (`process`).
+
+pub mod env;
+pub mod job;
+pub mod output;
+mod resolve;
+pub mod shell;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::approvals::{self, Ask};
+use super::paths::{confine, shown};
+use super::policy::{ExecDecision, ExecPolicy};
+use super::process::Processes;
+use super::{opt_arg, str_arg, Tool, ToolContext, ToolError};
+use crate::agent::provider::ToolSpec;
+use crate::store::ApprovalStatus;
+use job::{Job, Spec};
+use resolve::Program;
+
+/// Default and largest `timeoutSeconds`.
+const DEFAULT_TIMEOUT: u64 = 120;
+const MAX_TIMEOUT: u64 = 3600;
+/// Default `yieldMs`: a foreground command still running then goes on in the background.
+const DEFAULT_YIELD_MS: u64 = 10_000;
+/// Longest command line accepted.
+const MAX_COMMAND: usize = 64 * 1024;
+
+pub struct Exec {
+    procs: Arc<Processes>,
+}
+
+impl Exec {
+    pub fn new(procs: Arc<Processes>) -> Self {
+        Exec { procs }
+    }
+}
+
+/// The programs of a command line, resolved, and whether the allowlists cover them all.
+struct Check {
+    covered: bool,
+    /// Resolved programs that are not covered (what `allow-always` would add).
+    missing: Vec<String>,
+    why: String,
+}
+
+async fn check(
+    ctx: &ToolContext<'_>,
+    policy: &ExecPolicy,
+    command: &str,
+    workdir: &std::path::Path,
+    path_var: &str,
+) -> Result<Check, ToolError> {
+    let parsed = shell::parse(command);
+    let stored = ctx.rt.store.exec_allowed(ctx.agent_id).await?;
+    let mut missing = Vec::new();
+    let mut reasons = Vec::new();
+    for word in &parsed.commands {
+        match resolve::resolve(word, workdir, path_var) {
+            Program::Builtin(b) if parsed.writes => {
+                let why = format!("the shell builtin `{b}` writes a file through a redirection");
+                if !reasons.contains(&why) {
+                    reasons.push(why);
+                }
+            }
+            Program::Builtin(_) => {}
+            Program::Found(p) => {
+                if !policy.globs_allow(&p) && !stored.contains(&p) && !missing.contains(&p) {
+                    reasons.push(format!("{p} is not in the allowlist"));
+                    missing.push(p);
+                }
+            }
+            Program::Missing(w) => reasons.push(format!("`{w}` was not found on PATH")),
+        }
+    }
+    if let Some(u) = &parsed.unsure {
+        reasons.push(format!("the command cannot be checked: {u}"));
+    }
+    Ok(Check {
+        covered: reasons.is_empty(),
+        missing,
+        why: reasons.join("; "),
+    })
+}
+
+#[async_trait]
+impl Tool for Exec {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "exec".into(),
+            description: "Run a shell command (sh -c) in your workspace. Returns its exit code and output (stdout and stderr, cut in the middle when long). A command still running after yieldMs (default 10000) continues in the background: manage it with the process tool.".into(),
+            parameters: json!({"type": "object", "properties": {
+                "command": {"type": "string"},
+                "workdir": {"type": "string", "description": "Folder inside the workspace"},
+                "timeoutSeconds": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT},
+                "background": {"type": "boolean"},
+                "yieldMs": {"type": "integer", "minimum": 0}
+            }, "required": ["command"]}),
+        }
+    }
+
+    async fn call(&self, ctx: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
+        let command = str_arg(&args, "command")?;
+        if command.len() > MAX_COMMAND {
+            return Err(ToolError::Model(format!(
+                "the command is {} bytes; at most {MAX_COMMAND}",
+                command.len()
+            )));
+        }
+        if command.contains('\0') {
+            return Err(ToolError::Model("the command contains a NUL byte".into()));
+        }
+        let background =
+            opt_arg(&args, "background", "a boolean", Value::as_bool)?.unwrap_or(false);
+        let timeout = opt_arg(&args, "timeoutSeconds", "an integer", Value::as_u64)?.unwrap_or(
+            if background {
+                MAX_TIMEOUT
+            } else {
+                DEFAULT_TIMEOUT
+            },
+        );
+        if !(1..=MAX_TIMEOUT).contains(&timeout) {
+            return Err(ToolError::Model(format!(
+                "timeoutSeconds must be between 1 and {MAX_TIMEOUT}, got {timeout}"
+            )));
+        }
+        let yield_ms =
+            opt_arg(&args, "yieldMs", "an integer", Value::as_u64)?.unwrap_or(DEFAULT_YIELD_MS);
+        let workdir_arg = opt_arg(&args, "workdir", "a string", |v| {
+            v.as_str().map(str::to_string)
+        })?;
+
+        let policy = ExecPolicy::resolve(ctx.cfg, ctx.agent);
+        if policy.decide(true) == ExecDecision::Refuse {
+            return Err(ToolError::Model(
+                "exec is disabled here (tools.exec.security is \"deny\")".into(),
+            ));
+        }
+        tokio::fs::create_dir_all(ctx.workspace)
+            .await
+            .map_err(|e| ToolError::Model(format!("cannot create the workspace: {e}")))?;
+        let workdir = confine(
+            ctx.workspace,
+            workdir_arg.as_deref().unwrap_or("."),
+            ctx.cfg.tools.fs.workspace_only,
+        )?;
+        if !workdir.is_dir() {
+            return Err(ToolError::Model(format!(
+                "workdir {} is not a folder",
+                shown(ctx.workspace, &workdir)
+            )));
+        }
+        let env = env::build(ctx.cfg, &ctx.rt.env_keys, &|k| std::env::var(k).ok());
+        let path_var = env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        let workdir_text = workdir.display().to_string();
+
+        let needs_check = policy.decide(false) != policy.decide(true);
+        let checked = if needs_check {
+            Some(check(ctx, &policy, command, &workdir, &path_var).await?)
+        } else {
+            None
+        };
+        let covered = checked.as_ref().is_none_or(|c| c.covered);
+        match policy.decide(covered) {
+            ExecDecision::Run => {}
+            ExecDecision::Refuse => {
+                let why = checked.map(|c| c.why).unwrap_or_default();
+                return Err(ToolError::Model(format!(
+                    "not run: {why} (tools.exec.security \"allowlist\", ask \"off\")"
+                )));
+            }
+            ExecDecision::Ask => {
+                let (missing, why) = match &checked {
+                    Some(c) if !c.covered => (c.missing.clone(), c.why.clone()),
+                    _ => (
+                        Vec::new(),
+                        "every command is asked about (tools.exec.ask \"always\")".into(),
+                    ),
+                };
+                let status = approvals::ask(
+                    ctx,
+                    &Ask {
+                        workdir: &workdir_text,
+                        command,
+                        executables: &missing,
+                        why: &why,
+                    },
+                )
+                .await?;
+                if !status.allows() {
+                    return Ok(denied(status, ctx.cfg.tools.exec.approval_timeout));
+                }
+            }
+        }
+
+        if background && !self.procs.has_room() {
+            return Err(ToolError::Model(format!(
+                "{} background commands are running already; kill one with the process tool first",
+                super::process::MAX_RUNNING
+            )));
+        }
+        let spec = Spec {
+            command,
+            workdir: &workdir,
+            env: &env,
+            timeout: Duration::from_secs(timeout),
+            stdin: background,
+            session_key: ctx.session_key,
+        };
+        let job = Job::start(&spec, &ctx.rt.tasks, &ctx.rt.shutdown)
+            .map_err(|e| ToolError::Model(format!("cannot start the command: {e}")))?;
+        if background {
+            self.procs.add(job.clone());
+            return Ok(running(&job));
+        }
+        // A foreground command is killed if this call goes away (the run stopped or
+        // timed out), unless it moved to the background.
+        let mut guard = KillOnDrop(Some(job.clone()));
+        // A yield at or past the timeout never happens: the command ends first.
+        let yield_after = Duration::from_millis(if yield_ms < timeout * 1000 {
+            yield_ms
+        } else {
+            u64::MAX / 4
+        });
+        tokio::select! {
+            (end, took) = job.wait() => {
+                guard.0 = None;
+                Ok(job.result(&end, took))
+            }
+            _ = tokio::time::sleep(yield_after) => {
+                guard.0 = None;
+                self.procs.add(job.clone());
+                Ok(running(&job))
+            }
+            _ = ctx.cancel.cancelled() => {
+                job.kill("the run was stopped");
+                let (end, took) = job.wait().await;
+                guard.0 = None;
+                Ok(job.result(&end, took))
+            }
+        }
+    }
+}
+
+struct KillOnDrop(Option<Arc<Job>>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(job) = self.0.take() {
+            job.kill("the run was stopped");
+        }
+    }
+}
+
+fn running(job: &Job) -> String {
+    let so_far = job
+        .output
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take_new();
+    json!({"status": "running", "sessionId": job.id, "pid": job.pid, "outputSoFar": so_far,
+           "note": "still running in the background: use the process tool (poll, log, write, kill) with this sessionId"})
+    .to_string()
+}
+
+/// The result told to the model when the command was not approved: not an error to retry.
+fn denied(status: ApprovalStatus, timeout: Duration) -> String {
+    let reason = match status {
+        ApprovalStatus::Expired => format!(
+            "nobody answered the approval request within {} (tools.exec.approvalTimeout): treated as denied",
+            humantime::format_duration(timeout)
+        ),
+        ApprovalStatus::Cancelled => "the approval request was cancelled".to_string(),
+        _ => "denied by the user".to_string(),
+    };
+    json!({"status": "denied", "reason": reason,
+           "note": "the command was not run; do not retry it unless the user asks you to"})
+    .to_string()
+}

@@ -1,0 +1,103 @@
+//! `message {sessionKey | channel+chatId, text}` (`group:messaging`): send a message to a
+//! chat through the outbox, like any reply (durable, retried, in order). Only to chats
+//! the gateway already has a session with, unless `tools.message.allowAnyChat`.
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use switchboard_channels::{ChatKind, Origin};
+
+use super::{opt_arg, str_arg, Tool, ToolContext, ToolError};
+use crate::agent::provider::ToolSpec;
+
+/// Longest text one call sends (channels split it to their own limits).
+const MAX_TEXT: usize = 32 * 1024;
+
+pub struct Message;
+
+#[async_trait]
+impl Tool for Message {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "message".into(),
+            description: "Send a message to a chat: give the sessionKey of a session (see sessions_list), or channel and chatId.".into(),
+            parameters: json!({"type": "object", "properties": {
+                "sessionKey": {"type": "string"},
+                "channel": {"type": "string"},
+                "chatId": {"type": "string"},
+                "text": {"type": "string"}
+            }, "required": ["text"]}),
+        }
+    }
+
+    async fn call(&self, ctx: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
+        let text = str_arg(&args, "text")?;
+        if text.len() > MAX_TEXT {
+            return Err(ToolError::Model(format!(
+                "the text is {} bytes; at most {MAX_TEXT}",
+                text.len()
+            )));
+        }
+        let as_string = |v: &Value| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        };
+        let key = opt_arg(&args, "sessionKey", "a string", as_string)?;
+        let channel = opt_arg(&args, "channel", "a string", as_string)?;
+        let chat = opt_arg(&args, "chatId", "a string or number", as_string)?;
+        let store = &ctx.rt.store;
+        let origin = match (key, channel, chat) {
+            (Some(key), None, None) => {
+                let session = store.latest_session(&key).await?;
+                match session.and_then(|s| s.origin) {
+                    Some(o)
+                        if o.channel != crate::outbox::API_CHANNEL && o.channel != "internal" =>
+                    {
+                        o
+                    }
+                    _ => {
+                        return Err(ToolError::Model(format!(
+                            "no chat to write to for session `{key}` (it has no channel chat)"
+                        )))
+                    }
+                }
+            }
+            (None, Some(channel), Some(chat)) => {
+                if ctx.rt.channel(&channel).is_none() {
+                    return Err(ToolError::Model(format!(
+                        "no channel `{channel}` is running"
+                    )));
+                }
+                match store.session_for_chat(&channel, &chat).await?.and_then(|s| s.origin) {
+                    Some(o) => o,
+                    None if ctx.cfg.tools.message.allow_any_chat => Origin {
+                        channel,
+                        account: None,
+                        chat_id: chat,
+                        thread_id: None,
+                        kind: ChatKind::Direct,
+                        reply_handle: None,
+                    },
+                    None => {
+                        return Err(ToolError::Model(format!(
+                            "the gateway has no session with {channel} chat {chat}; messages go only to known chats (tools.message.allowAnyChat)"
+                        )))
+                    }
+                }
+            }
+            _ => {
+                return Err(ToolError::Model(
+                    "give either sessionKey, or channel and chatId".into(),
+                ))
+            }
+        };
+        // One message per tool call, even if the call is executed again.
+        let key = format!("message:{}:{}", ctx.run_id, ctx.call_id);
+        store.enqueue_outbox(&key, &origin, text).await?;
+        ctx.rt.outbox_wake.notify_one();
+        Ok(
+            json!({"status": "queued", "channel": origin.channel, "chatId": origin.chat_id})
+                .to_string(),
+        )
+    }
+}

@@ -1,0 +1,203 @@
+//! Background commands: the table of commands started with `exec {background: true}` (or
+//! still running after `yieldMs`), and the `process` tool that lists, polls, reads, writes
+//! to and kills them. Commands are seen only from the session that started them; a
+//! finished one is kept (bounded) until its end was read. The commands' driver tasks are
+//! owned by the runtime's task tracker and kill their group at shutdown.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tokio::io::AsyncWriteExt;
+
+use super::exec::job::Job;
+use super::exec::output::fit_json;
+use super::{opt_arg, str_arg, Tool, ToolContext, ToolError};
+use crate::agent::provider::ToolSpec;
+
+/// Most background commands running at once (all sessions).
+pub const MAX_RUNNING: usize = 16;
+/// Most finished commands kept until read; past that the oldest are dropped.
+const MAX_FINISHED: usize = 32;
+/// Largest `data` one `process write` sends.
+const MAX_WRITE: usize = 64 * 1024;
+
+struct Entry {
+    job: Arc<Job>,
+}
+
+#[derive(Default)]
+pub struct Processes {
+    entries: Mutex<Vec<Entry>>,
+}
+
+impl Processes {
+    /// Whether another background command may start.
+    pub fn has_room(&self) -> bool {
+        let entries = crate::runtime::lock(&self.entries);
+        entries.iter().filter(|e| e.job.ended().is_none()).count() < MAX_RUNNING
+    }
+
+    pub fn add(&self, job: Arc<Job>) {
+        let mut entries = crate::runtime::lock(&self.entries);
+        entries.push(Entry { job });
+        let finished = entries.iter().filter(|e| e.job.ended().is_some()).count();
+        let mut extra = finished.saturating_sub(MAX_FINISHED);
+        entries.retain(|e| {
+            if extra > 0 && e.job.ended().is_some() {
+                extra -= 1;
+                return false;
+            }
+            true
+        });
+    }
+
+    fn get(&self, session_key: &str, id: &str) -> Option<Arc<Job>> {
+        crate::runtime::lock(&self.entries)
+            .iter()
+            .find(|e| e.job.id == id && e.job.session_key == session_key)
+            .map(|e| e.job.clone())
+    }
+
+    fn list(&self, session_key: &str) -> Vec<Arc<Job>> {
+        crate::runtime::lock(&self.entries)
+            .iter()
+            .filter(|e| e.job.session_key == session_key)
+            .map(|e| e.job.clone())
+            .collect()
+    }
+
+    /// A finished command whose end was read is dropped.
+    fn forget(&self, id: &str) {
+        crate::runtime::lock(&self.entries).retain(|e| e.job.id != id);
+    }
+
+    /// Kill every command (shutdown does this through the drivers; tests use it).
+    pub fn kill_all(&self) {
+        for e in crate::runtime::lock(&self.entries).iter() {
+            e.job.kill("killed");
+        }
+    }
+}
+
+pub struct ProcessTool {
+    procs: Arc<Processes>,
+}
+
+impl ProcessTool {
+    pub fn new(procs: Arc<Processes>) -> Self {
+        ProcessTool { procs }
+    }
+}
+
+/// A command's state; a finished one with its end (exit code, duration) but no output.
+fn status(job: &Job) -> Value {
+    let (state, end) = match job.ended() {
+        None => ("running", Value::Null),
+        Some((end, took)) => ("finished", job.result_parts(&end, took).0),
+    };
+    json!({
+        "sessionId": job.id,
+        "status": state,
+        "command": job.command,
+        "pid": job.pid,
+        "runningForMs": job.started.elapsed().as_millis() as u64,
+        "end": end,
+    })
+}
+
+#[async_trait]
+impl Tool for ProcessTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "process".into(),
+            description: "Manage background commands started by exec: list them; poll one (status and new output); log (all kept output); write data to its stdin; kill it.".into(),
+            parameters: json!({"type": "object", "properties": {
+                "action": {"type": "string", "enum": ["list", "poll", "log", "write", "kill"]},
+                "sessionId": {"type": "string"},
+                "data": {"type": "string"}
+            }, "required": ["action"]}),
+        }
+    }
+
+    async fn call(&self, ctx: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
+        let action = str_arg(&args, "action")?;
+        if action == "list" {
+            let list: Vec<Value> = self
+                .procs
+                .list(ctx.session_key)
+                .iter()
+                .map(|j| {
+                    json!({"sessionId": j.id, "command": j.command, "pid": j.pid,
+                           "status": if j.ended().is_some() { "finished" } else { "running" }})
+                })
+                .collect();
+            return Ok(json!({"processes": list}).to_string());
+        }
+        let id = str_arg(&args, "sessionId")?;
+        let Some(job) = self.procs.get(ctx.session_key, id) else {
+            return Err(ToolError::Model(format!(
+                "no background command `{id}` in this session (process list shows them; a finished one is dropped once its end was read)"
+            )));
+        };
+        match action {
+            "poll" => {
+                // The state first: output read after it holds everything up to that end.
+                let out = status(&job);
+                let new = job
+                    .output
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take_new();
+                if out["status"] == "finished" {
+                    self.procs.forget(&job.id);
+                }
+                Ok(fit_json(out, "newOutput", new))
+            }
+            "log" => {
+                let out = status(&job);
+                if out["status"] == "finished" {
+                    self.procs.forget(&job.id);
+                }
+                let log = job
+                    .output
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .render();
+                Ok(fit_json(out, "output", log))
+            }
+            "write" => {
+                let data = opt_arg(&args, "data", "a string", |v| {
+                    v.as_str().map(str::to_string)
+                })?
+                .ok_or_else(|| ToolError::Model("`write` needs `data`".into()))?;
+                if data.len() > MAX_WRITE {
+                    return Err(ToolError::Model(format!(
+                        "`data` is {} bytes; at most {MAX_WRITE}",
+                        data.len()
+                    )));
+                }
+                let mut stdin = job.stdin.lock().await;
+                let Some(pipe) = stdin.as_mut() else {
+                    return Err(ToolError::Model(
+                        "this command has no stdin to write to (start it with exec background: true)".into(),
+                    ));
+                };
+                pipe.write_all(data.as_bytes())
+                    .await
+                    .map_err(|e| ToolError::Model(format!("cannot write to the command: {e}")))?;
+                let _ = pipe.flush().await;
+                Ok(json!({"sessionId": job.id, "written": data.len()}).to_string())
+            }
+            "kill" => {
+                job.kill("killed by the process tool");
+                let (end, took) = job.wait().await;
+                self.procs.forget(&job.id);
+                Ok(job.result(&end, took))
+            }
+            other => Err(ToolError::Model(format!(
+                "unknown action `{other}`; use list, poll, log, write or kill"
+            ))),
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! `message` end to end: a message to another web chat the gateway knows, by channel +
+//! chat id and by session key, delivered through the outbox; an unknown chat refused.
+
+use serde_json::json;
+use switchboard_testkit::fake_model::FakeModel;
+
+use crate::common::{chat, start, WAIT};
+use crate::tools_support::call;
+
+/// Catches: `message` writing to arbitrary chats, or not delivering through the outbox.
+#[tokio::test]
+async fn messages_go_to_known_chats_only() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(&fake, json!({})).await;
+    let mut team = chat(&gw, "team").await;
+    team.send_text("hello from team").await.unwrap();
+    assert_eq!(
+        team.next_message(WAIT).await.unwrap(),
+        "echo: hello from team"
+    );
+    let mut ws = chat(&gw, "main").await;
+    let r = call(
+        &fake,
+        &mut ws,
+        "m1",
+        "message",
+        r#"{"channel": "webchat", "chatId": "team", "text": "ping by chat id"}"#,
+    )
+    .await;
+    assert_eq!(
+        r,
+        r#"{"channel":"webchat","chatId":"team","status":"queued"}"#
+    );
+    assert_eq!(team.next_message(WAIT).await.unwrap(), "ping by chat id");
+    let r = call(
+        &fake,
+        &mut ws,
+        "m2",
+        "message",
+        r#"{"sessionKey": "agent:main:webchat:group:team", "text": "ping by key"}"#,
+    )
+    .await;
+    assert!(r.contains("\"queued\""), "{r}");
+    assert_eq!(team.next_message(WAIT).await.unwrap(), "ping by key");
+    let r = call(
+        &fake,
+        &mut ws,
+        "m3",
+        "message",
+        r#"{"channel": "webchat", "chatId": "stranger", "text": "hi"}"#,
+    )
+    .await;
+    assert!(
+        r.starts_with("error: the gateway has no session with webchat chat stranger"),
+        "{r}"
+    );
+    let r = call(&fake, &mut ws, "m4", "message", r#"{"text": "to nowhere"}"#).await;
+    assert_eq!(r, "error: give either sessionKey, or channel and chatId");
+    fake.assert_no_violations();
+}

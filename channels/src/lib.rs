@@ -7,6 +7,7 @@
 
 mod channel;
 pub mod discord;
+mod menu;
 mod message;
 #[cfg(test)]
 mod proptest_cases;
@@ -17,4 +18,5 @@ pub mod webchat;
 pub use channel::{
     send_parts, Channel, ChannelError, DeliveryProgress, Inbound, InboundSink, MemoryProgress,
 };
+pub use menu::{MenuCommand, MenuOption};
 pub use message::{ChatKind, InboundMessage, Origin, OutboundMessage};

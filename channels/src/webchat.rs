@@ -282,7 +282,7 @@ impl Channel for WebChat {
         msg: &OutboundMessage,
         progress: &dyn DeliveryProgress,
     ) -> Result<(), ChannelError> {
-        let parts = crate::split::split_text(&msg.text, TEXT_LIMIT);
+        let parts = crate::split::split_text(&msg.text, msg.footer.as_deref(), TEXT_LIMIT);
         crate::send_parts(&parts, progress, |part| {
             let frame = ServerFrame::Message {
                 text: part.to_string(),

@@ -65,6 +65,7 @@ mod examples {
         let reply = OutboundMessage {
             origin: msg.origin,
             text: "hello".into(),
+            footer: None,
             key: "k".into(),
         };
         let progress = crate::MemoryProgress::default();
@@ -98,6 +99,7 @@ mod examples {
         let msg = OutboundMessage {
             origin: Origin::webchat("main", ChatKind::Direct),
             text: "hello".into(),
+            footer: None,
             key: "k".into(),
         };
         let progress = crate::MemoryProgress::default();

@@ -19,15 +19,6 @@ use crate::config::{Config, DiscordConfig, SharedEnv, TelegramConfig, TelegramMo
 use crate::runtime::{lock, Runtime};
 use crate::store::{now_ms, PoisonedUpdate, Store};
 
-/// The native command menu registered on platforms that have one.
-pub const COMMAND_MENU: &[(&str, &str)] = &[
-    ("subagents", "Sub-agents: list | stop | log | info | send"),
-    ("stop", "Stop the current run and its sub-agents"),
-    ("status", "Model, queue and active runs"),
-    ("new", "Start a fresh session"),
-    ("help", "Show the commands"),
-];
-
 /// A running adapter and the config section it was built from.
 struct Running {
     section: serde_json::Value,
@@ -152,7 +143,7 @@ impl Adapters {
             text_limit: want.text_chunk_limit,
             poll_timeout: Duration::from_secs(want.poll_timeout_seconds),
             mode,
-            commands: menu(),
+            commands: crate::commands::menu::menu(),
         };
         let offsets = Arc::new(StoreOffsets {
             store: self.rt.store.clone(),
@@ -181,7 +172,7 @@ impl Adapters {
             token,
             api_url: want.api_url.clone(),
             text_limit: want.text_chunk_limit,
-            commands: menu(),
+            commands: crate::commands::menu::menu(),
         };
         match Discord::new(settings) {
             Ok(a) => Some(Arc::new(a)),
@@ -200,13 +191,6 @@ impl Adapters {
 
 fn section<T: serde::Serialize>(cfg: &T) -> serde_json::Value {
     serde_json::to_value(cfg).unwrap_or(serde_json::Value::Null)
-}
-
-fn menu() -> Vec<(String, String)> {
-    COMMAND_MENU
-        .iter()
-        .map(|(c, d)| (c.to_string(), d.to_string()))
-        .collect()
 }
 
 /// Telegram's update offset (in `channel_state`) and its ledger of update attempts and

@@ -117,6 +117,7 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
                 let msg = OutboundMessage {
                     origin: row.origin.clone(),
                     text: row.text.clone(),
+                    footer: row.footer.clone(),
                     key: row.key.clone(),
                 };
                 let progress = RowProgress {

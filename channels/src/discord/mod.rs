@@ -17,7 +17,9 @@ use serenity::all::{ChannelId, GatewayIntents, Http, HttpBuilder};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 
-use crate::{Channel, ChannelError, DeliveryProgress, InboundSink, Origin, OutboundMessage};
+use crate::{
+    Channel, ChannelError, DeliveryProgress, InboundSink, MenuCommand, Origin, OutboundMessage,
+};
 
 pub const CHANNEL_ID: &str = "discord";
 /// Discord's limit on one message.
@@ -31,8 +33,8 @@ pub struct DiscordSettings {
     /// Base URL replacing `https://discord.com` (a fake in tests).
     pub api_url: String,
     pub text_limit: usize,
-    /// Application commands registered at start: (name, description).
-    pub commands: Vec<(String, String)>,
+    /// Application commands registered at start, with their options and choices.
+    pub commands: Vec<MenuCommand>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -175,13 +177,14 @@ impl Channel for Discord {
             .filter(|_| progress.delivered() == 0)
         {
             // The interaction's own task sends the answer (and its follow-up parts).
-            if self.inner.interactions.answer(handle, &msg.text) {
+            if self.inner.interactions.answer(handle, msg) {
                 return Ok(());
             }
             // The interaction is gone (e.g. after a restart): answer in the channel instead.
         }
         let channel = channel_of(&msg.origin)?;
-        let chunks = crate::split::split_code_aware(&msg.text, self.text_limit());
+        let chunks =
+            crate::split::split_code_aware(&msg.text, msg.footer.as_deref(), self.text_limit());
         crate::send_parts(&chunks, progress, |chunk| {
             self.inner.rest.create_message(channel, chunk)
         })

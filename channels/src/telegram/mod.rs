@@ -18,7 +18,9 @@ use teloxide::types::{BotCommand, ChatAction};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
-use crate::{Channel, ChannelError, DeliveryProgress, InboundSink, Origin, OutboundMessage};
+use crate::{
+    Channel, ChannelError, DeliveryProgress, InboundSink, MenuCommand, Origin, OutboundMessage,
+};
 
 pub use inbound::{LedgerError, OffsetStore, Poisoned, MAX_ATTEMPTS};
 
@@ -38,8 +40,9 @@ pub struct TelegramSettings {
     /// Long-poll timeout of one `getUpdates` call.
     pub poll_timeout: Duration,
     pub mode: Mode,
-    /// The native command menu (`setMyCommands`): (command, description).
-    pub commands: Vec<(String, String)>,
+    /// The native command menu (`setMyCommands`: names and descriptions; Telegram's menu
+    /// has no options).
+    pub commands: Vec<MenuCommand>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,7 +147,7 @@ impl Telegram {
             .settings
             .commands
             .iter()
-            .map(|(c, d)| BotCommand::new(c, d))
+            .map(|c| BotCommand::new(&c.name, &c.description))
             .collect();
         if let Err(e) = self.bot.set_my_commands(commands).await {
             tracing::warn!(error = %e, "telegram: setMyCommands failed; the command menu may be stale");

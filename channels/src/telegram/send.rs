@@ -1,4 +1,4 @@
-//! Outbound: split to the limit (the stats line whole), convert to HTML, retry a chunk
+//! Outbound: split to the limit (the footer whole and last), convert to HTML, retry a chunk
 //! after a 429 or a network error, fall back to plain text when Telegram rejects the
 //! entities, and report each delivered part so a retried message resumes after it.
 
@@ -21,7 +21,8 @@ impl Telegram {
         progress: &dyn DeliveryProgress,
     ) -> Result<(), ChannelError> {
         let (chat, thread) = chat_of(&msg.origin)?;
-        let chunks = crate::split::split_text(&msg.text, self.text_limit_for_html());
+        let chunks =
+            crate::split::split_text(&msg.text, msg.footer.as_deref(), self.text_limit_for_html());
         crate::send_parts(&chunks, progress, |chunk| {
             self.send_chunk(chat, thread, chunk)
         })

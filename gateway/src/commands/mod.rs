@@ -1,6 +1,7 @@
 //! Slash commands: parsed before routing and answered at once, even while the session's
 //! run is busy. An unknown command or a bad argument gets a one-line usage reply.
 
+pub mod menu;
 pub(crate) mod session;
 pub mod subagents;
 

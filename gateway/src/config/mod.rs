@@ -21,8 +21,8 @@ mod validate;
 mod watch;
 
 pub use channels::{
-    AccessRules, DiscordConfig, DiscordGuildConfig, DmPolicy, GroupConfig, GroupPolicy, GroupRule,
-    TelegramConfig, TelegramMode, ANY_GROUP,
+    AccessRules, DiscordConfig, DiscordGuildConfig, DmAccess, DmPolicy, GroupConfig, GroupPolicy,
+    GroupRule, TelegramConfig, TelegramMode, ANY_GROUP,
 };
 pub use error::ConfigError;
 pub use load::{load_file, parse_config, process_env, MAX_CONFIG_BYTES, MAX_NESTING};

@@ -195,22 +195,9 @@ pub fn shared_dm_warning(cfg: &Config, approved: &[(String, String)]) -> Option<
     }
     let mut senders = std::collections::BTreeSet::new();
     let mut open = Vec::new();
-    let channels = [
-        (
-            switchboard_channels::telegram::CHANNEL_ID,
-            cfg.channels.telegram.enabled,
-            &cfg.channels.telegram.allow_from,
-            cfg.channels.telegram.dm_policy,
-        ),
-        (
-            switchboard_channels::discord::CHANNEL_ID,
-            cfg.channels.discord.enabled,
-            &cfg.channels.discord.allow_from,
-            cfg.channels.discord.dm_policy,
-        ),
-    ];
-    for (channel, enabled, allow_from, policy) in channels {
-        if !enabled || policy == crate::config::DmPolicy::Disabled {
+    for dm in cfg.channels.dm_access() {
+        let (channel, allow_from, policy) = (dm.channel, dm.allow_from, dm.dm_policy);
+        if policy == crate::config::DmPolicy::Disabled {
             continue;
         }
         if policy == crate::config::DmPolicy::Open || allow_from.iter().any(|a| a == "*") {

@@ -27,6 +27,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 
 use conns::Conns;
 
+pub use announces::AnnounceMessage;
 pub use channels::{Pairing, PairingRow};
 pub use inbox::{Claim, InboxItem, NewInbound, WaitingSession};
 pub use ledger::PoisonedUpdate;

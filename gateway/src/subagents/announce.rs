@@ -15,7 +15,7 @@ use crate::agent::models;
 use crate::agent::provider::{complete_with_retry, ModelRequest, RetryPolicy};
 use crate::routing;
 use crate::runtime::{lock, Runtime};
-use crate::store::{NewMessage, Role, StoreError, SubagentRow};
+use crate::store::{AnnounceMessage, NewMessage, Role, StoreError, SubagentRow};
 
 use super::render::{self, Announce};
 
@@ -189,10 +189,14 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
         tracing::info!(run_id, "announce skipped (ANNOUNCE_SKIP)");
         return Ok(());
     }
-    let text = render::render(&announce_of(&row, &outcome, result));
+    let rendered = render::render(&announce_of(&row, &outcome, result));
+    let message = AnnounceMessage {
+        text: &rendered.text,
+        footer: &rendered.footer,
+    };
     if rt
         .store
-        .complete_announce(run_id, Some(&text), row.cleanup == "delete", step_answer)
+        .complete_announce(run_id, Some(message), row.cleanup == "delete", step_answer)
         .await?
     {
         rt.outbox_wake.notify_one();

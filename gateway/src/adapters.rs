@@ -3,10 +3,11 @@
 //! `channels.<id>` section changes on reload.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use switchboard_channels::discord::{self, Discord, DiscordSettings};
 use switchboard_channels::telegram::{
     self, LedgerError, Mode, OffsetStore, Poisoned, Telegram, TelegramSettings,
@@ -16,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::{Config, DiscordConfig, SharedEnv, TelegramConfig, TelegramMode};
-use crate::runtime::{lock, Runtime};
+use crate::runtime::Runtime;
 use crate::store::{now_ms, PoisonedUpdate, Store};
 
 /// A running adapter and the config section it was built from.
@@ -77,7 +78,7 @@ impl Adapters {
         enabled: bool,
         build: impl FnOnce() -> Option<Arc<dyn Channel>>,
     ) {
-        let mut running = lock(&self.running);
+        let mut running = self.running.lock();
         match running.get(id) {
             Some(r) if r.section == section => return,
             None if !enabled => return,
@@ -88,7 +89,7 @@ impl Adapters {
             old.cancel.cancel();
             self.rt.unregister_channel(id);
             if id == telegram::CHANNEL_ID {
-                *lock(&self.telegram) = None;
+                *self.telegram.lock() = None;
             }
         }
         if !enabled {
@@ -151,7 +152,7 @@ impl Adapters {
         match Telegram::new(settings, offsets) {
             Ok(a) => {
                 let a = Arc::new(a);
-                *lock(&self.telegram) = Some(a.clone());
+                *self.telegram.lock() = Some(a.clone());
                 Some(a)
             }
             Err(e) => {
@@ -185,7 +186,7 @@ impl Adapters {
 
     /// The running Telegram adapter (for its webhook route).
     pub fn telegram(&self) -> Option<Arc<Telegram>> {
-        lock(&self.telegram).clone()
+        self.telegram.lock().clone()
     }
 }
 

@@ -4,15 +4,16 @@
 //! with backoff (honouring a platform's rate-limit delay), or failed for good.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use switchboard_channels::{ChannelError, DeliveryProgress, OutboundMessage};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::runtime::{lock, Runtime};
+use crate::runtime::Runtime;
 use crate::store::{now_ms, OutboxRow, Store};
 
 /// Rows taken per pass.
@@ -82,7 +83,7 @@ async fn pass(rt: &Arc<Runtime>, in_flight: &Arc<Mutex<HashSet<String>>>, tasks:
         groups.entry(chat).or_default().push(row);
     }
     for (chat, rows) in groups {
-        if !lock(in_flight).insert(chat.clone()) {
+        if !in_flight.lock().insert(chat.clone()) {
             continue; // this chat is being sent to; keep its order
         }
         let rt = rt.clone();
@@ -93,7 +94,7 @@ async fn pass(rt: &Arc<Runtime>, in_flight: &Arc<Mutex<HashSet<String>>>, tasks:
                     break; // keep later messages of this chat behind the failed one
                 }
             }
-            lock(&in_flight).remove(&chat);
+            in_flight.lock().remove(&chat);
             rt.outbox_wake.notify_one();
         });
     }

@@ -4,15 +4,14 @@
 //! logged and counted (`/metrics`).
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use switchboard_channels::{Channel, InboundSink};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
-
-use crate::runtime::lock;
 
 /// First wait before a restart; doubles per restart up to [`MAX_BACKOFF`].
 const MIN_BACKOFF: Duration = Duration::from_secs(1);
@@ -26,12 +25,12 @@ pub struct Restarts(Mutex<BTreeMap<String, u64>>);
 
 impl Restarts {
     fn bump(&self, channel: &str) {
-        *lock(&self.0).entry(channel.to_string()).or_default() += 1;
+        *self.0.lock().entry(channel.to_string()).or_default() += 1;
     }
 
     /// `(channel, restarts)`, by channel id.
     pub fn snapshot(&self) -> Vec<(String, u64)> {
-        lock(&self.0).iter().map(|(k, v)| (k.clone(), *v)).collect()
+        self.0.lock().iter().map(|(k, v)| (k.clone(), *v)).collect()
     }
 }
 

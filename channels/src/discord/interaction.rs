@@ -3,9 +3,10 @@
 //! response when it arrives. The gateway addresses the interaction by its reply handle.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use serenity::all::{
     CommandInteraction, CreateInteractionResponse, CreateInteractionResponseFollowup,
     CreateInteractionResponseMessage, EditInteractionResponse, Http,
@@ -13,7 +14,6 @@ use serenity::all::{
 use tokio::sync::oneshot;
 use tokio_util::task::TaskTracker;
 
-use super::lock;
 use crate::OutboundMessage;
 
 /// Answer directly when the reply comes within this; defer otherwise (Discord allows 3 s).
@@ -49,7 +49,7 @@ impl Pending {
     ) -> String {
         let handle = format!("interaction:{}", cmd.id.get());
         let (tx, rx) = oneshot::channel();
-        lock(&self.waiting).insert(handle.clone(), tx);
+        self.waiting.lock().insert(handle.clone(), tx);
         tasks.spawn(respond(http, cmd, rx, limit));
         handle
     }
@@ -60,7 +60,7 @@ impl Pending {
             text: msg.text.clone(),
             footer: msg.footer.clone(),
         };
-        match lock(&self.waiting).remove(handle) {
+        match self.waiting.lock().remove(handle) {
             Some(tx) => tx.send(answer).is_ok(),
             None => false,
         }

@@ -9,10 +9,11 @@ mod interaction;
 mod rest;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use serenity::all::{ChannelId, GatewayIntents, Http, HttpBuilder};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::{AbortOnDropHandle, TaskTracker};
@@ -61,10 +62,6 @@ pub(crate) struct Inner {
 
 pub struct Discord {
     inner: Arc<Inner>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Discord {
@@ -160,7 +157,7 @@ impl Channel for Discord {
                 Ok(())
             }
         };
-        lock(&self.inner.typing).clear();
+        self.inner.typing.lock().clear();
         self.inner.tasks.close();
         result
     }
@@ -193,7 +190,7 @@ impl Channel for Discord {
 
     async fn typing(&self, origin: &Origin, active: bool) -> Result<(), ChannelError> {
         let channel = channel_of(origin)?;
-        let mut map = lock(&self.inner.typing);
+        let mut map = self.inner.typing.lock();
         if !active {
             map.remove(&channel);
             return Ok(());

@@ -3,13 +3,12 @@
 //! bucket that `X-RateLimit-Remaining: 0` / `X-RateLimit-Reset-After` say is empty.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-use super::lock;
 use crate::ChannelError;
 
 /// Tries per message part for 429s, 5xx and network errors before the outbox takes over.
@@ -53,7 +52,9 @@ impl Rest {
         let mut tries = 0;
         loop {
             tries += 1;
-            let wait = lock(&self.blocked_until)
+            let wait = self
+                .blocked_until
+                .lock()
                 .get(&channel)
                 .map(|t| t.saturating_duration_since(Instant::now()));
             if let Some(w) = wait.filter(|w| !w.is_zero()) {
@@ -116,7 +117,7 @@ impl Rest {
                 .and_then(|v| v.parse::<f64>().ok())
                 .filter(|s| s.is_finite() && *s >= 0.0)
             {
-                lock(&self.blocked_until).insert(
+                self.blocked_until.lock().insert(
                     channel,
                     Instant::now() + Duration::from_secs_f64(reset.min(60.0)),
                 );

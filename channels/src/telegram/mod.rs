@@ -9,10 +9,11 @@ mod poll;
 mod send;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use teloxide::prelude::*;
 use teloxide::types::{BotCommand, ChatAction};
 use tokio_util::sync::CancellationToken;
@@ -171,7 +172,7 @@ impl Telegram {
         }
         let update: teloxide::types::Update =
             serde_json::from_slice(body).map_err(|e| WebhookError::BadUpdate(e.to_string()))?;
-        let (sink, cancel) = lock(&self.sink).clone().ok_or(WebhookError::NotRunning)?;
+        let (sink, cancel) = self.sink.lock().clone().ok_or(WebhookError::NotRunning)?;
         let me = self.me.get().cloned().ok_or(WebhookError::NotRunning)?;
         let id = i64::from(update.id.0);
         // 200 only once the gateway took the update (or it was recorded as poisoned);
@@ -193,11 +194,6 @@ impl Telegram {
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// Lock ignoring poisoning: the guarded maps stay consistent (single inserts/removes).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn chat_of(origin: &Origin) -> Result<(ChatId, Option<i32>), ChannelError> {
@@ -245,12 +241,12 @@ impl Channel for Telegram {
                 if let Err(e) = set.await {
                     tracing::error!(error = %e, "telegram: setWebhook failed");
                 }
-                *lock(&self.sink) = Some((sink, cancel.clone()));
+                *self.sink.lock() = Some((sink, cancel.clone()));
                 cancel.cancelled().await;
-                *lock(&self.sink) = None;
+                *self.sink.lock() = None;
             }
         }
-        lock(&self.typing).clear();
+        self.typing.lock().clear();
         Ok(())
     }
 
@@ -264,7 +260,7 @@ impl Channel for Telegram {
 
     async fn typing(&self, origin: &Origin, active: bool) -> Result<(), ChannelError> {
         let (chat, thread) = chat_of(origin)?;
-        let mut map = lock(&self.typing);
+        let mut map = self.typing.lock();
         if !active {
             map.remove(&(chat.0, thread));
             return Ok(());

@@ -1,8 +1,9 @@
 //! Sessions: one active row per session key; `/new` and archiving retire a row.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
+use parking_lot::{Mutex, MutexGuard};
 use sqlx::Row;
 use switchboard_channels::Origin;
 use uuid::Uuid;
@@ -195,7 +196,7 @@ const CACHE_MAX: usize = 10_000;
 
 impl SessionCache {
     fn lock(&self) -> MutexGuard<'_, Cached> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.0.lock()
     }
 
     fn get(&self, key: &str) -> Option<SessionRow> {

@@ -7,7 +7,9 @@
 //! them (`start_sql!`, `seq > ?`) in the transaction that starts the run.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, MutexGuard};
 
 use super::messages::MessageRow;
 
@@ -39,7 +41,7 @@ fn size(rows: &[MessageRow]) -> usize {
 
 impl TranscriptCache {
     fn lock(&self) -> MutexGuard<'_, Cached> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.0.lock()
     }
 
     /// The cached transcript of `session_id` (empty if none): a start reads past its last

@@ -6,15 +6,16 @@
 
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
+use parking_lot::Mutex;
 
 use crate::agent::models;
 use crate::agent::provider::{complete_with_retry, ModelRequest, RetryPolicy};
 use crate::routing;
-use crate::runtime::{lock, Runtime};
+use crate::runtime::Runtime;
 use crate::store::{AnnounceMessage, NewMessage, Role, StoreError, SubagentRow};
 
 use super::render::{self, Announce};
@@ -61,7 +62,7 @@ pub struct InFlight(Arc<Mutex<HashSet<String>>>);
 impl InFlight {
     /// Take `run_id`, unless it is taken; it is given back when the claim is dropped.
     fn claim(&self, run_id: &str) -> Option<Claimed> {
-        lock(&self.0).insert(run_id.to_string()).then(|| Claimed {
+        self.0.lock().insert(run_id.to_string()).then(|| Claimed {
             set: self.0.clone(),
             run_id: run_id.to_string(),
         })
@@ -75,7 +76,7 @@ struct Claimed {
 
 impl Drop for Claimed {
     fn drop(&mut self) {
-        lock(&self.set).remove(&self.run_id);
+        self.set.lock().remove(&self.run_id);
     }
 }
 

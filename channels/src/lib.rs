@@ -11,6 +11,7 @@ mod menu;
 mod message;
 #[cfg(test)]
 mod proptest_cases;
+mod secret;
 pub mod split;
 pub mod telegram;
 pub mod webchat;
@@ -20,3 +21,4 @@ pub use channel::{
 };
 pub use menu::{MenuCommand, MenuOption};
 pub use message::{ChatKind, InboundMessage, Origin, OutboundMessage};
+pub use secret::secret_eq;

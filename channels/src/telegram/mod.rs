@@ -167,7 +167,7 @@ impl Telegram {
         else {
             return Err(WebhookError::NotRunning);
         };
-        if !secret.is_some_and(|s| constant_time_eq(s.as_bytes(), expected.as_bytes())) {
+        if !secret.is_some_and(|s| crate::secret_eq(s.as_bytes(), expected.as_bytes())) {
             return Err(WebhookError::Unauthorized);
         }
         let update: teloxide::types::Update =
@@ -190,10 +190,6 @@ impl Telegram {
             inbound::Outcome::Interrupted => Err(WebhookError::NotRunning),
         }
     }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 fn chat_of(origin: &Origin) -> Result<(ChatId, Option<i32>), ChannelError> {

@@ -11,6 +11,7 @@ mod discord;
 mod faults_channels;
 mod faults_model;
 mod faults_restart;
+mod http_limits;
 mod lanes;
 mod lifecycle;
 mod security_http;

@@ -5,6 +5,7 @@
 //! the HTTP server. The gateway depends on it, never the other way round.
 #![forbid(unsafe_code)]
 
+pub mod backoff;
 mod channel;
 pub mod discord;
 mod menu;

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
+use switchboard_channels::backoff::Backoff;
 use switchboard_channels::{ChannelError, DeliveryProgress, OutboundMessage};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -20,6 +21,9 @@ use crate::store::{now_ms, OutboxRow, Store};
 const BATCH: i64 = 256;
 /// Longest wait between retries of one message.
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
+/// Waits between retries of one message (and of an announce): 1 s doubling to
+/// [`MAX_BACKOFF`], jittered. A channel's rate-limit delay comes first.
+pub const BACKOFF: Backoff = Backoff::new(Duration::from_secs(1), MAX_BACKOFF);
 /// Attempts before a message is marked failed.
 const MAX_ATTEMPTS: i64 = 25;
 /// Idle re-check interval, in case a wake-up was missed.
@@ -149,7 +153,7 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
             let retry_at = if e.is_retryable() && attempts < MAX_ATTEMPTS {
                 let delay = match &e {
                     ChannelError::RateLimited(d) => *d,
-                    _ => backoff(attempts),
+                    _ => BACKOFF.delay(u32::try_from(attempts).unwrap_or(u32::MAX)),
                 };
                 Some(now_ms() + delay.as_millis() as i64)
             } else {
@@ -200,10 +204,10 @@ impl DeliveryProgress for RowProgress<'_> {
     }
 }
 
-/// 1 s, 2 s, 4 s … capped at [`MAX_BACKOFF`].
+/// The longest wait after `attempts` failed attempts, before jitter: 1 s, 2 s, 4 s …
+/// capped at [`MAX_BACKOFF`] (the wait itself is [`BACKOFF`]`.delay`, within its upper half).
 pub fn backoff(attempts: i64) -> Duration {
-    let exp = attempts.clamp(1, 20) as u32 - 1;
-    Duration::from_secs(1u64 << exp.min(16)).min(MAX_BACKOFF)
+    BACKOFF.ceiling(u32::try_from(attempts.max(1)).unwrap_or(u32::MAX))
 }
 
 #[cfg(test)]

@@ -89,25 +89,27 @@ impl Discord {
     /// `GET /api/v10/gateway` ourselves first: serenity silently falls back to the real
     /// Discord when that call fails, and a gateway pointed elsewhere must fail loudly.
     async fn check_gateway(&self, cancel: &CancellationToken) -> bool {
-        let mut delay = Duration::from_secs(1);
+        let mut failures = 0;
         loop {
-            match self.inner.http.get_gateway().await {
+            let e = match self.inner.http.get_gateway().await {
                 Ok(g) => {
                     tracing::info!(url = %g.url, "discord: gateway found");
                     return true;
                 }
-                Err(e) => tracing::error!(
-                    error = %e,
-                    api_url = %self.inner.settings.api_url,
-                    retry_in = ?delay,
-                    "discord: GET /api/v10/gateway failed; not connecting (check channels.discord.apiUrl and token)"
-                ),
-            }
+                Err(e) => e,
+            };
+            failures += 1;
+            let delay = crate::backoff::CONNECT.delay(failures);
+            tracing::error!(
+                error = %e,
+                api_url = %self.inner.settings.api_url,
+                retry_in = ?delay,
+                "discord: GET /api/v10/gateway failed; not connecting (check channels.discord.apiUrl and token)"
+            );
             tokio::select! {
                 _ = tokio::time::sleep(delay) => {}
                 _ = cancel.cancelled() => return false,
             }
-            delay = (delay * 2).min(Duration::from_secs(60));
         }
     }
 }

@@ -120,7 +120,7 @@ impl Telegram {
 
     /// `getMe`, retried with backoff until it works or `cancel` fires.
     async fn identify(&self, cancel: &CancellationToken) -> Option<BotInfo> {
-        let mut delay = Duration::from_secs(1);
+        let mut failures = 0;
         loop {
             match self.bot.get_me().await {
                 Ok(me) => {
@@ -132,14 +132,15 @@ impl Telegram {
                     return Some(info);
                 }
                 Err(e) => {
-                    tracing::error!(error = %e, retry_in = ?delay, "telegram: getMe failed (check channels.telegram.botToken and apiUrl)")
+                    failures += 1;
+                    let delay = crate::backoff::CONNECT.delay(failures);
+                    tracing::error!(error = %e, retry_in = ?delay, "telegram: getMe failed (check channels.telegram.botToken and apiUrl)");
+                    tokio::select! {
+                        _ = tokio::time::sleep(delay) => {}
+                        _ = cancel.cancelled() => return None,
+                    }
                 }
             }
-            tokio::select! {
-                _ = tokio::time::sleep(delay) => {}
-                _ = cancel.cancelled() => return None,
-            }
-            delay = (delay * 2).min(Duration::from_secs(60));
         }
     }
 

@@ -9,10 +9,13 @@ use teloxide::types::{MessageId, ParseMode, ThreadId};
 use teloxide::{ApiError, RequestError};
 
 use super::{chat_of, format, Telegram};
+use crate::backoff::Backoff;
 use crate::{ChannelError, DeliveryProgress, OutboundMessage};
 
 /// Tries per chunk for rate limits and network errors before the outbox takes over.
 const CHUNK_TRIES: u32 = 3;
+/// Waits between tries of a chunk after a network error or a 5xx: 1 s, then 2 s.
+const CHUNK_BACKOFF: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(2));
 
 impl Telegram {
     pub(super) async fn send_chunks(
@@ -76,7 +79,7 @@ impl Telegram {
                 RequestError::RetryAfter(s) => return Err(ChannelError::RateLimited(s.duration())),
                 RequestError::Network(e) if tries < CHUNK_TRIES => {
                     tracing::warn!(error = %e, "telegram: sendMessage network error; retrying");
-                    tokio::time::sleep(Duration::from_millis(500 * (1 << tries))).await;
+                    tokio::time::sleep(CHUNK_BACKOFF.delay(tries)).await;
                 }
                 RequestError::Network(e) => return Err(ChannelError::Temporary(e.to_string())),
                 RequestError::Api(e) if is_refusal(&e) => {
@@ -87,7 +90,7 @@ impl Telegram {
                 // 5xx and anything else Telegram did not explain as a refusal: try again later.
                 RequestError::Api(e) if tries < CHUNK_TRIES => {
                     tracing::warn!(error = %e, "telegram: sendMessage failed; retrying");
-                    tokio::time::sleep(Duration::from_millis(500 * (1 << tries))).await;
+                    tokio::time::sleep(CHUNK_BACKOFF.delay(tries)).await;
                 }
                 RequestError::Api(e) => return Err(ChannelError::Temporary(e.to_string())),
                 other => return Err(ChannelError::Temporary(other.to_string())),

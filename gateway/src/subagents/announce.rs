@@ -149,7 +149,7 @@ async fn job(rt: &Arc<Runtime>, run_id: &str) {
             }
             Ok(n) => {
                 tokio::select! {
-                    _ = tokio::time::sleep(crate::outbox::backoff(n)) => {}
+                    _ = tokio::time::sleep(crate::outbox::BACKOFF.delay(u32::try_from(n).unwrap_or(u32::MAX))) => {}
                     // Still pending in the store: scheduled again at the next start.
                     _ = rt.shutdown.cancelled() => return,
                 }

@@ -60,7 +60,7 @@ impl ActiveRun {
     }
 }
 
-/// Whose an event is: what a `/ws` socket checks before passing it on (SPEC §14).
+/// Whose an event is: what a `/ws` socket checks before passing it on (README, Security).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EventScope {
     /// One session's runs (a sub-agent's run events carry the child's key).

@@ -329,7 +329,7 @@ pub struct SessionConfig {
     pub dm_scope: DmScope,
 }
 
-/// Which session a direct message goes to (SPEC §14).
+/// Which session a direct message goes to (README, Security).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DmScope {
@@ -349,7 +349,8 @@ pub struct QueueConfig {
     pub mode: QueueMode,
 }
 
-/// What happens to a message that arrives while its session is busy (SPEC §4).
+/// What happens to a message that arrives while its session is busy (README, Decisions:
+/// busy sessions).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum QueueMode {

@@ -40,8 +40,9 @@ pub fn workspace_for(cfg: &Config, agent: Option<&AgentEntry>, state_dir: &Path)
         .unwrap_or_else(|| state_dir.join("workspace"))
 }
 
-/// Session key of a chat (SPEC §4, §14): a group's key names its chat (and thread); a
-/// direct message's key follows `session.dmScope`.
+/// Session key of a chat (README: Decisions, on queue modes; Security, on sessions): a
+/// group's key names its chat (and thread); a direct message's key follows
+/// `session.dmScope`.
 pub fn session_key(scope: DmScope, agent_id: &str, origin: &Origin, sender_id: &str) -> String {
     match origin.kind {
         ChatKind::Direct => match scope {

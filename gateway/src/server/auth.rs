@@ -1,6 +1,6 @@
-//! The doors of every route but `/healthz` (SPEC §14): another site's `Origin` is refused
-//! (403), so is a non-loopback `Host` when no token is set (DNS rebinding), then the
-//! bearer token is checked (401) — from `Authorization`, or `?token=` on `/ws` only.
+//! The doors of every route but `/healthz` (README, Security): another site's `Origin` is
+//! refused (403), so is a non-loopback `Host` when no token is set (DNS rebinding), then
+//! the bearer token is checked (401) — from `Authorization`, or `?token=` on `/ws` only.
 
 use std::sync::Arc;
 

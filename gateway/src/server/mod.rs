@@ -1,6 +1,7 @@
 //! The HTTP/WebSocket server (axum): `/healthz`, `/metrics`, the JSON API, the web chat
 //! page at `/` and its socket at `/ws`. Every route is a row of [`ROUTES`] with its
-//! [`Access`]; the doors (`auth.rs`: Origin, Host, bearer token) guard all but `/healthz`.
+//! [`Access`]; the doors (`auth.rs`: Origin, Host, bearer token) guard all but `/healthz`,
+//! and the tower layers of `layers.rs` (`gateway.http`) shed load and time requests out.
 //!
 //! Architecture invariant: only `server` knows HTTP and the API's JSON wire shapes.
 

@@ -6,7 +6,7 @@ use axum::routing::{get, post, MethodRouter};
 
 use super::{api, events, metrics, telegram, ws, AppState, Deadline, WEBCHAT_PAGE};
 
-/// Who may call a route, and how they prove it (SPEC §14).
+/// Who may call a route, and how they prove it (README, Security).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     /// `/healthz`: anyone (load balancers, container probes), no checks.

@@ -1,6 +1,6 @@
 //! The outbox: every message bound for a channel, at most once per idempotency key,
-//! with delivery state, attempts, the time of the next attempt and how many parts of it
-//! were delivered. A chat's rows leave in order: none is due while an earlier row of the
+//! with its footer (the announce's `Stats:` line) apart from its text, delivery state,
+//! attempts, the time of the next attempt and how many parts of it were delivered. A chat's rows leave in order: none is due while an earlier row of the
 //! same chat (channel, chat, thread) is pending or being sent.
 
 use sqlx::Row;

@@ -228,8 +228,9 @@ pub struct RunEnd {
 /// sub-agent's spawn run or its end recorded before, no archive timer). The reply goes to
 /// the origin of the newest message the run claimed (a session shared by several chats
 /// answers each in its own), else to the run's; never to the HTTP API channel, whose
-/// callers read the run. `changes()` in the outbox INSERT is the run UPDATE's count, in
-/// the last statement the registry UPDATE's.
+/// callers read the run. Its channel and chat come from that row's origin columns (bound
+/// from Rust when it was stored), never from the origin's JSON. `changes()` in the outbox
+/// INSERT is the run UPDATE's count, in the last statement the registry UPDATE's.
 static FINISH: Script = script!(
     "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
          SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ?

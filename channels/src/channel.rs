@@ -124,7 +124,8 @@ pub trait Channel: Send + Sync + 'static {
     /// Returns when the adapter has stopped.
     async fn run(&self, sink: InboundSink, cancel: CancellationToken) -> Result<(), ChannelError>;
 
-    /// Send one message, split to [`Channel::text_limit`] with its stats line kept whole.
+    /// Send one message, split to [`Channel::text_limit`], its footer (if any) whole and
+    /// last.
     ///
     /// Resumes after the parts `progress` says were delivered before, and reports each part
     /// the platform accepted (all but the last: the caller records the whole message as

@@ -5,11 +5,14 @@
 //! the HTTP server. The gateway depends on it, never the other way round.
 #![forbid(unsafe_code)]
 
+pub mod backoff;
 mod channel;
 pub mod discord;
+mod menu;
 mod message;
 #[cfg(test)]
 mod proptest_cases;
+mod secret;
 pub mod split;
 pub mod telegram;
 pub mod webchat;
@@ -17,4 +20,6 @@ pub mod webchat;
 pub use channel::{
     send_parts, Channel, ChannelError, DeliveryProgress, Inbound, InboundSink, MemoryProgress,
 };
+pub use menu::{MenuCommand, MenuOption};
 pub use message::{ChatKind, InboundMessage, Origin, OutboundMessage};
+pub use secret::secret_eq;

@@ -70,13 +70,17 @@ pub struct InboundMessage {
     pub addressed: bool,
 }
 
-/// A message the gateway sends to a chat. `stats_line`, when present, is the announce's
-/// trailing `Stats:` line: adapters must send it last and never split it.
+/// A message the gateway sends to a chat.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OutboundMessage {
     pub origin: Origin,
     pub text: String,
+    /// A one-line footer (the announce's `Stats:` line), apart from the text: every
+    /// adapter sends it last, on a line of its own, and never splits it unless it alone
+    /// is longer than one platform message. Nothing in `text` is ever taken for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footer: Option<String>,
     /// Idempotency key of the outbox entry this message came from.
     pub key: String,
 }

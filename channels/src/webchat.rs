@@ -7,9 +7,9 @@
 //! the outbox, to be sent again.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -185,7 +185,7 @@ impl WebChat {
                 error: "connection is closed".to_string(),
             });
         };
-        let sink = self.sink.lock().ok().and_then(|s| s.clone());
+        let sink = self.sink.lock().clone();
         let Some(sink) = sink else {
             return Some(ServerFrame::Error {
                 error: "the web chat channel is not running".to_string(),
@@ -232,9 +232,8 @@ impl WebChat {
         out
     }
 
-    fn lock_conns(&self) -> std::sync::MutexGuard<'_, Vec<Conn>> {
-        // A poisoned lock only means another thread panicked mid-push; the Vec is intact.
-        self.conns.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock_conns(&self) -> parking_lot::MutexGuard<'_, Vec<Conn>> {
+        self.conns.lock()
     }
 }
 
@@ -267,13 +266,9 @@ impl Channel for WebChat {
     }
 
     async fn run(&self, sink: InboundSink, cancel: CancellationToken) -> Result<(), ChannelError> {
-        if let Ok(mut s) = self.sink.lock() {
-            *s = Some(sink);
-        }
+        *self.sink.lock() = Some(sink);
         cancel.cancelled().await;
-        if let Ok(mut s) = self.sink.lock() {
-            *s = None;
-        }
+        *self.sink.lock() = None;
         Ok(())
     }
 
@@ -282,7 +277,7 @@ impl Channel for WebChat {
         msg: &OutboundMessage,
         progress: &dyn DeliveryProgress,
     ) -> Result<(), ChannelError> {
-        let parts = crate::split::split_text(&msg.text, TEXT_LIMIT);
+        let parts = crate::split::split_text(&msg.text, msg.footer.as_deref(), TEXT_LIMIT);
         crate::send_parts(&parts, progress, |part| {
             let frame = ServerFrame::Message {
                 text: part.to_string(),

@@ -72,6 +72,7 @@ mod examples {
         let reply = OutboundMessage {
             origin: msg.origin,
             text: "hello".into(),
+            footer: None,
             key: "k".into(),
         };
         let progress = crate::MemoryProgress::default();
@@ -108,6 +109,7 @@ mod examples {
         let msg = OutboundMessage {
             origin: Origin::webchat("main", ChatKind::Direct),
             text: "hello".into(),
+            footer: None,
             key: "k".into(),
         };
         let progress = crate::MemoryProgress::default();
@@ -207,7 +209,7 @@ mod properties {
         fn any_frame_gets_its_answer(raw in raw_frame()) {
             let hub = WebChat::new();
             let (tx, mut rx) = mpsc::channel(1);
-            *hub.sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+            *hub.sink.lock() = Some(tx);
             let (conn, _frames) = hub.connect("main");
             let answer = runtime().block_on(hub.handle_frame(conn, &raw));
             let taken = rx.try_recv().ok();

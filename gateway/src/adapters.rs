@@ -3,10 +3,11 @@
 //! `channels.<id>` section changes on reload.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use switchboard_channels::discord::{self, Discord, DiscordSettings};
 use switchboard_channels::telegram::{
     self, LedgerError, Mode, OffsetStore, Poisoned, Telegram, TelegramSettings,
@@ -16,17 +17,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::{Config, DiscordConfig, SharedEnv, TelegramConfig, TelegramMode};
-use crate::runtime::{lock, Runtime};
+use crate::runtime::Runtime;
 use crate::store::{now_ms, PoisonedUpdate, Store};
-
-/// The native command menu registered on platforms that have one.
-pub const COMMAND_MENU: &[(&str, &str)] = &[
-    ("subagents", "Sub-agents: list | stop | log | info | send"),
-    ("stop", "Stop the current run and its sub-agents"),
-    ("status", "Model, queue and active runs"),
-    ("new", "Start a fresh session"),
-    ("help", "Show the commands"),
-];
 
 /// A running adapter and the config section it was built from.
 struct Running {
@@ -86,7 +78,7 @@ impl Adapters {
         enabled: bool,
         build: impl FnOnce() -> Option<Arc<dyn Channel>>,
     ) {
-        let mut running = lock(&self.running);
+        let mut running = self.running.lock();
         match running.get(id) {
             Some(r) if r.section == section => return,
             None if !enabled => return,
@@ -97,7 +89,7 @@ impl Adapters {
             old.cancel.cancel();
             self.rt.unregister_channel(id);
             if id == telegram::CHANNEL_ID {
-                *lock(&self.telegram) = None;
+                *self.telegram.lock() = None;
             }
         }
         if !enabled {
@@ -152,7 +144,7 @@ impl Adapters {
             text_limit: want.text_chunk_limit,
             poll_timeout: Duration::from_secs(want.poll_timeout_seconds),
             mode,
-            commands: menu(),
+            commands: crate::commands::menu::menu(),
         };
         let offsets = Arc::new(StoreOffsets {
             store: self.rt.store.clone(),
@@ -160,7 +152,7 @@ impl Adapters {
         match Telegram::new(settings, offsets) {
             Ok(a) => {
                 let a = Arc::new(a);
-                *lock(&self.telegram) = Some(a.clone());
+                *self.telegram.lock() = Some(a.clone());
                 Some(a)
             }
             Err(e) => {
@@ -181,7 +173,7 @@ impl Adapters {
             token,
             api_url: want.api_url.clone(),
             text_limit: want.text_chunk_limit,
-            commands: menu(),
+            commands: crate::commands::menu::menu(),
         };
         match Discord::new(settings) {
             Ok(a) => Some(Arc::new(a)),
@@ -194,19 +186,12 @@ impl Adapters {
 
     /// The running Telegram adapter (for its webhook route).
     pub fn telegram(&self) -> Option<Arc<Telegram>> {
-        lock(&self.telegram).clone()
+        self.telegram.lock().clone()
     }
 }
 
 fn section<T: serde::Serialize>(cfg: &T) -> serde_json::Value {
     serde_json::to_value(cfg).unwrap_or(serde_json::Value::Null)
-}
-
-fn menu() -> Vec<(String, String)> {
-    COMMAND_MENU
-        .iter()
-        .map(|(c, d)| (c.to_string(), d.to_string()))
-        .collect()
 }
 
 /// Telegram's update offset (in `channel_state`) and its ledger of update attempts and

@@ -145,7 +145,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         closing: sockets_cancel.clone(),
         adapters: adapters.clone(),
     };
-    let app = server::router(state, cfg.gateway.max_body_bytes);
+    let app = server::router(state, &server::HttpLimits::from_config(&cfg.gateway));
     let server_cancel = accept_cancel.clone();
     tasks.spawn(async move {
         let serve = axum::serve(listener, app)

@@ -4,21 +4,26 @@
 //! with backoff (honouring a platform's rate-limit delay), or failed for good.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use parking_lot::Mutex;
+use switchboard_channels::backoff::Backoff;
 use switchboard_channels::{ChannelError, DeliveryProgress, OutboundMessage};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::runtime::{lock, Runtime};
+use crate::runtime::Runtime;
 use crate::store::{now_ms, OutboxRow, Store};
 
 /// Rows taken per pass.
 const BATCH: i64 = 256;
 /// Longest wait between retries of one message.
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
+/// Waits between retries of one message (and of an announce): 1 s doubling to
+/// [`MAX_BACKOFF`], jittered. A channel's rate-limit delay comes first.
+pub const BACKOFF: Backoff = Backoff::new(Duration::from_secs(1), MAX_BACKOFF);
 /// Attempts before a message is marked failed.
 const MAX_ATTEMPTS: i64 = 25;
 /// Idle re-check interval, in case a wake-up was missed.
@@ -82,7 +87,7 @@ async fn pass(rt: &Arc<Runtime>, in_flight: &Arc<Mutex<HashSet<String>>>, tasks:
         groups.entry(chat).or_default().push(row);
     }
     for (chat, rows) in groups {
-        if !lock(in_flight).insert(chat.clone()) {
+        if !in_flight.lock().insert(chat.clone()) {
             continue; // this chat is being sent to; keep its order
         }
         let rt = rt.clone();
@@ -93,7 +98,7 @@ async fn pass(rt: &Arc<Runtime>, in_flight: &Arc<Mutex<HashSet<String>>>, tasks:
                     break; // keep later messages of this chat behind the failed one
                 }
             }
-            lock(&in_flight).remove(&chat);
+            in_flight.lock().remove(&chat);
             rt.outbox_wake.notify_one();
         });
     }
@@ -117,6 +122,7 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
                 let msg = OutboundMessage {
                     origin: row.origin.clone(),
                     text: row.text.clone(),
+                    footer: row.footer.clone(),
                     key: row.key.clone(),
                 };
                 let progress = RowProgress {
@@ -147,7 +153,7 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
             let retry_at = if e.is_retryable() && attempts < MAX_ATTEMPTS {
                 let delay = match &e {
                     ChannelError::RateLimited(d) => *d,
-                    _ => backoff(attempts),
+                    _ => BACKOFF.delay(u32::try_from(attempts).unwrap_or(u32::MAX)),
                 };
                 Some(now_ms() + delay.as_millis() as i64)
             } else {
@@ -198,10 +204,10 @@ impl DeliveryProgress for RowProgress<'_> {
     }
 }
 
-/// 1 s, 2 s, 4 s … capped at [`MAX_BACKOFF`].
+/// The longest wait after `attempts` failed attempts, before jitter: 1 s, 2 s, 4 s …
+/// capped at [`MAX_BACKOFF`] (the wait itself is [`BACKOFF`]`.delay`, within its upper half).
 pub fn backoff(attempts: i64) -> Duration {
-    let exp = attempts.clamp(1, 20) as u32 - 1;
-    Duration::from_secs(1u64 << exp.min(16)).min(MAX_BACKOFF)
+    BACKOFF.ceiling(u32::try_from(attempts.max(1)).unwrap_or(u32::MAX))
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use switchboard_channels::Channel;
 use tokio::sync::{broadcast, watch, Notify};
 use tokio_util::sync::CancellationToken;
@@ -50,18 +51,16 @@ pub struct ActiveRun {
 
 impl ActiveRun {
     pub fn cancel(&self, reason: CancelReason) {
-        if let Ok(mut r) = self.reason.lock() {
-            r.get_or_insert(reason);
-        }
+        self.reason.lock().get_or_insert(reason);
         self.cancel.cancel();
     }
 
     pub fn reason(&self) -> Option<CancelReason> {
-        self.reason.lock().ok().and_then(|r| *r)
+        *self.reason.lock()
     }
 }
 
-/// Whose an event is: what a `/ws` socket checks before passing it on (SPEC §14).
+/// Whose an event is: what a `/ws` socket checks before passing it on (README, Security).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EventScope {
     /// One session's runs (a sub-agent's run events carry the child's key).
@@ -160,34 +159,35 @@ impl Runtime {
     }
 
     pub fn channel(&self, id: &str) -> Option<Arc<dyn Channel>> {
-        lock(&self.channels).get(id).cloned()
+        self.channels.lock().get(id).cloned()
     }
 
     pub fn register_channel(&self, ch: Arc<dyn Channel>) {
-        lock(&self.channels).insert(ch.id().to_string(), ch);
+        self.channels.lock().insert(ch.id().to_string(), ch);
     }
 
     pub fn unregister_channel(&self, id: &str) {
-        lock(&self.channels).remove(id);
+        self.channels.lock().remove(id);
     }
 
     pub fn active_run(&self, session_key: &str) -> Option<ActiveRun> {
-        lock(&self.active).get(session_key).cloned()
+        self.active.lock().get(session_key).cloned()
     }
 
     pub fn active_runs(&self) -> Vec<(String, ActiveRun)> {
-        lock(&self.active)
+        self.active
+            .lock()
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
     }
 
     pub(crate) fn set_active(&self, session_key: &str, run: ActiveRun) {
-        lock(&self.active).insert(session_key.to_string(), run);
+        self.active.lock().insert(session_key.to_string(), run);
     }
 
     pub(crate) fn clear_active(&self, session_key: &str, run_id: &str) {
-        let mut map = lock(&self.active);
+        let mut map = self.active.lock();
         if map.get(session_key).is_some_and(|r| r.run_id == run_id) {
             map.remove(session_key);
         }
@@ -273,12 +273,6 @@ fn with_session_key(event: &mut serde_json::Value, session_key: &str) {
     }
 }
 
-/// Lock a std mutex, ignoring poisoning (the guarded maps stay consistent: every
-/// critical section is a single insert/remove/lookup).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Runtimes for the crate's tests.
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
@@ -318,5 +312,31 @@ pub(crate) mod testing {
             CancellationToken::new(),
         );
         (dir, rt)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Catches: a cancel reason lost after a panic while its lock was held (a poisoned
+    /// std mutex made `cancel` skip recording it and `reason` answer `None`, which ends a
+    /// `/stop`ped run as a shutdown checkpoint: it would resume at the next start).
+    #[test]
+    fn a_panic_under_the_reason_lock_loses_no_cancel_reason() {
+        let run = ActiveRun {
+            run_id: "r1".into(),
+            cancel: CancellationToken::new(),
+            reason: Arc::default(),
+        };
+        let held = run.reason.clone();
+        let _ = std::thread::spawn(move || {
+            let _guard = held.lock();
+            panic!("a bug while the lock is held");
+        })
+        .join();
+        run.cancel(CancelReason::User);
+        assert_eq!(run.reason(), Some(CancelReason::User));
+        assert!(run.cancel.is_cancelled());
     }
 }

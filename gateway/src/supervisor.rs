@@ -4,20 +4,19 @@
 //! logged and counted (`/metrics`).
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
+use switchboard_channels::backoff::Backoff;
 use switchboard_channels::{Channel, InboundSink};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
-use crate::runtime::lock;
-
-/// First wait before a restart; doubles per restart up to [`MAX_BACKOFF`].
-const MIN_BACKOFF: Duration = Duration::from_secs(1);
-const MAX_BACKOFF: Duration = Duration::from_secs(60);
-/// A run that lasted this long was healthy: the next restart waits [`MIN_BACKOFF`] again.
+/// Waits before a restart: 1 s, doubling per restart in a row, up to a minute (jittered).
+const BACKOFF: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(60));
+/// A run that lasted this long was healthy: the next restart waits the shortest again.
 const HEALTHY_FOR: Duration = Duration::from_secs(60);
 
 /// Restarts per channel since the daemon started.
@@ -26,12 +25,12 @@ pub struct Restarts(Mutex<BTreeMap<String, u64>>);
 
 impl Restarts {
     fn bump(&self, channel: &str) {
-        *lock(&self.0).entry(channel.to_string()).or_default() += 1;
+        *self.0.lock().entry(channel.to_string()).or_default() += 1;
     }
 
     /// `(channel, restarts)`, by channel id.
     pub fn snapshot(&self) -> Vec<(String, u64)> {
-        lock(&self.0).iter().map(|(k, v)| (k.clone(), *v)).collect()
+        self.0.lock().iter().map(|(k, v)| (k.clone(), *v)).collect()
     }
 }
 
@@ -43,7 +42,8 @@ pub async fn supervise(
     restarts: Arc<Restarts>,
 ) {
     let id = adapter.id().to_string();
-    let mut backoff = MIN_BACKOFF;
+    // Restarts in a row (since the last healthy run).
+    let mut in_row = 0;
     loop {
         let started = Instant::now();
         let task = {
@@ -55,8 +55,10 @@ pub async fn supervise(
             return;
         }
         if started.elapsed() >= HEALTHY_FOR {
-            backoff = MIN_BACKOFF;
+            in_row = 0;
         }
+        in_row += 1;
+        let backoff = BACKOFF.delay(in_row);
         match outcome {
             Ok(Ok(())) => {
                 tracing::warn!(channel = %id, restart_in = ?backoff, "{id}: channel stopped on its own; restarting")
@@ -76,7 +78,6 @@ pub async fn supervise(
             _ = tokio::time::sleep(backoff) => {}
             _ = cancel.cancelled() => return,
         }
-        backoff = (backoff * 2).min(MAX_BACKOFF);
     }
 }
 

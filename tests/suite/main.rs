@@ -15,6 +15,7 @@ mod discord_delivery;
 mod faults_channels;
 mod faults_model;
 mod faults_restart;
+mod http_limits;
 mod lanes;
 mod lifecycle;
 mod record;

@@ -1,4 +1,4 @@
-//! The HTTP server's doors (SPEC §14 "Browser"): Origin and Host checks, where `?token=`
+//! The HTTP server's doors (README, Security: "Browser"): Origin and Host checks, where `?token=`
 //! is accepted, the blank-token rule (the matrix over every route: `security_routes.rs`).
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};

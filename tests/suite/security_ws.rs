@@ -1,4 +1,4 @@
-//! `/ws` live events per chat (SPEC §14): a web chat socket sees its own session's events
+//! `/ws` live events per chat (README, Security): a web chat socket sees its own session's events
 //! and those of the sub-agents spawned from it, never another chat's or an API session's.
 
 use serde_json::{json, Value};

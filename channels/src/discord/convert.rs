@@ -1,10 +1,10 @@
 //! Discord message / application command → [`InboundMessage`]: pure, so it can be
 //! property-tested apart from serenity's event loop.
 
-use serenity::all::{CommandDataOptionValue, CommandInteraction, Message, User};
+use serenity::all::{CommandDataOption, CommandDataOptionValue, CommandInteraction, Message, User};
 
 use super::{BotInfo, CHANNEL_ID};
-use crate::{ChatKind, InboundMessage, Origin};
+use crate::{ChatKind, InboundMessage, MenuCommand, Origin};
 
 /// A message for the gateway, unless it is from a bot or has no text.
 pub(super) fn message(msg: &Message, me: BotInfo) -> Option<InboundMessage> {
@@ -43,7 +43,11 @@ pub(super) fn message(msg: &Message, me: BotInfo) -> Option<InboundMessage> {
 
 /// An application command as the slash command text routing reads, answered through
 /// `reply_handle`.
-pub(super) fn command(cmd: &CommandInteraction, reply_handle: String) -> InboundMessage {
+pub(super) fn command(
+    cmd: &CommandInteraction,
+    reply_handle: String,
+    menu: &[MenuCommand],
+) -> InboundMessage {
     let kind = if cmd.guild_id.is_none() {
         ChatKind::Direct
     } else {
@@ -62,7 +66,7 @@ pub(super) fn command(cmd: &CommandInteraction, reply_handle: String) -> Inbound
         sender_name: Some(display_name(&cmd.user)),
         sender_username: Some(cmd.user.name.clone()),
         addressed: true,
-        text: command_text(cmd),
+        text: command_text(cmd, menu),
         message_id: Some(format!("interaction:{}", cmd.id.get())),
     }
 }
@@ -85,24 +89,29 @@ fn display_name(user: &User) -> String {
         .unwrap_or_else(|| user.name.clone())
 }
 
-/// `/subagents action:send target:1 message:hi` → "/subagents send 1 hi".
-fn command_text(cmd: &CommandInteraction) -> String {
-    let mut text = format!("/{}", cmd.data.name);
-    for name in ["action", "target", "message"] {
-        let value = cmd
-            .data
+/// `/subagents action:send target:1 message:hi` → "/subagents send 1 hi": the option
+/// values in the order the menu lists the command's options (for a command the menu does
+/// not have, in the order Discord sent them).
+fn command_text(cmd: &CommandInteraction, menu: &[MenuCommand]) -> String {
+    let value = |o: &CommandDataOption| match &o.value {
+        CommandDataOptionValue::String(s) => Some(s.clone()),
+        CommandDataOptionValue::Integer(i) => Some(i.to_string()),
+        _ => None,
+    };
+    let options = &cmd.data.options;
+    let values: Vec<String> = match menu.iter().find(|c| c.name == cmd.data.name) {
+        Some(entry) => entry
             .options
             .iter()
-            .find(|o| o.name == name)
-            .and_then(|o| match &o.value {
-                CommandDataOptionValue::String(s) => Some(s.clone()),
-                CommandDataOptionValue::Integer(i) => Some(i.to_string()),
-                _ => None,
-            });
-        if let Some(v) = value {
-            text.push(' ');
-            text.push_str(&v);
-        }
+            .filter_map(|want| options.iter().find(|o| o.name == want.name))
+            .filter_map(value)
+            .collect(),
+        None => options.iter().filter_map(value).collect(),
+    };
+    let mut text = format!("/{}", cmd.data.name);
+    for v in values {
+        text.push(' ');
+        text.push_str(&v);
     }
     text
 }

@@ -132,3 +132,39 @@ proptest! {
         prop_assert_eq!(m.origin.kind == ChatKind::Direct, guild.is_none());
     }
 }
+
+/// A slash command in a DM, with string options in the order given.
+fn command_json(name: &str, options: &[(&str, &str)]) -> serenity::all::CommandInteraction {
+    let options: Vec<Value> = options
+        .iter()
+        .map(|(name, value)| json!({"name": name, "type": 3, "value": value}))
+        .collect();
+    let json = json!({
+        "id": "3003", "application_id": "5005", "type": 2, "token": "t", "version": 1,
+        "channel_id": "2002", "channel": {"id": "2002", "type": 1},
+        "app_permissions": "0", "locale": "en-US", "entitlements": [],
+        "authorizing_integration_owners": {"0": "7"}, "context": 1,
+        "attachment_size_limit": 10_485_760,
+        "user": user(7, "ann", None, false),
+        "data": {"id": "4004", "name": name, "type": 1, "options": options},
+    });
+    serde_json::from_value(json).expect("serenity reads the interaction")
+}
+
+/// Catches: the option names of one command (`action`, `target`, `message`) hard-coded in
+/// the adapter: a menu command with other options lost them, and options were read in
+/// a fixed order instead of the menu's.
+#[test]
+fn a_command_reads_its_options_in_the_menus_order() {
+    use crate::{MenuCommand, MenuOption};
+    let menu = vec![MenuCommand::new("remind", "Remind me")
+        .option(MenuOption::new("when", "When").required())
+        .option(MenuOption::new("what", "What"))];
+    let cmd = command_json("remind", &[("what", "tea"), ("when", "5m")]);
+    let m = command(&cmd, "interaction:3003".into(), &menu);
+    assert_eq!(m.text, "/remind 5m tea");
+    assert_eq!(m.origin.reply_handle.as_deref(), Some("interaction:3003"));
+    // A command the menu does not list keeps Discord's order.
+    let cmd = command_json("other", &[("b", "2"), ("a", "1")]);
+    assert_eq!(command(&cmd, "h".into(), &menu).text, "/other 2 1");
+}

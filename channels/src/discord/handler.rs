@@ -10,41 +10,33 @@ use serenity::all::{
 };
 
 use super::{convert, BotInfo, Inner};
-use crate::{Inbound, InboundMessage, InboundSink};
+use crate::{Inbound, InboundMessage, InboundSink, MenuCommand};
 
 pub(super) struct Handler {
     pub(super) inner: Arc<Inner>,
     pub(super) sink: InboundSink,
 }
 
-/// The `/subagents` actions offered as choices.
-const ACTIONS: &[&str] = &["list", "stop", "log", "info", "send"];
-
-fn commands(menu: &[(String, String)]) -> Vec<CreateCommand> {
+/// The menu as Discord application commands: each option a string, with its choices.
+fn commands(menu: &[MenuCommand]) -> Vec<CreateCommand> {
     menu.iter()
-        .map(|(name, desc)| {
-            let cmd = CreateCommand::new(name).description(desc);
-            if name == "subagents" {
-                let mut action =
-                    CreateCommandOption::new(CommandOptionType::String, "action", "What to do")
-                        .required(true);
-                for a in ACTIONS {
-                    action = action.add_string_choice(*a, *a);
-                }
-                cmd.add_option(action)
-                    .add_option(CreateCommandOption::new(
+        .map(|c| {
+            c.options.iter().fold(
+                CreateCommand::new(&c.name).description(&c.description),
+                |cmd, o| {
+                    let option = CreateCommandOption::new(
                         CommandOptionType::String,
-                        "target",
-                        "# or run id (or all for stop)",
-                    ))
-                    .add_option(CreateCommandOption::new(
-                        CommandOptionType::String,
-                        "message",
-                        "Message for send",
-                    ))
-            } else {
-                cmd
-            }
+                        &o.name,
+                        &o.description,
+                    )
+                    .required(o.required);
+                    cmd.add_option(
+                        o.choices
+                            .iter()
+                            .fold(option, |opt, choice| opt.add_string_choice(choice, choice)),
+                    )
+                },
+            )
         })
         .collect()
 }
@@ -86,7 +78,12 @@ impl EventHandler for Handler {
             cmd.clone(),
             self.inner.settings.text_limit,
         );
-        self.push(convert::command(&cmd, handle)).await;
+        self.push(convert::command(
+            &cmd,
+            handle,
+            &self.inner.settings.commands,
+        ))
+        .await;
     }
 }
 

@@ -3,9 +3,10 @@
 //! response when it arrives. The gateway addresses the interaction by its reply handle.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use serenity::all::{
     CommandInteraction, CreateInteractionResponse, CreateInteractionResponseFollowup,
     CreateInteractionResponseMessage, EditInteractionResponse, Http,
@@ -13,7 +14,7 @@ use serenity::all::{
 use tokio::sync::oneshot;
 use tokio_util::task::TaskTracker;
 
-use super::lock;
+use crate::OutboundMessage;
 
 /// Answer directly when the reply comes within this; defer otherwise (Discord allows 3 s).
 const ANSWER_WITHIN: Duration = Duration::from_millis(2000);
@@ -22,7 +23,19 @@ const DEFERRED_FOR: Duration = Duration::from_secs(14 * 60);
 
 #[derive(Default)]
 pub(super) struct Pending {
-    waiting: Mutex<HashMap<String, oneshot::Sender<String>>>,
+    waiting: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
+}
+
+/// The gateway's answer to an interaction: its text and footer.
+struct Answer {
+    text: String,
+    footer: Option<String>,
+}
+
+impl Answer {
+    fn parts(&self, limit: usize) -> std::vec::IntoIter<String> {
+        crate::split::split_code_aware(&self.text, self.footer.as_deref(), limit).into_iter()
+    }
 }
 
 impl Pending {
@@ -36,15 +49,19 @@ impl Pending {
     ) -> String {
         let handle = format!("interaction:{}", cmd.id.get());
         let (tx, rx) = oneshot::channel();
-        lock(&self.waiting).insert(handle.clone(), tx);
+        self.waiting.lock().insert(handle.clone(), tx);
         tasks.spawn(respond(http, cmd, rx, limit));
         handle
     }
 
     /// Deliver the gateway's answer; false if nobody waits for this handle any more.
-    pub(super) fn answer(&self, handle: &str, text: &str) -> bool {
-        match lock(&self.waiting).remove(handle) {
-            Some(tx) => tx.send(text.to_string()).is_ok(),
+    pub(super) fn answer(&self, handle: &str, msg: &OutboundMessage) -> bool {
+        let answer = Answer {
+            text: msg.text.clone(),
+            footer: msg.footer.clone(),
+        };
+        match self.waiting.lock().remove(handle) {
+            Some(tx) => tx.send(answer).is_ok(),
             None => false,
         }
     }
@@ -53,13 +70,13 @@ impl Pending {
 async fn respond(
     http: Arc<Http>,
     cmd: CommandInteraction,
-    mut rx: oneshot::Receiver<String>,
+    mut rx: oneshot::Receiver<Answer>,
     limit: usize,
 ) {
     let quick = tokio::time::timeout(ANSWER_WITHIN, &mut rx).await;
     let result = match quick {
-        Ok(Ok(text)) => {
-            let mut parts = crate::split::split_code_aware(&text, limit).into_iter();
+        Ok(Ok(answer)) => {
+            let mut parts = answer.parts(limit);
             let first = parts.next().unwrap_or_default();
             let r = cmd
                 .create_response(
@@ -83,11 +100,14 @@ async fn respond(
             {
                 tracing::warn!(error = %e, "discord: deferring the interaction failed");
             }
-            let text = match tokio::time::timeout(DEFERRED_FOR, rx).await {
-                Ok(Ok(text)) => text,
-                _ => "The answer did not arrive in time.".to_string(),
+            let answer = match tokio::time::timeout(DEFERRED_FOR, rx).await {
+                Ok(Ok(answer)) => answer,
+                _ => Answer {
+                    text: "The answer did not arrive in time.".to_string(),
+                    footer: None,
+                },
             };
-            let mut parts = crate::split::split_code_aware(&text, limit).into_iter();
+            let mut parts = answer.parts(limit);
             let first = parts.next().unwrap_or_default();
             let r = cmd
                 .edit_response(&http, EditInteractionResponse::new().content(first))

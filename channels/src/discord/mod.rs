@@ -9,15 +9,18 @@ mod interaction;
 mod rest;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use serenity::all::{ChannelId, GatewayIntents, Http, HttpBuilder};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 
-use crate::{Channel, ChannelError, DeliveryProgress, InboundSink, Origin, OutboundMessage};
+use crate::{
+    Channel, ChannelError, DeliveryProgress, InboundSink, MenuCommand, Origin, OutboundMessage,
+};
 
 pub const CHANNEL_ID: &str = "discord";
 /// Discord's limit on one message.
@@ -31,8 +34,8 @@ pub struct DiscordSettings {
     /// Base URL replacing `https://discord.com` (a fake in tests).
     pub api_url: String,
     pub text_limit: usize,
-    /// Application commands registered at start: (name, description).
-    pub commands: Vec<(String, String)>,
+    /// Application commands registered at start, with their options and choices.
+    pub commands: Vec<MenuCommand>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -61,10 +64,6 @@ pub struct Discord {
     inner: Arc<Inner>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl Discord {
     pub fn new(settings: DiscordSettings) -> Result<Discord, SetupError> {
         let base = settings.api_url.trim_end_matches('/').to_string();
@@ -90,25 +89,27 @@ impl Discord {
     /// `GET /api/v10/gateway` ourselves first: serenity silently falls back to the real
     /// Discord when that call fails, and a gateway pointed elsewhere must fail loudly.
     async fn check_gateway(&self, cancel: &CancellationToken) -> bool {
-        let mut delay = Duration::from_secs(1);
+        let mut failures = 0;
         loop {
-            match self.inner.http.get_gateway().await {
+            let e = match self.inner.http.get_gateway().await {
                 Ok(g) => {
                     tracing::info!(url = %g.url, "discord: gateway found");
                     return true;
                 }
-                Err(e) => tracing::error!(
-                    error = %e,
-                    api_url = %self.inner.settings.api_url,
-                    retry_in = ?delay,
-                    "discord: GET /api/v10/gateway failed; not connecting (check channels.discord.apiUrl and token)"
-                ),
-            }
+                Err(e) => e,
+            };
+            failures += 1;
+            let delay = crate::backoff::CONNECT.delay(failures);
+            tracing::error!(
+                error = %e,
+                api_url = %self.inner.settings.api_url,
+                retry_in = ?delay,
+                "discord: GET /api/v10/gateway failed; not connecting (check channels.discord.apiUrl and token)"
+            );
             tokio::select! {
                 _ = tokio::time::sleep(delay) => {}
                 _ = cancel.cancelled() => return false,
             }
-            delay = (delay * 2).min(Duration::from_secs(60));
         }
     }
 }
@@ -158,7 +159,7 @@ impl Channel for Discord {
                 Ok(())
             }
         };
-        lock(&self.inner.typing).clear();
+        self.inner.typing.lock().clear();
         self.inner.tasks.close();
         result
     }
@@ -175,13 +176,14 @@ impl Channel for Discord {
             .filter(|_| progress.delivered() == 0)
         {
             // The interaction's own task sends the answer (and its follow-up parts).
-            if self.inner.interactions.answer(handle, &msg.text) {
+            if self.inner.interactions.answer(handle, msg) {
                 return Ok(());
             }
             // The interaction is gone (e.g. after a restart): answer in the channel instead.
         }
         let channel = channel_of(&msg.origin)?;
-        let chunks = crate::split::split_code_aware(&msg.text, self.text_limit());
+        let chunks =
+            crate::split::split_code_aware(&msg.text, msg.footer.as_deref(), self.text_limit());
         crate::send_parts(&chunks, progress, |chunk| {
             self.inner.rest.create_message(channel, chunk)
         })
@@ -190,7 +192,7 @@ impl Channel for Discord {
 
     async fn typing(&self, origin: &Origin, active: bool) -> Result<(), ChannelError> {
         let channel = channel_of(origin)?;
-        let mut map = lock(&self.inner.typing);
+        let mut map = self.inner.typing.lock();
         if !active {
             map.remove(&channel);
             return Ok(());

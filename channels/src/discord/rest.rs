@@ -3,17 +3,19 @@
 //! bucket that `X-RateLimit-Remaining: 0` / `X-RateLimit-Reset-After` say is empty.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-use super::lock;
+use crate::backoff::Backoff;
 use crate::ChannelError;
 
 /// Tries per message part for 429s, 5xx and network errors before the outbox takes over.
 const TRIES: u32 = 4;
+/// Waits between tries after a network error or a 5xx: 1 s, 2 s, 4 s.
+const BACKOFF: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(4));
 /// Longest wait this sender accepts inline; longer rate limits go back to the outbox.
 const MAX_INLINE_WAIT: Duration = Duration::from_secs(30);
 
@@ -53,7 +55,9 @@ impl Rest {
         let mut tries = 0;
         loop {
             tries += 1;
-            let wait = lock(&self.blocked_until)
+            let wait = self
+                .blocked_until
+                .lock()
                 .get(&channel)
                 .map(|t| t.saturating_duration_since(Instant::now()));
             if let Some(w) = wait.filter(|w| !w.is_zero()) {
@@ -70,7 +74,7 @@ impl Rest {
                 Ok(r) => r,
                 Err(e) if tries < TRIES => {
                     tracing::warn!(error = %e, "discord: create message network error; retrying");
-                    tokio::time::sleep(Duration::from_millis(500 << tries)).await;
+                    tokio::time::sleep(BACKOFF.delay(tries)).await;
                     continue;
                 }
                 Err(e) => return Err(ChannelError::Temporary(e.to_string())),
@@ -91,7 +95,7 @@ impl Rest {
                 }
                 500..=599 if tries < TRIES => {
                     tracing::warn!(status, "discord: create message failed; retrying");
-                    tokio::time::sleep(Duration::from_millis(500 << tries)).await;
+                    tokio::time::sleep(BACKOFF.delay(tries)).await;
                 }
                 500..=599 => return Err(ChannelError::Temporary(format!("HTTP {status}: {text}"))),
                 _ => {
@@ -116,7 +120,7 @@ impl Rest {
                 .and_then(|v| v.parse::<f64>().ok())
                 .filter(|s| s.is_finite() && *s >= 0.0)
             {
-                lock(&self.blocked_until).insert(
+                self.blocked_until.lock().insert(
                     channel,
                     Instant::now() + Duration::from_secs_f64(reset.min(60.0)),
                 );

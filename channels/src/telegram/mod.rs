@@ -9,16 +9,19 @@ mod poll;
 mod send;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use teloxide::prelude::*;
 use teloxide::types::{BotCommand, ChatAction};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
-use crate::{Channel, ChannelError, DeliveryProgress, InboundSink, Origin, OutboundMessage};
+use crate::{
+    Channel, ChannelError, DeliveryProgress, InboundSink, MenuCommand, Origin, OutboundMessage,
+};
 
 pub use inbound::{LedgerError, OffsetStore, Poisoned, MAX_ATTEMPTS};
 
@@ -38,8 +41,9 @@ pub struct TelegramSettings {
     /// Long-poll timeout of one `getUpdates` call.
     pub poll_timeout: Duration,
     pub mode: Mode,
-    /// The native command menu (`setMyCommands`): (command, description).
-    pub commands: Vec<(String, String)>,
+    /// The native command menu (`setMyCommands`: names and descriptions; Telegram's menu
+    /// has no options).
+    pub commands: Vec<MenuCommand>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,7 +120,7 @@ impl Telegram {
 
     /// `getMe`, retried with backoff until it works or `cancel` fires.
     async fn identify(&self, cancel: &CancellationToken) -> Option<BotInfo> {
-        let mut delay = Duration::from_secs(1);
+        let mut failures = 0;
         loop {
             match self.bot.get_me().await {
                 Ok(me) => {
@@ -128,14 +132,15 @@ impl Telegram {
                     return Some(info);
                 }
                 Err(e) => {
-                    tracing::error!(error = %e, retry_in = ?delay, "telegram: getMe failed (check channels.telegram.botToken and apiUrl)")
+                    failures += 1;
+                    let delay = crate::backoff::CONNECT.delay(failures);
+                    tracing::error!(error = %e, retry_in = ?delay, "telegram: getMe failed (check channels.telegram.botToken and apiUrl)");
+                    tokio::select! {
+                        _ = tokio::time::sleep(delay) => {}
+                        _ = cancel.cancelled() => return None,
+                    }
                 }
             }
-            tokio::select! {
-                _ = tokio::time::sleep(delay) => {}
-                _ = cancel.cancelled() => return None,
-            }
-            delay = (delay * 2).min(Duration::from_secs(60));
         }
     }
 
@@ -144,7 +149,7 @@ impl Telegram {
             .settings
             .commands
             .iter()
-            .map(|(c, d)| BotCommand::new(c, d))
+            .map(|c| BotCommand::new(&c.name, &c.description))
             .collect();
         if let Err(e) = self.bot.set_my_commands(commands).await {
             tracing::warn!(error = %e, "telegram: setMyCommands failed; the command menu may be stale");
@@ -163,12 +168,12 @@ impl Telegram {
         else {
             return Err(WebhookError::NotRunning);
         };
-        if !secret.is_some_and(|s| constant_time_eq(s.as_bytes(), expected.as_bytes())) {
+        if !secret.is_some_and(|s| crate::secret_eq(s.as_bytes(), expected.as_bytes())) {
             return Err(WebhookError::Unauthorized);
         }
         let update: teloxide::types::Update =
             serde_json::from_slice(body).map_err(|e| WebhookError::BadUpdate(e.to_string()))?;
-        let (sink, cancel) = lock(&self.sink).clone().ok_or(WebhookError::NotRunning)?;
+        let (sink, cancel) = self.sink.lock().clone().ok_or(WebhookError::NotRunning)?;
         let me = self.me.get().cloned().ok_or(WebhookError::NotRunning)?;
         let id = i64::from(update.id.0);
         // 200 only once the gateway took the update (or it was recorded as poisoned);
@@ -186,15 +191,6 @@ impl Telegram {
             inbound::Outcome::Interrupted => Err(WebhookError::NotRunning),
         }
     }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// Lock ignoring poisoning: the guarded maps stay consistent (single inserts/removes).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn chat_of(origin: &Origin) -> Result<(ChatId, Option<i32>), ChannelError> {
@@ -242,12 +238,12 @@ impl Channel for Telegram {
                 if let Err(e) = set.await {
                     tracing::error!(error = %e, "telegram: setWebhook failed");
                 }
-                *lock(&self.sink) = Some((sink, cancel.clone()));
+                *self.sink.lock() = Some((sink, cancel.clone()));
                 cancel.cancelled().await;
-                *lock(&self.sink) = None;
+                *self.sink.lock() = None;
             }
         }
-        lock(&self.typing).clear();
+        self.typing.lock().clear();
         Ok(())
     }
 
@@ -261,7 +257,7 @@ impl Channel for Telegram {
 
     async fn typing(&self, origin: &Origin, active: bool) -> Result<(), ChannelError> {
         let (chat, thread) = chat_of(origin)?;
-        let mut map = lock(&self.typing);
+        let mut map = self.typing.lock();
         if !active {
             map.remove(&(chat.0, thread));
             return Ok(());

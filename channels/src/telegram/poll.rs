@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::inbound::Outcome;
 use super::{BotInfo, Telegram};
+use crate::backoff::Backoff;
 use crate::InboundSink;
 
 /// How much longer than the long-poll timeout a `getUpdates` call may take before the
@@ -18,15 +19,17 @@ use crate::InboundSink;
 fn watchdog(poll_timeout: Duration) -> Duration {
     poll_timeout + poll_timeout.clamp(Duration::from_secs(2), Duration::from_secs(10))
 }
-const MAX_BACKOFF: Duration = Duration::from_secs(60);
-/// First wait before an update the gateway did not take is tried again (doubling).
-const RETRY_UPDATE: Duration = Duration::from_secs(1);
+/// Waits after a failed `getUpdates` (a 409 conflict, an error): 1 s doubling to a minute.
+const POLL_BACKOFF: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(60));
+/// Waits before an update the gateway did not take is tried again: the same.
+const RETRY_UPDATE: Backoff = POLL_BACKOFF;
 
 impl Telegram {
     pub(super) async fn poll(&self, sink: &InboundSink, me: &BotInfo, cancel: &CancellationToken) {
         let mut offset = self.offsets.load().await;
-        let mut backoff = Duration::from_secs(1);
-        let mut retry_update = RETRY_UPDATE;
+        // Failed polls in a row, and tries of an update the gateway did not take.
+        let mut failures = 0;
+        let mut not_taken_tries = 0;
         let timeout_secs = self.settings.poll_timeout.as_secs().clamp(0, 50) as u32;
         let watchdog = watchdog(self.settings.poll_timeout);
         tracing::info!(offset = ?offset, "telegram: polling");
@@ -49,7 +52,7 @@ impl Telegram {
                     continue;
                 }
                 Ok(Ok(updates)) => {
-                    backoff = Duration::from_secs(1);
+                    failures = 0;
                     let mut not_taken = None;
                     for update in updates {
                         let next = i64::from(update.id.0) + 1;
@@ -66,12 +69,12 @@ impl Telegram {
                         }
                     }
                     let Some((update_id, why)) = not_taken else {
-                        retry_update = RETRY_UPDATE;
+                        not_taken_tries = 0;
                         continue;
                     };
-                    tracing::warn!(update_id, reason = %why, retry_in = ?retry_update, "telegram: the gateway did not take an update; trying it again");
-                    let wait = retry_update;
-                    retry_update = (retry_update * 2).min(MAX_BACKOFF);
+                    not_taken_tries += 1;
+                    let wait = RETRY_UPDATE.delay(not_taken_tries);
+                    tracing::warn!(update_id, reason = %why, retry_in = ?wait, "telegram: the gateway did not take an update; trying it again");
                     tokio::select! {
                         _ = tokio::time::sleep(wait) => {}
                         _ = cancel.cancelled() => return,
@@ -79,19 +82,24 @@ impl Telegram {
                     continue;
                 }
                 Ok(Err(RequestError::Api(ApiError::TerminatedByOtherGetUpdates))) => {
-                    tracing::warn!(retry_in = ?backoff, "telegram: 409 Conflict: another process is polling this bot token; backing off");
-                    backoff
+                    failures += 1;
+                    let wait = POLL_BACKOFF.delay(failures);
+                    tracing::warn!(retry_in = ?wait, "telegram: 409 Conflict: another process is polling this bot token; backing off");
+                    wait
                 }
                 Ok(Err(RequestError::RetryAfter(s))) => {
+                    // Telegram's own delay comes first; the next failure still backs off further.
+                    failures += 1;
                     tracing::warn!(retry_after = ?s.duration(), "telegram: getUpdates rate limited");
                     s.duration()
                 }
                 Ok(Err(e)) => {
-                    tracing::warn!(error = %e, retry_in = ?backoff, "telegram: getUpdates failed");
-                    backoff
+                    failures += 1;
+                    let wait = POLL_BACKOFF.delay(failures);
+                    tracing::warn!(error = %e, retry_in = ?wait, "telegram: getUpdates failed");
+                    wait
                 }
             };
-            backoff = (backoff * 2).min(MAX_BACKOFF);
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = cancel.cancelled() => return,

@@ -1,4 +1,4 @@
-//! Outbound: split to the limit (the stats line whole), convert to HTML, retry a chunk
+//! Outbound: split to the limit (the footer whole and last), convert to HTML, retry a chunk
 //! after a 429 or a network error, fall back to plain text when Telegram rejects the
 //! entities, and report each delivered part so a retried message resumes after it.
 
@@ -9,10 +9,13 @@ use teloxide::types::{MessageId, ParseMode, ThreadId};
 use teloxide::{ApiError, RequestError};
 
 use super::{chat_of, format, Telegram};
+use crate::backoff::Backoff;
 use crate::{ChannelError, DeliveryProgress, OutboundMessage};
 
 /// Tries per chunk for rate limits and network errors before the outbox takes over.
 const CHUNK_TRIES: u32 = 3;
+/// Waits between tries of a chunk after a network error or a 5xx: 1 s, then 2 s.
+const CHUNK_BACKOFF: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(2));
 
 impl Telegram {
     pub(super) async fn send_chunks(
@@ -21,7 +24,8 @@ impl Telegram {
         progress: &dyn DeliveryProgress,
     ) -> Result<(), ChannelError> {
         let (chat, thread) = chat_of(&msg.origin)?;
-        let chunks = crate::split::split_text(&msg.text, self.text_limit_for_html());
+        let chunks =
+            crate::split::split_text(&msg.text, msg.footer.as_deref(), self.text_limit_for_html());
         crate::send_parts(&chunks, progress, |chunk| {
             self.send_chunk(chat, thread, chunk)
         })
@@ -75,7 +79,7 @@ impl Telegram {
                 RequestError::RetryAfter(s) => return Err(ChannelError::RateLimited(s.duration())),
                 RequestError::Network(e) if tries < CHUNK_TRIES => {
                     tracing::warn!(error = %e, "telegram: sendMessage network error; retrying");
-                    tokio::time::sleep(Duration::from_millis(500 * (1 << tries))).await;
+                    tokio::time::sleep(CHUNK_BACKOFF.delay(tries)).await;
                 }
                 RequestError::Network(e) => return Err(ChannelError::Temporary(e.to_string())),
                 RequestError::Api(e) if is_refusal(&e) => {
@@ -86,7 +90,7 @@ impl Telegram {
                 // 5xx and anything else Telegram did not explain as a refusal: try again later.
                 RequestError::Api(e) if tries < CHUNK_TRIES => {
                     tracing::warn!(error = %e, "telegram: sendMessage failed; retrying");
-                    tokio::time::sleep(Duration::from_millis(500 * (1 << tries))).await;
+                    tokio::time::sleep(CHUNK_BACKOFF.delay(tries)).await;
                 }
                 RequestError::Api(e) => return Err(ChannelError::Temporary(e.to_string())),
                 other => return Err(ChannelError::Temporary(other.to_string())),

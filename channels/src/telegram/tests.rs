@@ -81,7 +81,7 @@ fn adapter(tg: &FakeTelegram, mode: Mode, ledger: Arc<MemLedger>) -> Arc<Telegra
         text_limit: 64,
         poll_timeout: Duration::from_secs(1),
         mode,
-        commands: vec![("help".into(), "Show the commands".into())],
+        commands: vec![crate::MenuCommand::new("help", "Show the commands")],
     };
     Arc::new(Telegram::new(settings, ledger).unwrap())
 }
@@ -269,6 +269,7 @@ async fn a_split_message_resumes_after_its_delivered_parts() {
             reply_handle: None,
         },
         text,
+        footer: None,
         key: "k".into(),
     };
     tg.fail_after(
@@ -288,6 +289,39 @@ async fn a_split_message_resumes_after_its_delivered_parts() {
             "first first first first first first first first",
             "second second second second second second second second"
         ]
+    );
+    tg.assert_no_violations();
+}
+
+/// Catches: an adapter that drops the outbound message's footer, sends it inside the
+/// text's last part when it does not fit there, or cuts it over two parts.
+#[tokio::test]
+async fn the_footer_is_sent_whole_and_last() {
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    tg.user_message(Chat::private(42), ann(), "hi"); // the bot knows the chat
+    let telegram = adapter(&tg, Mode::Polling, Arc::new(MemLedger::default()));
+    let footer = "Stats: runtime 1s • tokens 2 (in 1 / out 1) • sessionKey k";
+    let msg = OutboundMessage {
+        origin: Origin {
+            channel: CHANNEL_ID.into(),
+            account: None,
+            chat_id: "42".into(),
+            thread_id: None,
+            kind: ChatKind::Direct,
+            reply_handle: None,
+        },
+        text: "first ".repeat(8).trim().to_string(),
+        footer: Some(footer.into()),
+        key: "k".into(),
+    };
+    telegram
+        .send(&msg, &MemoryProgress::default())
+        .await
+        .unwrap();
+    let sent: Vec<String> = tg.sent_messages().into_iter().map(|m| m.text).collect();
+    assert_eq!(
+        sent,
+        ["first first first first first first first first", footer]
     );
     tg.assert_no_violations();
 }

@@ -4,8 +4,10 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 pub const MAIN_FILES: &[&str] = &["AGENTS.md", "TOOLS.md", "SOUL.md", "IDENTITY.md", "USER.md"];
 pub const SUBAGENT_FILES: &[&str] = &["AGENTS.md", "TOOLS.md"];
@@ -43,8 +45,7 @@ impl Bootstrap {
     /// is older than `fresh_for`. (Workspaces are few: one per configured agent.)
     pub fn files(&self, workspace: &Path, is_subagent: bool) -> Arc<str> {
         let key = (workspace.to_path_buf(), is_subagent);
-        let lock = || self.read.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((at, text)) = lock().get(&key) {
+        if let Some((at, text)) = self.read.lock().get(&key) {
             if at.elapsed() < self.fresh_for {
                 return text.clone();
             }
@@ -52,7 +53,7 @@ impl Bootstrap {
         // Read outside the lock. At most a few small local files (bounded below), in the
         // page cache after the first read: less than a `spawn_blocking` round trip.
         let text: Arc<str> = read_files(workspace, is_subagent).into();
-        lock().insert(key, (Instant::now(), text.clone()));
+        self.read.lock().insert(key, (Instant::now(), text.clone()));
         text
     }
 }

@@ -7,9 +7,10 @@ mod after;
 mod end;
 mod steps;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use serde_json::json;
 use switchboard_channels::Origin;
 

@@ -7,13 +7,12 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::sync::mpsc;
-
-use crate::runtime::lock;
 
 type Subscribers = HashMap<String, Vec<(u64, mpsc::UnboundedSender<Arc<Value>>)>>;
 
@@ -29,7 +28,8 @@ impl RunEndHub {
     pub fn subscribe(&self, session_key: &str) -> RunEnds {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::unbounded_channel();
-        lock(&self.subscribers)
+        self.subscribers
+            .lock()
             .entry(session_key.to_string())
             .or_default()
             .push((id, tx));
@@ -43,7 +43,7 @@ impl RunEndHub {
 
     /// Hand a `run.ended` event to the waiters of its session.
     pub fn publish(&self, session_key: &str, event: &Arc<Value>) {
-        if let Some(subs) = lock(&self.subscribers).get(session_key) {
+        if let Some(subs) = self.subscribers.lock().get(session_key) {
             for (_, tx) in subs {
                 let _ = tx.send(Arc::clone(event));
             }
@@ -52,7 +52,7 @@ impl RunEndHub {
 
     /// Waiters subscribed right now (tests).
     pub fn len(&self) -> usize {
-        lock(&self.subscribers).values().map(Vec::len).sum()
+        self.subscribers.lock().values().map(Vec::len).sum()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -70,7 +70,7 @@ pub struct RunEnds {
 
 impl Drop for RunEnds {
     fn drop(&mut self) {
-        let mut subs = lock(&self.subscribers);
+        let mut subs = self.subscribers.lock();
         if let Some(list) = subs.get_mut(&self.session_key) {
             list.retain(|(id, _)| *id != self.id);
             if list.is_empty() {

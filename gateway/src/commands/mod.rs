@@ -2,6 +2,7 @@
 //! run is busy. An unknown command or a bad argument gets a one-line usage reply.
 
 pub mod approve;
+pub mod menu;
 pub(crate) mod session;
 pub mod subagents;
 

@@ -208,7 +208,45 @@ pub struct GroupRule<'a> {
     pub chat_listed: bool,
 }
 
+/// Who may send direct messages on one enabled channel (see
+/// [`super::ChannelsConfig::dm_access`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DmAccess<'a> {
+    /// The channel id (`telegram`, `discord`).
+    pub channel: &'static str,
+    pub allow_from: &'a [String],
+    pub dm_policy: DmPolicy,
+}
+
 impl super::ChannelsConfig {
+    /// The DM rules of each enabled channel that has allowlists, so callers ask the
+    /// config instead of naming channels.
+    pub fn dm_access(&self) -> Vec<DmAccess<'_>> {
+        let (t, d) = (&self.telegram, &self.discord);
+        [
+            (
+                switchboard_channels::telegram::CHANNEL_ID,
+                t.enabled,
+                &t.allow_from,
+                t.dm_policy,
+            ),
+            (
+                switchboard_channels::discord::CHANNEL_ID,
+                d.enabled,
+                &d.allow_from,
+                d.dm_policy,
+            ),
+        ]
+        .into_iter()
+        .filter(|(_, enabled, _, _)| *enabled)
+        .map(|(channel, _, allow_from, dm_policy)| DmAccess {
+            channel,
+            allow_from,
+            dm_policy,
+        })
+        .collect()
+    }
+
     /// The access rules for a message from `origin`; `None` for channels without any
     /// (the web chat, the HTTP API).
     pub fn access_rules(&self, origin: &switchboard_channels::Origin) -> Option<AccessRules<'_>> {

@@ -12,6 +12,13 @@ use super::{duration, Config};
 pub const MAX_DEBOUNCE: Duration = Duration::from_secs(60);
 /// `gateway.shutdownGrace`: at most a day.
 pub const MAX_SHUTDOWN_GRACE: Duration = Duration::from_secs(24 * 3600);
+/// `gateway.maxBodyBytes`: at most 64 MiB (an API message is at most 32,000 characters).
+pub const MAX_BODY_BYTES: u64 = 64 * 1024 * 1024;
+/// `gateway.http.maxConcurrent`: requests served at once.
+pub const MAX_HTTP_CONCURRENT: u64 = 65_536;
+/// `gateway.http.timeout`: from a second to an hour.
+pub const MIN_HTTP_TIMEOUT: Duration = Duration::from_secs(1);
+pub const MAX_HTTP_TIMEOUT: Duration = Duration::from_secs(3600);
 /// Longest run timeout: `agents.defaults.timeout`, `agents.defaults.subagents.runTimeoutSeconds`
 /// and the `runTimeoutSeconds` argument of `sessions_spawn` (seven days).
 pub const MAX_RUN_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -45,6 +52,28 @@ pub(crate) fn check(config: &Config, out: &mut Vec<Issue>) {
         g.shutdown_grace,
         Duration::ZERO,
         MAX_SHUTDOWN_GRACE,
+    );
+    // The lower bound of `gateway.maxBodyBytes` is checked in `validate/gateway.rs`.
+    if g.max_body_bytes as u64 > MAX_BODY_BYTES {
+        out.push(Issue::new(
+            KeyPath::dotted("gateway.maxBodyBytes"),
+            format!("must be at most {MAX_BODY_BYTES}, got {}", g.max_body_bytes),
+        ));
+    }
+    count_range(
+        out,
+        KeyPath::dotted("gateway.http.maxConcurrent"),
+        g.http.max_concurrent as u64,
+        1,
+        MAX_HTTP_CONCURRENT,
+        " requests",
+    );
+    duration_range(
+        out,
+        "gateway.http.timeout",
+        g.http.timeout,
+        MIN_HTTP_TIMEOUT,
+        MAX_HTTP_TIMEOUT,
     );
     let d = &config.agents.defaults;
     if let Some(timeout) = d.timeout {
@@ -163,6 +192,9 @@ mod tests {
         let mut c = Config::default();
         c.gateway.reload.debounce = MAX_DEBOUNCE;
         c.gateway.shutdown_grace = MAX_SHUTDOWN_GRACE;
+        c.gateway.max_body_bytes = MAX_BODY_BYTES as usize;
+        c.gateway.http.max_concurrent = MAX_HTTP_CONCURRENT as usize;
+        c.gateway.http.timeout = MAX_HTTP_TIMEOUT;
         c.agents.defaults.timeout = Some(MAX_RUN_TIMEOUT);
         c.agents.defaults.max_steps = MAX_STEPS;
         c.agents.defaults.subagents.archive_after_minutes = MAX_ARCHIVE_AFTER_MINUTES;
@@ -253,5 +285,48 @@ mod tests {
             "agents.defaults.maxSteps".into(),
             "must be between 1 and 1000, got 0".into()
         )));
+    }
+
+    /// Catches: `gateway.http.*` or the body limit taken unchecked (a zero concurrency
+    /// limit refuses every request; a zero timeout times every request out).
+    #[test]
+    fn http_limits_are_ranged() {
+        let mut c = Config::default();
+        c.gateway.http.max_concurrent = 0;
+        c.gateway.http.timeout = MIN_HTTP_TIMEOUT - Duration::from_millis(1);
+        c.gateway.max_body_bytes = MAX_BODY_BYTES as usize + 1;
+        assert_eq!(
+            check_all(&c),
+            vec![
+                (
+                    "gateway.maxBodyBytes".into(),
+                    "must be at most 67108864, got 67108865".into()
+                ),
+                (
+                    "gateway.http.maxConcurrent".into(),
+                    "must be between 1 and 65536 requests, got 0".into()
+                ),
+                (
+                    "gateway.http.timeout".into(),
+                    "must be between \"1s\" and \"1h\", got \"999ms\"".into()
+                ),
+            ]
+        );
+        c.gateway.http.max_concurrent = MAX_HTTP_CONCURRENT as usize + 1;
+        c.gateway.http.timeout = MAX_HTTP_TIMEOUT + Duration::from_millis(1);
+        c.gateway.max_body_bytes = MAX_BODY_BYTES as usize;
+        assert_eq!(
+            check_all(&c),
+            vec![
+                (
+                    "gateway.http.maxConcurrent".into(),
+                    "must be between 1 and 65536 requests, got 65537".into()
+                ),
+                (
+                    "gateway.http.timeout".into(),
+                    "must be between \"1s\" and \"1h\", got \"1h 1ms\"".into()
+                ),
+            ]
+        );
     }
 }

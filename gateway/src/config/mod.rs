@@ -1,5 +1,6 @@
 //! Configuration: the JSON5 file's schema, loading with `${VAR}` substitution and strict,
-//! every-error validation, path resolution, and hot reload (SPEC §2, §3).
+//! every-error validation, path resolution, and hot reload (README, Using it: Config and
+//! Paths).
 //!
 //! Flow: [`parse_config`] (text → [`Config`], or every [`ConfigError`] with key path and
 //! line) → the daemon holds an `Arc<Config>` in a `tokio::sync::watch` channel →
@@ -22,8 +23,8 @@ mod validate;
 mod watch;
 
 pub use channels::{
-    AccessRules, DiscordConfig, DiscordGuildConfig, DmPolicy, GroupConfig, GroupPolicy, GroupRule,
-    TelegramConfig, TelegramMode, ANY_GROUP,
+    AccessRules, DiscordConfig, DiscordGuildConfig, DmAccess, DmPolicy, GroupConfig, GroupPolicy,
+    GroupRule, TelegramConfig, TelegramMode, ANY_GROUP,
 };
 pub use error::ConfigError;
 pub use load::{load_file, parse_config, process_env, MAX_CONFIG_BYTES, MAX_NESTING};

@@ -1,5 +1,5 @@
-//! Where the config file and the state directory are (SPEC §2), and the database URL
-//! derived from them.
+//! Where the config file and the state directory are (README, Using it: Paths), and the
+//! database URL derived from them.
 
 use std::path::{Path, PathBuf};
 

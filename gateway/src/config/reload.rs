@@ -1,6 +1,7 @@
-//! Deciding what a changed config file means for the running daemon (SPEC §3, hot reload):
-//! agents, models, tools and messages apply live; a changed `channels.<id>` restarts only
-//! that channel; `gateway.*` and `storage.*` need a restart and stay as they are.
+//! Deciding what a changed config file means for the running daemon (README, Using it:
+//! Config, hot reload): agents, models, tools and messages apply live; a changed
+//! `channels.<id>` restarts only that channel; `gateway.*` and `storage.*` need a restart
+//! and stay as they are.
 
 use serde_json::Value;
 

@@ -39,6 +39,30 @@ pub struct GatewayConfig {
     pub shutdown_grace: Duration,
     /// Largest accepted HTTP request body, in bytes.
     pub max_body_bytes: usize,
+    /// The HTTP server's request timeout and concurrency limit.
+    pub http: HttpConfig,
+}
+
+/// `gateway.http`: how long a request may take and how many are served at once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct HttpConfig {
+    /// Requests served at once; one more is answered 503 with `Retry-After` at once,
+    /// never queued. (WebSockets count only while their upgrade is answered.)
+    pub max_concurrent: usize,
+    /// Longest time from a request's arrival to its answer (408 past it). A message post
+    /// with `wait: true` gets this on top of the longest wait it may ask for.
+    #[serde(with = "duration")]
+    pub timeout: Duration,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            max_concurrent: 512,
+            timeout: Duration::from_secs(30),
+        }
+    }
 }
 
 impl Default for GatewayConfig {
@@ -51,6 +75,7 @@ impl Default for GatewayConfig {
             reload: ReloadConfig::default(),
             shutdown_grace: Duration::from_secs(10),
             max_body_bytes: 1024 * 1024,
+            http: HttpConfig::default(),
         }
     }
 }
@@ -286,7 +311,7 @@ pub struct SessionConfig {
     pub dm_scope: DmScope,
 }
 
-/// Which session a direct message goes to (SPEC §14).
+/// Which session a direct message goes to (README, Security).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DmScope {
@@ -306,7 +331,8 @@ pub struct QueueConfig {
     pub mode: QueueMode,
 }
 
-/// What happens to a message that arrives while its session is busy (SPEC §4).
+/// What happens to a message that arrives while its session is busy (README, Decisions:
+/// busy sessions).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum QueueMode {

@@ -1,10 +1,11 @@
 //! One lane: a FIFO with a concurrency cap and per-session serialization.
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
+use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::Notify;
 use tokio_util::task::TaskTracker;
 
@@ -224,8 +225,7 @@ impl Lane {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        // The state is only mutated in short sections that cannot panic midway.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock()
     }
 }
 

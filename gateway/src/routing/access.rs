@@ -1,4 +1,4 @@
-//! Who may talk to the agents (SPEC §14): per channel `allowFrom`, the DM policy
+//! Who may talk to the agents (README, Security): per channel `allowFrom`, the DM policy
 //! (allowlist, pairing, open, disabled), the group policy with listed groups and their own
 //! sender lists, and "in groups only when addressed". Decided before anything else, so an
 //! unknown sender's or group's message never reaches an agent, a command or a tool.

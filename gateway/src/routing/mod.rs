@@ -40,8 +40,9 @@ pub fn workspace_for(cfg: &Config, agent: Option<&AgentEntry>, state_dir: &Path)
         .unwrap_or_else(|| state_dir.join("workspace"))
 }
 
-/// Session key of a chat (SPEC §4, §14): a group's key names its chat (and thread); a
-/// direct message's key follows `session.dmScope`.
+/// Session key of a chat (README: Decisions, on queue modes; Security, on sessions): a
+/// group's key names its chat (and thread); a direct message's key follows
+/// `session.dmScope`.
 pub fn session_key(scope: DmScope, agent_id: &str, origin: &Origin, sender_id: &str) -> String {
     match origin.kind {
         ChatKind::Direct => match scope {
@@ -195,22 +196,9 @@ pub fn shared_dm_warning(cfg: &Config, approved: &[(String, String)]) -> Option<
     }
     let mut senders = std::collections::BTreeSet::new();
     let mut open = Vec::new();
-    let channels = [
-        (
-            switchboard_channels::telegram::CHANNEL_ID,
-            cfg.channels.telegram.enabled,
-            &cfg.channels.telegram.allow_from,
-            cfg.channels.telegram.dm_policy,
-        ),
-        (
-            switchboard_channels::discord::CHANNEL_ID,
-            cfg.channels.discord.enabled,
-            &cfg.channels.discord.allow_from,
-            cfg.channels.discord.dm_policy,
-        ),
-    ];
-    for (channel, enabled, allow_from, policy) in channels {
-        if !enabled || policy == crate::config::DmPolicy::Disabled {
+    for dm in cfg.channels.dm_access() {
+        let (channel, allow_from, policy) = (dm.channel, dm.allow_from, dm.dm_policy);
+        if policy == crate::config::DmPolicy::Disabled {
             continue;
         }
         if policy == crate::config::DmPolicy::Open || allow_from.iter().any(|a| a == "*") {

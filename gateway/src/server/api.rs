@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use switchboard_channels::{ChatKind, Origin};
 
 use super::error::ApiError;
+use super::layers::MAX_WAIT;
 use super::message_body;
 use super::AppState;
 use crate::agent::dispatch;
@@ -22,9 +23,8 @@ use crate::routing;
 
 /// Longest session key accepted in a path, in bytes.
 const MAX_KEY: usize = 512;
-/// Default and largest wait for `wait: true`.
+/// Default wait for `wait: true` (the largest is `layers::MAX_WAIT`).
 const DEFAULT_WAIT: Duration = Duration::from_secs(120);
-const MAX_WAIT: Duration = Duration::from_secs(600);
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

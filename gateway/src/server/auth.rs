@@ -1,6 +1,6 @@
-//! The doors of every route but `/healthz` (SPEC §14): another site's `Origin` is refused
-//! (403), so is a non-loopback `Host` when no token is set (DNS rebinding), then the
-//! bearer token is checked (401) — from `Authorization`, or `?token=` on `/ws` only.
+//! The doors of every route but `/healthz` (README, Security): another site's `Origin` is
+//! refused (403), so is a non-loopback `Host` when no token is set (DNS rebinding), then
+//! the bearer token is checked (401) — from `Authorization`, or `?token=` on `/ws` only.
 
 use std::sync::Arc;
 
@@ -9,6 +9,8 @@ use axum::http::{header, HeaderMap, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::Response;
 use serde::Deserialize;
+// The one constant-time comparison of secrets, shared with the Telegram webhook.
+use switchboard_channels::secret_eq as constant_time_eq;
 
 use super::error::ApiError;
 use super::origin::{Authority, SiteOrigin};
@@ -172,17 +174,6 @@ fn bearer(headers: &HeaderMap) -> Option<&[u8]> {
         .eq_ignore_ascii_case(b"bearer")
         .then(|| token.get(1..))
         .flatten()
-}
-
-/// The gateway's one constant-time comparison of a presented secret with the expected
-/// one: its time depends on the presented length only, never on where the two differ
-/// nor on the expected secret's length.
-pub(crate) fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
-    let mut diff = u8::from(given.len() != expected.len());
-    for (g, e) in given.iter().zip(expected.iter().cycle()) {
-        diff |= g ^ e;
-    }
-    std::hint::black_box(diff) == 0
 }
 
 /// The middleware's state: the shared doors and the access of the route it guards.

@@ -1,6 +1,7 @@
 //! The HTTP/WebSocket server (axum): `/healthz`, `/metrics`, the JSON API, the web chat
 //! page at `/` and its socket at `/ws`. Every route is a row of [`ROUTES`] with its
-//! [`Access`]; the doors (`auth.rs`: Origin, Host, bearer token) guard all but `/healthz`.
+//! [`Access`]; the doors (`auth.rs`: Origin, Host, bearer token) guard all but `/healthz`,
+//! and the tower layers of `layers.rs` (`gateway.http`) shed load and time requests out.
 //!
 //! Architecture invariant: only `server` knows HTTP and the API's JSON wire shapes.
 
@@ -8,6 +9,7 @@ mod api;
 mod auth;
 mod error;
 mod events;
+mod layers;
 mod message_body;
 mod metrics;
 pub mod origin;
@@ -27,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 use crate::runtime::Runtime;
 
 pub use auth::{Doors, Refusal};
+pub use layers::{Deadline, HttpLimits};
 pub use routes::{Access, Route, Verb, ROUTES};
 
 const WEBCHAT_PAGE: &str = include_str!("webchat.html");
@@ -45,8 +48,10 @@ pub struct AppState {
     pub adapters: Arc<crate::adapters::Adapters>,
 }
 
-/// The router: one route per row of [`ROUTES`], each behind the doors its access needs.
-pub fn router(state: AppState, max_body_bytes: usize) -> Router {
+/// The router: one route per row of [`ROUTES`], each behind the doors its access needs,
+/// inside the middleware of `limits` (`layers.rs`): shed when the server is full (all but
+/// `/healthz`), timed out past its deadline.
+pub fn router(state: AppState, limits: &HttpLimits) -> Router {
     let mut router = Router::new();
     for route in ROUTES {
         let handler = route.handler();
@@ -60,10 +65,11 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
                 auth::guard,
             )),
         };
+        let handler = limits.apply(handler, route.deadline(), route.access != Access::Open);
         router = router.route(route.path, handler);
     }
     router
         .fallback(error::not_found)
-        .layer(DefaultBodyLimit::max(max_body_bytes))
+        .layer(DefaultBodyLimit::max(limits.max_body_bytes))
         .with_state(state)
 }

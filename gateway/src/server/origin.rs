@@ -1,6 +1,7 @@
 //! Web origins and `Host` values, parsed and compared the way browsers mean them: the
 //! Origin check (a page of another site may not drive the daemon) and the loopback-host
-//! check (DNS rebinding) of SPEC §14. Pure: no HTTP types, so config validation shares it.
+//! check (DNS rebinding) of the README's Security section. Pure: no HTTP types, so config
+//! validation shares it.
 
 use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};

@@ -4,9 +4,9 @@
 
 use axum::routing::{get, post, MethodRouter};
 
-use super::{api, events, metrics, telegram, ws, AppState, WEBCHAT_PAGE};
+use super::{api, events, metrics, telegram, ws, AppState, Deadline, WEBCHAT_PAGE};
 
-/// Who may call a route, and how they prove it (SPEC §14).
+/// Who may call a route, and how they prove it (README, Security).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     /// `/healthz`: anyone (load balancers, container probes), no checks.
@@ -149,6 +149,14 @@ pub const ROUTES: &[Route] = &[
 ];
 
 impl Route {
+    /// How long a request to this route may take (see `layers.rs`).
+    pub fn deadline(&self) -> Deadline {
+        match self.endpoint {
+            Endpoint::PostMessage => Deadline::Wait,
+            _ => Deadline::Request,
+        }
+    }
+
     /// The handler, bound to the route's verb.
     pub(super) fn handler(&self) -> MethodRouter<AppState> {
         match (self.verb, self.endpoint) {

@@ -1,5 +1,5 @@
-//! Which live events a web chat socket may see (SPEC §14): its own session's, those of
-//! the sub-agents spawned from it (and theirs), and deliveries to its own chat — never
+//! Which live events a web chat socket may see (README, Security): its own session's, those
+//! of the sub-agents spawned from it (and theirs), and deliveries to its own chat — never
 //! another chat's, Telegram's, Discord's or an API session's.
 
 use std::collections::HashSet;

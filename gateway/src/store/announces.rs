@@ -1,6 +1,7 @@
 //! A child's announce in the store: asking the child once, counting failed attempts, and
-//! completing it (the step's answer, the registry, the outbox row and, for `cleanup:
-//! "delete"`, the archive timer) in one transaction.
+//! completing it (the step's answer, the registry, the outbox row — its text and its
+//! footer apart, to the requester's chat columns — and, for `cleanup: "delete"`, the
+//! archive timer) in one transaction.
 
 use sqlx::Row;
 
@@ -19,8 +20,9 @@ static COMPLETE_ANNOUNCE: Script = script!(
      UPDATE subagent_runs SET announce_state = ?, archive_at = CASE WHEN ? THEN ? ELSE archive_at END
          WHERE run_id = ? AND announce_state = 'pending'
          RETURNING 'announce' AS part;
-     INSERT INTO outbox (key, channel, origin, text, next_attempt_at, created_at)
-         SELECT ?, json_extract(requester_origin, '$.channel'), requester_origin, ?, ?, ? FROM subagent_runs
+     INSERT INTO outbox (key, channel, chat_id, thread_id, origin, text, footer, next_attempt_at, created_at)
+         SELECT ?, requester_channel, requester_chat_id, requester_thread_id, requester_origin, ?, ?, ?, ?
+         FROM subagent_runs
          WHERE run_id = ? AND changes() = 1 AND requester_origin IS NOT NULL AND ?
          ON CONFLICT(key) DO NOTHING;
      INSERT INTO timers (kind, target, due_at)
@@ -37,6 +39,14 @@ static ANNOUNCE_PROMPT: Script = script!(
              (SELECT 1 FROM subagent_runs WHERE run_id = ? AND announce_prompt_at IS NULL);
      UPDATE subagent_runs SET announce_prompt_at = ? WHERE run_id = ? AND announce_prompt_at IS NULL;"
 );
+
+/// The announce message for the requester's chat: its text and its footer (the `Stats:`
+/// line), which the outbox keeps apart so every adapter sends it whole and last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnnounceMessage<'a> {
+    pub text: &'a str,
+    pub footer: &'a str,
+}
 
 impl Store {
     /// Store the announce prompt `text` in the child's transcript (session `session_id`),
@@ -62,20 +72,24 @@ impl Store {
         Ok(r.try_get("announce_attempts")?)
     }
 
-    /// Finish the announce: queue `text` in the outbox (key `announce:<runId>`) or record a
-    /// skip, and for `cleanup: delete` arm an immediate archive, in one transaction. Only a
+    /// Finish the announce: queue `message` in the outbox (key `announce:<runId>`) or
+    /// record a skip (`None`), and for `cleanup: delete` arm an immediate archive, in one transaction. Only a
     /// `pending` announce moves, so a second call does nothing. `step_answer` (the session
     /// and the child's answer to the announce prompt) is stored in the same transaction.
     pub async fn complete_announce(
         &self,
         run_id: &str,
-        text: Option<&str>,
+        message: Option<AnnounceMessage<'_>>,
         archive_now: bool,
         step_answer: Option<(&str, &NewMessage)>,
     ) -> Result<bool> {
         let now = now_ms();
         let (session_id, m) = step_answer.unzip();
-        let state = if text.is_some() { "queued" } else { "skipped" };
+        let state = if message.is_some() {
+            "queued"
+        } else {
+            "skipped"
+        };
         // the step's answer
         let args = bind_message(Args::default().bind(session_id), m)?
             .bind(now)
@@ -88,11 +102,12 @@ impl Store {
             .bind(run_id)
             // the announce message
             .bind(format!("announce:{run_id}"))
-            .bind(text)
+            .bind(message.map(|m| m.text))
+            .bind(message.map(|m| m.footer))
             .bind(now)
             .bind(now)
             .bind(run_id)
-            .bind(text.is_some())
+            .bind(message.is_some())
             // the archive timer
             .bind(now)
             .bind(run_id)

@@ -30,10 +30,14 @@ where
     E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
 {
     let r = sqlx::query(
-        "INSERT INTO inbox (session_key, origin, sender_id, text, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO inbox (session_key, origin, origin_channel, origin_chat_id, origin_thread_id, sender_id, text, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
     )
     .bind(session_key)
     .bind(to_json(origin)?)
+    .bind(&origin.channel)
+    .bind(&origin.chat_id)
+    .bind(&origin.thread_id)
     .bind(sender_id)
     .bind(text)
     .bind(now_ms())
@@ -80,8 +84,10 @@ impl Store {
             Claim::Oldest => 1,
         };
         let rows = sqlx::query(
-            "INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id, origin, sender_id)
-             SELECT ?, ?, 'user', text, ?, id, origin, sender_id FROM inbox WHERE session_key = ? ORDER BY id LIMIT ?
+            "INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id, origin,
+                 origin_channel, origin_chat_id, origin_thread_id, sender_id)
+             SELECT ?, ?, 'user', text, ?, id, origin, origin_channel, origin_chat_id, origin_thread_id, sender_id
+             FROM inbox WHERE session_key = ? ORDER BY id LIMIT ?
              RETURNING inbox_id, origin, sender_id, content",
         )
         .bind(session_id)
@@ -180,11 +186,12 @@ macro_rules! accept_sql {
     () => {
         "INSERT INTO inbound_seen (channel, message_id, seen_at) SELECT ?, ?, ? WHERE ? IS NOT NULL
              ON CONFLICT DO NOTHING;
-         INSERT INTO inbox (session_key, origin, sender_id, text, created_at)
-             SELECT ?, ?, ?, ?, ? WHERE ? IS NULL OR changes() = 1
+         INSERT INTO inbox (session_key, origin, origin_channel, origin_chat_id, origin_thread_id, sender_id, text, created_at)
+             SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ? IS NULL OR changes() = 1
              RETURNING 'inbox' AS part, id;
-         INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin, model, timeout_ms, created_at)
-             SELECT ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ? WHERE ? AND changes() = 1;\n"
+         INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin,
+                 origin_channel, origin_chat_id, origin_thread_id, model, timeout_ms, created_at)
+             SELECT ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ? WHERE ? AND changes() = 1;\n"
     };
 }
 
@@ -215,6 +222,9 @@ fn accept_args(m: &NewInbound<'_>, run: Option<&NewRun<'_>>, now: i64) -> Result
         // inbox
         .bind(m.session_key)
         .bind(to_json(m.origin)?)
+        .bind(m.origin.channel.as_str())
+        .bind(m.origin.chat_id.as_str())
+        .bind(m.origin.thread_id.as_deref())
         .bind(m.sender_id)
         .bind(m.text)
         .bind(now)
@@ -227,6 +237,12 @@ fn accept_args(m: &NewInbound<'_>, run: Option<&NewRun<'_>>, now: i64) -> Result
         .bind(run.map(|r| r.lane))
         .bind(run.map(|r| if r.claim_all { "all" } else { "one" }))
         .bind(run.and_then(|r| r.origin).map(to_json).transpose()?)
+        .bind(run.and_then(|r| r.origin).map(|o| o.channel.as_str()))
+        .bind(run.and_then(|r| r.origin).map(|o| o.chat_id.as_str()))
+        .bind(
+            run.and_then(|r| r.origin)
+                .and_then(|o| o.thread_id.as_deref()),
+        )
         .bind(run.and_then(|r| r.model))
         .bind(run.and_then(|r| r.timeout_ms))
         .bind(now)

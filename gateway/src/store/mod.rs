@@ -28,6 +28,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 
 use conns::Conns;
 
+pub use announces::AnnounceMessage;
 pub use approvals::{AllowEntry, ApprovalRow, ApprovalStatus, NewApproval};
 pub use channels::{Pairing, PairingRow};
 pub use inbox::{Claim, InboxItem, NewInbound, WaitingSession};

@@ -1,6 +1,6 @@
 //! The outbox: every message bound for a channel, at most once per idempotency key,
-//! with delivery state, attempts, the time of the next attempt and how many parts of it
-//! were delivered. A chat's rows leave in order: none is due while an earlier row of the
+//! with its footer (the announce's `Stats:` line) apart from its text, delivery state,
+//! attempts, the time of the next attempt and how many parts of it were delivered. A chat's rows leave in order: none is due while an earlier row of the
 //! same chat (channel, chat, thread) is pending or being sent.
 
 use sqlx::Row;
@@ -14,6 +14,8 @@ pub struct OutboxRow {
     pub key: String,
     pub origin: Origin,
     pub text: String,
+    /// A footer sent whole and last after the text (the announce's `Stats:` line).
+    pub footer: Option<String>,
     pub attempts: i64,
     /// Leading parts of the (split) message delivered by earlier attempts.
     pub parts_sent: i64,
@@ -60,7 +62,7 @@ impl Store {
     pub async fn due_outbox(&self, limit: i64) -> Result<Vec<OutboxRow>> {
         let now = now_ms();
         let rows = sqlx::query(
-            "SELECT id, key, origin, text, attempts, parts_sent FROM outbox o
+            "SELECT id, key, origin, text, footer, attempts, parts_sent FROM outbox o
              WHERE state = 'pending' AND next_attempt_at <= ?
                AND NOT EXISTS (SELECT 1 FROM outbox e
                    WHERE e.channel = o.channel AND e.chat_id IS o.chat_id
@@ -82,6 +84,7 @@ impl Store {
                     key: r.try_get("key")?,
                     origin: from_json(&origin)?,
                     text: r.try_get("text")?,
+                    footer: r.try_get("footer")?,
                     attempts: r.try_get("attempts")?,
                     parts_sent: r.try_get("parts_sent")?,
                 })
@@ -314,14 +317,15 @@ mod tests {
 
     /// Catches: delivered parts of a split message kept only in memory (lost with the
     /// process), and rows inserted by the run-end and announce scripts (which copy a stored
-    /// origin, without the chat columns) missing from their chat's order.
+    /// origin and its chat columns) missing from their chat's order. (The scripts
+    /// themselves: `store::tests::script_rows_name_their_chat_and_footer`.)
     #[tokio::test]
     async fn parts_sent_survive_and_copied_origins_get_their_chat() {
         let store = Store::open_in_memory().await.unwrap();
         let a = origin("-1", Some("3"));
         sqlx::query(
-            "INSERT INTO outbox (key, channel, origin, text, next_attempt_at, created_at)
-             VALUES ('r1', 'telegram', ?, 'reply', 0, 0)",
+            "INSERT INTO outbox (key, channel, chat_id, thread_id, origin, text, next_attempt_at, created_at)
+             VALUES ('r1', 'telegram', '-1', '3', ?, 'reply', 0, 0)",
         )
         .bind(to_json(&a).unwrap())
         .execute(&mut *store.writer().await)

@@ -124,8 +124,9 @@ where
     E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
 {
     sqlx::query(
-        "INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin, model, timeout_ms, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
+        "INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin,
+             origin_channel, origin_chat_id, origin_thread_id, model, timeout_ms, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(run.id)
     .bind(run.session_key)
@@ -134,6 +135,9 @@ where
     .bind(run.lane)
     .bind(if run.claim_all { "all" } else { "one" })
     .bind(run.origin.map(to_json).transpose()?)
+    .bind(run.origin.map(|o| o.channel.as_str()))
+    .bind(run.origin.map(|o| o.chat_id.as_str()))
+    .bind(run.origin.and_then(|o| o.thread_id.as_deref()))
     .bind(run.model)
     .bind(run.timeout_ms)
     .bind(now_ms())
@@ -224,8 +228,9 @@ pub struct RunEnd {
 /// sub-agent's spawn run or its end recorded before, no archive timer). The reply goes to
 /// the origin of the newest message the run claimed (a session shared by several chats
 /// answers each in its own), else to the run's; never to the HTTP API channel, whose
-/// callers read the run. `changes()` in the outbox INSERT is the run UPDATE's count, in
-/// the last statement the registry UPDATE's.
+/// callers read the run. Its channel and chat come from that row's origin columns (bound
+/// from Rust when it was stored), never from the origin's JSON. `changes()` in the outbox
+/// INSERT is the run UPDATE's count, in the last statement the registry UPDATE's.
 static FINISH: Script = script!(
     "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
          SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ?
@@ -237,15 +242,18 @@ static FINISH: Script = script!(
          WHERE id = ? AND status IN ('queued', 'running')
          RETURNING 'run' AS part,
              (SELECT COUNT(*) FROM inbox i WHERE i.session_key = runs.session_key) AS waiting;
-     INSERT INTO outbox (key, channel, origin, text, next_attempt_at, created_at)
-         SELECT ?, json_extract(o, '$.channel'), o, ?, ?, ? FROM (
-             SELECT CASE WHEN r.origin IS NULL THEN NULL ELSE COALESCE(
-                 (SELECT m.origin FROM messages m
-                     WHERE m.session_id = r.session_id AND m.run_id = r.id AND m.origin IS NOT NULL
-                     ORDER BY m.seq DESC LIMIT 1),
-                 r.origin) END AS o
-             FROM runs r WHERE r.id = ? AND changes() = 1)
-         WHERE o IS NOT NULL AND ? AND json_extract(o, '$.channel') <> ?
+     INSERT INTO outbox (key, channel, chat_id, thread_id, origin, text, next_attempt_at, created_at)
+         SELECT ?, channel, chat_id, thread_id, origin, ?, ?, ? FROM (
+             SELECT IIF(m.seq IS NULL, r.origin_channel, m.origin_channel) AS channel,
+                 IIF(m.seq IS NULL, r.origin_chat_id, m.origin_chat_id) AS chat_id,
+                 IIF(m.seq IS NULL, r.origin_thread_id, m.origin_thread_id) AS thread_id,
+                 IIF(m.seq IS NULL, r.origin, m.origin) AS origin
+             FROM runs r LEFT JOIN messages m ON m.seq =
+                 (SELECT seq FROM messages
+                     WHERE session_id = r.session_id AND run_id = r.id AND origin IS NOT NULL
+                     ORDER BY seq DESC LIMIT 1)
+             WHERE r.id = ? AND r.origin IS NOT NULL AND changes() = 1)
+         WHERE ? AND channel <> ?
          ON CONFLICT(key) DO NOTHING;
      UPDATE subagent_runs SET outcome = ?, error = COALESCE(?, error), ended_at = ?,
              announce_state = 'pending', archive_at = ?

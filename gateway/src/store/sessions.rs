@@ -1,8 +1,9 @@
 //! Sessions: one active row per session key; `/new` and archiving retire a row.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
+use hashlink::LruCache;
+use parking_lot::{Mutex, MutexGuard};
 use sqlx::Row;
 use switchboard_channels::Origin;
 use uuid::Uuid;
@@ -178,16 +179,24 @@ impl Store {
     }
 }
 
-/// Active sessions by key (see [`Store::ensure_session`]). Bounded: when full it is
-/// cleared, and misses go back to the database.
-#[derive(Clone, Default)]
+/// Active sessions by key (see [`Store::ensure_session`]). Bounded: when full, the
+/// session used least recently makes room (a miss goes back to the database).
+#[derive(Clone)]
 pub(super) struct SessionCache(Arc<Mutex<Cached>>);
 
-#[derive(Default)]
 pub(super) struct Cached {
-    rows: HashMap<String, SessionRow>,
+    rows: LruCache<String, SessionRow>,
     /// Keys dropped so far (see [`SessionCache::put_unless_forgotten`]).
     forgotten: u64,
+}
+
+impl Default for SessionCache {
+    fn default() -> Self {
+        SessionCache(Arc::new(Mutex::new(Cached {
+            rows: LruCache::new(CACHE_MAX),
+            forgotten: 0,
+        })))
+    }
 }
 
 /// Most cached sessions.
@@ -195,7 +204,7 @@ const CACHE_MAX: usize = 10_000;
 
 impl SessionCache {
     fn lock(&self) -> MutexGuard<'_, Cached> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.0.lock()
     }
 
     fn get(&self, key: &str) -> Option<SessionRow> {
@@ -226,10 +235,47 @@ impl SessionCache {
 }
 
 impl Cached {
+    /// Cache `row`; past [`CACHE_MAX`] the least recently used row goes.
     fn insert(&mut self, row: SessionRow) {
-        if self.rows.len() >= CACHE_MAX {
-            self.rows.clear();
-        }
         self.rows.insert(row.key.clone(), row);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(key: &str) -> SessionRow {
+        SessionRow {
+            id: format!("id-{key}"),
+            key: key.into(),
+            agent_id: "main".into(),
+            origin: None,
+            status: "active".into(),
+            created_at: 0,
+            updated_at: 0,
+            archived_at: None,
+        }
+    }
+
+    /// Catches: a full cache cleared at once (every active session, the busy ones too,
+    /// read from the database again) instead of the least recently used one making room.
+    #[test]
+    fn a_full_cache_drops_the_least_recently_used_session_only() {
+        let cache = SessionCache::default();
+        let forgotten = cache.forgotten();
+        for i in 0..CACHE_MAX {
+            cache.put_unless_forgotten(row(&format!("k{i}")), forgotten);
+        }
+        assert!(
+            cache.get("k0").is_some(),
+            "k0 is used again: k1 is now the oldest"
+        );
+        cache.put_unless_forgotten(row("new"), forgotten);
+        assert_eq!(cache.get("k1"), None);
+        for key in ["k0", "k2", "new"] {
+            assert_eq!(cache.get(key), Some(row(key)), "{key}");
+        }
+        assert_eq!(cache.lock().rows.len(), CACHE_MAX);
     }
 }

@@ -32,8 +32,10 @@ macro_rules! start_sql {
                  model = COALESCE(model, ?)
              WHERE id = ? AND status IN ('queued', 'running')
              RETURNING 'started' AS part, started_at;
-         INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id, origin, sender_id)
-             SELECT ?, ?, 'user', text, ?, id, origin, sender_id FROM inbox
+         INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id, origin,
+                 origin_channel, origin_chat_id, origin_thread_id, sender_id)
+             SELECT ?, ?, 'user', text, ?, id, origin, origin_channel, origin_chat_id, origin_thread_id, sender_id
+             FROM inbox
              WHERE session_key = ? AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND status = 'running')
              ORDER BY id LIMIT ?
              RETURNING 'claimed' AS part, inbox_id, origin, sender_id, content;

@@ -138,12 +138,14 @@ static SPAWN: Script = script!(
     "INSERT INTO sessions (id, key, agent_id, origin, status, created_at, updated_at)
          VALUES (?, ?, ?, NULL, 'active', ?, ?);
      INSERT INTO subagent_runs (run_id, child_session_key, requester_session_key, requester_run_id,
-             requester_origin, task, label, agent_id, model, thinking, cleanup, run_timeout_seconds, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+             requester_origin, requester_channel, requester_chat_id, requester_thread_id,
+             task, label, agent_id, model, thinking, cleanup, run_timeout_seconds, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
      INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin, model, timeout_ms, created_at)
          VALUES (?, ?, ?, ?, 'subagent', 'all', 'queued', NULL, ?, ?, ?);
-     INSERT INTO inbox (session_key, origin, sender_id, text, created_at)
-         VALUES (?, ?, ?, ?, ?);"
+     INSERT INTO inbox (session_key, origin, origin_channel, origin_chat_id, origin_thread_id,
+             sender_id, text, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?);"
 );
 
 impl Store {
@@ -176,6 +178,9 @@ impl Store {
             .bind(s.requester_session_key)
             .bind(s.requester_run_id)
             .bind(s.requester_origin.map(to_json).transpose()?)
+            .bind(s.requester_origin.map(|o| o.channel.as_str()))
+            .bind(s.requester_origin.map(|o| o.chat_id.as_str()))
+            .bind(s.requester_origin.and_then(|o| o.thread_id.as_deref()))
             .bind(s.task)
             .bind(s.label)
             .bind(s.agent_id)
@@ -195,6 +200,9 @@ impl Store {
             // inbox
             .bind(s.child_session_key)
             .bind(to_json(&origin)?)
+            .bind(origin.channel.as_str())
+            .bind(origin.chat_id.as_str())
+            .bind(origin.thread_id.as_deref())
             .bind(s.requester_session_key)
             .bind(s.task)
             .bind(now);

@@ -516,6 +516,14 @@ async fn a_failing_script_in_a_batch_fails_alone() {
     assert_eq!(store.inbox_len(key).await.unwrap(), 4);
 }
 
+/// The announce message most tests complete with.
+fn ok_announce() -> AnnounceMessage<'static> {
+    AnnounceMessage {
+        text: "Status: ok",
+        footer: "Stats: runtime 1s",
+    }
+}
+
 #[tokio::test]
 async fn an_announce_completes_once() {
     let (_d, store, o) = requester_store().await;
@@ -529,7 +537,7 @@ async fn an_announce_completes_once() {
     }
     let answer = NewMessage::assistant("all done", Vec::new());
     assert!(store
-        .complete_announce("c1", Some("Status: ok"), true, Some(("sid-c1", &answer)))
+        .complete_announce("c1", Some(ok_announce()), true, Some(("sid-c1", &answer)))
         .await
         .unwrap());
     let row = store.subagent("c1").await.unwrap().unwrap();
@@ -556,7 +564,7 @@ async fn an_announce_completes_once() {
 
     // Again: nothing moves, nothing is stored twice.
     assert!(!store
-        .complete_announce("c1", Some("Status: ok"), true, Some(("sid-c1", &answer)))
+        .complete_announce("c1", Some(ok_announce()), true, Some(("sid-c1", &answer)))
         .await
         .unwrap());
     assert_eq!(store.due_outbox(10).await.unwrap().len(), 1);
@@ -575,4 +583,5 @@ async fn an_announce_completes_once() {
     assert_eq!(store.next_timer().await.unwrap().unwrap().2, target);
 }
 
+mod delivery;
 mod lifecycle;

@@ -6,22 +6,33 @@
 //! copy lacks, whoever wrote them (a run, a claim, an announce). Each start's script reads
 //! them (`start_sql!`, `seq > ?`) in the transaction that starts the run.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+
+use hashlink::LruCache;
+use parking_lot::{Mutex, MutexGuard};
 
 use super::messages::MessageRow;
 
-/// Most bytes of message text held; past it the cache starts over.
+/// Most bytes of message text held; past it the transcripts started least recently go
+/// first (one longer than the whole budget is not kept).
 const MAX_BYTES: usize = 32 << 20;
 
-/// Cached transcripts by session id.
-#[derive(Clone, Default)]
+/// Cached transcripts by session id, weighed by [`size`], least recently used out first.
+#[derive(Clone)]
 pub(super) struct TranscriptCache(Arc<Mutex<Cached>>);
 
-#[derive(Default)]
 struct Cached {
-    sessions: HashMap<String, Arc<Vec<MessageRow>>>,
+    sessions: LruCache<String, Arc<Vec<MessageRow>>>,
     bytes: usize,
+}
+
+impl Default for TranscriptCache {
+    fn default() -> Self {
+        TranscriptCache(Arc::new(Mutex::new(Cached {
+            sessions: LruCache::new_unbounded(),
+            bytes: 0,
+        })))
+    }
 }
 
 /// What a transcript counts for against `MAX_BYTES`.
@@ -39,7 +50,7 @@ fn size(rows: &[MessageRow]) -> usize {
 
 impl TranscriptCache {
     fn lock(&self) -> MutexGuard<'_, Cached> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.0.lock()
     }
 
     /// The cached transcript of `session_id` (empty if none): a start reads past its last
@@ -57,15 +68,21 @@ impl TranscriptCache {
     pub(super) fn put(&self, session_id: &str, rows: Vec<MessageRow>) {
         let added = size(&rows);
         let mut c = self.lock();
-        let held = c.sessions.get(session_id).map(|r| (r.len(), size(r)));
-        if held.is_some_and(|(n, _)| n >= rows.len()) {
+        let held = c.sessions.get(session_id).map(|r| r.len());
+        if held.is_some_and(|n| n >= rows.len()) {
             return;
         }
-        if c.bytes + added > MAX_BYTES {
-            c.sessions.clear();
-            c.bytes = 0;
-        } else if let Some((_, old)) = held {
-            c.bytes -= old;
+        if let Some(old) = c.sessions.remove(session_id) {
+            c.bytes -= size(&old);
+        }
+        if added > MAX_BYTES {
+            return;
+        }
+        while c.bytes + added > MAX_BYTES {
+            let Some((_, old)) = c.sessions.remove_lru() else {
+                break;
+            };
+            c.bytes -= size(&old);
         }
         c.bytes += added;
         c.sessions.insert(session_id.to_string(), Arc::new(rows));
@@ -127,5 +144,31 @@ mod tests {
         assert!(cache.get("a").is_empty(), "cleared when full");
         assert_eq!(cache.get("c").len(), 1);
         assert!(cache.lock().bytes <= MAX_BYTES);
+    }
+
+    /// Catches: the cache started over when full (the transcripts of the sessions in use
+    /// read whole again) instead of dropping those started least recently, and a
+    /// transcript larger than the whole budget kept past the bound.
+    #[test]
+    fn a_full_cache_drops_the_least_recently_started() {
+        let cache = TranscriptCache::default();
+        let third = "y".repeat(MAX_BYTES / 4);
+        cache.put("a", rows(1, &third));
+        cache.put("b", rows(1, &third));
+        cache.put("c", rows(1, &third));
+        assert_eq!(
+            cache.get("a").len(),
+            1,
+            "a is started again: b is now the oldest"
+        );
+        cache.put("d", rows(1, &third));
+        assert!(cache.get("b").is_empty());
+        for s in ["a", "c", "d"] {
+            assert_eq!(cache.get(s).len(), 1, "{s}");
+        }
+        assert_eq!(cache.lock().bytes, 3 * size(&rows(1, &third)));
+        cache.put("huge", rows(1, &"z".repeat(MAX_BYTES)));
+        assert!(cache.get("huge").is_empty());
+        assert_eq!(cache.lock().bytes, 3 * size(&rows(1, &third)));
     }
 }

@@ -6,16 +6,17 @@
 
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
+use parking_lot::Mutex;
 
 use crate::agent::models;
 use crate::agent::provider::{complete_with_retry, ModelRequest, RetryPolicy};
 use crate::routing;
-use crate::runtime::{lock, Runtime};
-use crate::store::{NewMessage, Role, StoreError, SubagentRow};
+use crate::runtime::Runtime;
+use crate::store::{AnnounceMessage, NewMessage, Role, StoreError, SubagentRow};
 
 use super::render::{self, Announce};
 
@@ -61,7 +62,7 @@ pub struct InFlight(Arc<Mutex<HashSet<String>>>);
 impl InFlight {
     /// Take `run_id`, unless it is taken; it is given back when the claim is dropped.
     fn claim(&self, run_id: &str) -> Option<Claimed> {
-        lock(&self.0).insert(run_id.to_string()).then(|| Claimed {
+        self.0.lock().insert(run_id.to_string()).then(|| Claimed {
             set: self.0.clone(),
             run_id: run_id.to_string(),
         })
@@ -75,7 +76,7 @@ struct Claimed {
 
 impl Drop for Claimed {
     fn drop(&mut self) {
-        lock(&self.set).remove(&self.run_id);
+        self.set.lock().remove(&self.run_id);
     }
 }
 
@@ -148,7 +149,7 @@ async fn job(rt: &Arc<Runtime>, run_id: &str) {
             }
             Ok(n) => {
                 tokio::select! {
-                    _ = tokio::time::sleep(crate::outbox::backoff(n)) => {}
+                    _ = tokio::time::sleep(crate::outbox::BACKOFF.delay(u32::try_from(n).unwrap_or(u32::MAX))) => {}
                     // Still pending in the store: scheduled again at the next start.
                     _ = rt.shutdown.cancelled() => return,
                 }
@@ -189,10 +190,14 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
         tracing::info!(run_id, "announce skipped (ANNOUNCE_SKIP)");
         return Ok(());
     }
-    let text = render::render(&announce_of(&row, &outcome, result));
+    let rendered = render::render(&announce_of(&row, &outcome, result));
+    let message = AnnounceMessage {
+        text: &rendered.text,
+        footer: &rendered.footer,
+    };
     if rt
         .store
-        .complete_announce(run_id, Some(&text), row.cleanup == "delete", step_answer)
+        .complete_announce(run_id, Some(message), row.cleanup == "delete", step_answer)
         .await?
     {
         rt.outbox_wake.notify_one();

@@ -108,8 +108,10 @@ async fn an_announce_that_cannot_be_stored_is_retried_with_backoff_then_failed()
     );
     let backoff: Duration = (1..MAX_ATTEMPTS).map(crate::outbox::backoff).sum();
     assert_eq!(backoff, Duration::from_secs(15));
+    // Each wait is drawn from the upper half of its ceiling (jitter); the paused clock also
+    // jumps ahead while the store's thread works, so the upper bound is loose.
     assert!(
-        took >= backoff && took < backoff + Duration::from_secs(5),
+        took >= backoff / 2 && took < backoff + Duration::from_secs(30),
         "failed after {took:?}"
     );
     assert_eq!(rt.store.outbox_state("announce:c2").await.unwrap(), None);

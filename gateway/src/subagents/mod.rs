@@ -1,6 +1,7 @@
-//! Sub-agents (SPEC §7): `sessions_spawn` and `agents_list`, the announce step and its
-//! rendering, durable archive timers, and stopping children. The registry itself lives
-//! in the store (`subagent_runs`), updated in the same transaction as each transition.
+//! Sub-agents (README, Sub-agents): `sessions_spawn` and `agents_list`, the announce step
+//! and its rendering, durable archive timers, and stopping children. The registry itself
+//! lives in the store (`subagent_runs`), updated in the same transaction as each
+//! transition.
 
 pub mod announce;
 pub mod archive;

@@ -1,4 +1,5 @@
-//! The announce message: `Status / Result / Notes / Stats`, with the stats line last.
+//! The announce message: `Status / Result / Notes` as its text, and the `Stats` line as
+//! its footer, which the outbox keeps apart and every adapter sends whole and last.
 
 use std::time::Duration;
 
@@ -28,7 +29,23 @@ pub fn status_of(outcome: &str) -> &'static str {
     }
 }
 
-pub fn render(a: &Announce) -> String {
+/// A rendered announce: the text and the one-line footer that ends it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// `Status: …\nResult: …\nNotes: …`
+    pub text: String,
+    /// `Stats: runtime … • tokens … • sessionKey … • sessionId … • transcript …`
+    pub footer: String,
+}
+
+/// The announce as people read it: the text, then the footer on its own line.
+impl std::fmt::Display for Rendered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}\n{}", self.text, self.footer)
+    }
+}
+
+pub fn render(a: &Announce) -> Rendered {
     let result = a
         .result
         .as_deref()
@@ -56,12 +73,11 @@ pub fn render(a: &Announce) -> String {
         " • sessionKey {} • sessionId {} • transcript {}",
         a.session_key, a.session_id, a.transcript
     ));
-    // The stats line must stay one line and last: fold any newline out of it.
-    let stats = stats.replace('\n', " ");
-    format!(
-        "Status: {}\nResult: {result}\nNotes: {notes}\n{stats}",
-        a.status
-    )
+    // The footer is one line: fold any newline out of it.
+    Rendered {
+        text: format!("Status: {}\nResult: {result}\nNotes: {notes}", a.status),
+        footer: stats.replace('\n', " "),
+    }
 }
 
 /// `5m12s`, `1h2m3s`, `42s`, `350ms`.

@@ -1,7 +1,10 @@
-//! Bounded retry with exponential backoff around one model call, honouring Retry-After,
-//! with a per-attempt timeout. Cancellation is the caller's: drop the future.
+//! Bounded retry with exponential backoff (the shared jittered policy) around one model
+//! call, honouring Retry-After, with a per-attempt timeout. Cancellation is the caller's:
+//! drop the future.
 
 use std::time::Duration;
+
+use switchboard_channels::backoff::Backoff;
 
 use super::{ModelRequest, ModelResponse, Provider, ProviderError};
 
@@ -11,10 +14,9 @@ pub struct RetryPolicy {
     pub max_retries: u32,
     /// Timeout of each attempt.
     pub step_timeout: Duration,
-    /// First backoff delay; doubles per retry.
-    pub base_delay: Duration,
-    /// Longest delay between attempts; a server asking for more (Retry-After) is not retried.
-    pub max_delay: Duration,
+    /// Waits between attempts: 500 ms doubling to a minute, jittered. A server asking for
+    /// longer than its cap (Retry-After) is not retried.
+    pub backoff: Backoff,
 }
 
 impl RetryPolicy {
@@ -22,23 +24,18 @@ impl RetryPolicy {
         RetryPolicy {
             max_retries,
             step_timeout,
-            base_delay: Duration::from_millis(500),
-            max_delay: Duration::from_secs(60),
+            backoff: Backoff::new(Duration::from_millis(500), Duration::from_secs(60)),
         }
     }
 
     /// How long to wait before retry number `retry + 1`; `None` when the server asks for
-    /// a longer wait than [`Self::max_delay`] (a retry sooner would be refused too: fail
+    /// a longer wait than the backoff's cap (a retry sooner would be refused too: fail
     /// now, with the server's answer, instead of sleeping and failing later).
     fn delay(&self, retry: u32, err: &ProviderError) -> Option<Duration> {
         match err.retry_after() {
-            Some(asked) if asked > self.max_delay => None,
+            Some(asked) if asked > self.backoff.max() => None,
             Some(asked) => Some(asked),
-            None => Some(
-                self.base_delay
-                    .saturating_mul(1u32 << retry.min(16))
-                    .min(self.max_delay),
-            ),
+            None => Some(self.backoff.delay(retry.saturating_add(1))),
         }
     }
 }
@@ -179,13 +176,12 @@ mod tests {
             .collect();
         let p = Scripted(Mutex::new(errs));
         let mut delays = vec![];
-        let r = complete_with_retry(
-            &p,
-            &req(),
-            RetryPolicy::new(2, Duration::from_secs(5)),
-            |_, _, d| delays.push(d),
-        )
-        .await;
+        let policy = RetryPolicy::new(2, Duration::from_secs(5));
+        let policy = RetryPolicy {
+            backoff: policy.backoff.without_jitter(),
+            ..policy
+        };
+        let r = complete_with_retry(&p, &req(), policy, |_, _, d| delays.push(d)).await;
         assert!(matches!(r, Err(ProviderError::Server { .. })));
         assert_eq!(
             delays,

@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime};
 
 /// Longest delay a `Retry-After` may say; anything longer (`1e20`) reads as this. The
 /// retry loop never sleeps this long: it gives up when the server asks for more than its
-/// own cap (`RetryPolicy::max_delay`).
+/// own cap (`RetryPolicy::backoff`'s longest wait).
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
 
 /// Parses a `Retry-After` value as of `now`. `None` when it is neither a non-negative

@@ -1,4 +1,4 @@
-//! Exec approvals in chat (SPEC §15): a command that needs approval becomes a durable
+//! Exec approvals in chat (README, Tools): a command that needs approval becomes a durable
 //! request (`store::approvals`), posted through the outbox to the chat that owns the run
 //! (a sub-agent's: its requester's chat) with the text form `/approve <id>
 //! allow-once|allow-always|deny`, and announced on the event bus as `approval.requested`
@@ -8,7 +8,9 @@
 //! waits on the same request.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -35,19 +37,20 @@ pub struct ApprovalHub {
 
 impl ApprovalHub {
     fn waiter(&self, id: &str) -> Arc<Notify> {
-        crate::runtime::lock(&self.waiters)
+        self.waiters
+            .lock()
             .entry(id.to_string())
             .or_default()
             .clone()
     }
 
     fn forget(&self, id: &str) {
-        crate::runtime::lock(&self.waiters).remove(id);
+        self.waiters.lock().remove(id);
     }
 
     /// Wake the run waiting on request `id` (if any).
     pub fn wake(&self, id: &str) {
-        if let Some(n) = crate::runtime::lock(&self.waiters).get(id) {
+        if let Some(n) = self.waiters.lock().get(id) {
             n.notify_one();
         }
     }

@@ -18,7 +18,9 @@ pub mod web_fetch;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -122,7 +124,7 @@ impl ToolRegistry {
     /// The specs of `tools` (a run's, from [`Self::for_run`]), shared by its model calls.
     pub fn specs(&self, tools: &BTreeMap<String, Arc<dyn Tool>>) -> Arc<[ToolSpec]> {
         let names: Vec<String> = tools.keys().cloned().collect();
-        let mut cached = self.specs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut cached = self.specs.lock();
         cached
             .entry(names)
             .or_insert_with(|| tools.values().map(|t| t.spec()).collect())

@@ -1,11 +1,11 @@
-//! Which tools a run is offered (SPEC §15): the profile, then `tools.allow`/`tools.deny`,
+//! Which tools a run is offered (README, Tools): the profile, then `tools.allow`/`tools.deny`,
 //! then the agent's own `agents.list[].tools`, then, for sub-agents, the session tools
 //! removed and `tools.subagents.tools`. Every stage may only remove tools; a deny
 //! anywhere wins. Also the exec policy in force for an agent (`ExecPolicy`).
 
 use crate::config::{entry_matches, AgentEntry, Config, ExecAsk, ExecSecurity};
 
-/// Tools sub-agents never get (SPEC §7).
+/// Tools sub-agents never get (README, Sub-agents).
 pub const SUBAGENT_FORBIDDEN: &[&str] = &[
     "sessions_list",
     "sessions_history",

@@ -4,7 +4,9 @@
 //! finished one is kept (bounded) until its end was read. The commands' driver tasks are
 //! owned by the runtime's task tracker and kill their group at shutdown.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -34,12 +36,12 @@ pub struct Processes {
 impl Processes {
     /// Whether another background command may start.
     pub fn has_room(&self) -> bool {
-        let entries = crate::runtime::lock(&self.entries);
+        let entries = self.entries.lock();
         entries.iter().filter(|e| e.job.ended().is_none()).count() < MAX_RUNNING
     }
 
     pub fn add(&self, job: Arc<Job>) {
-        let mut entries = crate::runtime::lock(&self.entries);
+        let mut entries = self.entries.lock();
         entries.push(Entry { job });
         let finished = entries.iter().filter(|e| e.job.ended().is_some()).count();
         let mut extra = finished.saturating_sub(MAX_FINISHED);
@@ -53,14 +55,16 @@ impl Processes {
     }
 
     fn get(&self, session_key: &str, id: &str) -> Option<Arc<Job>> {
-        crate::runtime::lock(&self.entries)
+        self.entries
+            .lock()
             .iter()
             .find(|e| e.job.id == id && e.job.session_key == session_key)
             .map(|e| e.job.clone())
     }
 
     fn list(&self, session_key: &str) -> Vec<Arc<Job>> {
-        crate::runtime::lock(&self.entries)
+        self.entries
+            .lock()
             .iter()
             .filter(|e| e.job.session_key == session_key)
             .map(|e| e.job.clone())
@@ -69,12 +73,12 @@ impl Processes {
 
     /// A finished command whose end was read is dropped.
     fn forget(&self, id: &str) {
-        crate::runtime::lock(&self.entries).retain(|e| e.job.id != id);
+        self.entries.lock().retain(|e| e.job.id != id);
     }
 
     /// Kill every command (shutdown does this through the drivers; tests use it).
     pub fn kill_all(&self) {
-        for e in crate::runtime::lock(&self.entries).iter() {
+        for e in self.entries.lock().iter() {
             e.job.kill("killed");
         }
     }
@@ -144,11 +148,7 @@ impl Tool for ProcessTool {
             "poll" => {
                 // The state first: output read after it holds everything up to that end.
                 let out = status(&job);
-                let new = job
-                    .output
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .take_new();
+                let new = job.output.lock().take_new();
                 if out["status"] == "finished" {
                     self.procs.forget(&job.id);
                 }
@@ -159,11 +159,7 @@ impl Tool for ProcessTool {
                 if out["status"] == "finished" {
                     self.procs.forget(&job.id);
                 }
-                let log = job
-                    .output
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .render();
+                let log = job.output.lock().render();
                 Ok(fit_json(out, "output", log))
             }
             "write" => {

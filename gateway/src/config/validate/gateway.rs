@@ -1,4 +1,4 @@
-//! The `gateway.*` checks (SPEC §14): the bind address and the token it needs, the
+//! The `gateway.*` checks (README, Security): the bind address and the token it needs, the
 //! token itself (never blank, never quoted back), `allowedOrigins`, the body limit.
 
 use std::net::IpAddr;
@@ -35,7 +35,7 @@ pub(super) fn gateway(config: &Config, env: &dyn Fn(&str) -> Option<String>, out
     }
 }
 
-/// `gateway.auth.token` and `gateway.allowedOrigins` (SPEC §14). Values are never
+/// `gateway.auth.token` and `gateway.allowedOrigins` (README, Security). Values are never
 /// quoted back: a token must not reach a log line.
 fn gateway_auth(g: &GatewayConfig, env: &dyn Fn(&str) -> Option<String>, out: &mut Vec<Issue>) {
     let path = || KeyPath::dotted("gateway.auth.token");

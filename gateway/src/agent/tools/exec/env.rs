@@ -1,7 +1,7 @@
 //! The environment a command runs with: built, not inherited. Only harmless variables of
 //! the daemon's own environment are passed on (PATH, HOME, locale, time zone, user,
 //! TMPDIR), TERM is `dumb`, and `tools.exec.env` adds to it. Provider keys, bot tokens
-//! and the gateway token never get in (SPEC §14): not even through `tools.exec.env`,
+//! and the gateway token never get in (README, Security): not even through `tools.exec.env`,
 //! whose entries holding one of them are dropped with a warning.
 
 use crate::config::Config;

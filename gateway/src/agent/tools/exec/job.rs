@@ -4,7 +4,9 @@
 //! the gateway shuts down — a command that forked a sleeper leaves no orphan behind.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process_group, Pid, Signal};
@@ -116,7 +118,7 @@ impl Job {
 
     /// Kill the command's whole group (`why` is told to whoever reads its end).
     pub fn kill(&self, why: &'static str) {
-        *self.kill_reason.lock().unwrap_or_else(|e| e.into_inner()) = why;
+        *self.kill_reason.lock() = why;
         self.kill.cancel();
     }
 
@@ -146,11 +148,7 @@ impl Job {
 
     /// The result without its output, and the output.
     pub fn result_parts(&self, end: &End, took: Duration) -> (Value, String) {
-        let output = self
-            .output
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .render();
+        let output = self.output.lock().render();
         let ms = took.as_millis() as u64;
         let v = match end {
             End::Exited(code) => json!({"status": "exited", "exitCode": code, "durationMs": ms}),
@@ -187,7 +185,7 @@ async fn drive(
         tokio::select! {
             n = pipe.read(&mut buf), if pipe_open => match n {
                 Ok(0) | Err(_) => pipe_open = false,
-                Ok(n) => job.output.lock().unwrap_or_else(|e| e.into_inner()).push(&buf[..n]),
+                Ok(n) => job.output.lock().push(&buf[..n]),
             },
             status = child.wait() => {
                 break match status {
@@ -201,7 +199,7 @@ async fn drive(
             }
             _ = &mut deadline => break End::TimedOut(timeout),
             _ = job.kill.cancelled() => {
-                break End::Killed(*job.kill_reason.lock().unwrap_or_else(|e| e.into_inner()));
+                break End::Killed(*job.kill_reason.lock());
             }
             _ = shutdown.cancelled() => break End::Killed("the gateway is shutting down"),
         }
@@ -213,11 +211,7 @@ async fn drive(
         while pipe_open {
             match pipe.read(&mut buf).await {
                 Ok(0) | Err(_) => pipe_open = false,
-                Ok(n) => job
-                    .output
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(&buf[..n]),
+                Ok(n) => job.output.lock().push(&buf[..n]),
             }
         }
     })

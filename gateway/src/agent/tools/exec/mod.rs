@@ -267,11 +267,7 @@ impl Drop for KillOnDrop {
 }
 
 fn running(job: &Job) -> String {
-    let so_far = job
-        .output
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .take_new();
+    let so_far = job.output.lock().take_new();
     json!({"status": "running", "sessionId": job.id, "pid": job.pid, "outputSoFar": so_far,
            "note": "still running in the background: use the process tool (poll, log, write, kill) with this sessionId"})
     .to_string()

@@ -6,7 +6,9 @@
 pub mod ssrf;
 
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -97,7 +99,7 @@ async fn fetch(mut url: Url, allow: Vec<String>, max_chars: usize) -> Result<Str
         let resp = match sent {
             Ok(r) => r,
             Err(e) => {
-                if let Some(why) = refused.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                if let Some(why) = refused.lock().take() {
                     return Err(refuse(format!("refused: {why} (tools.web.fetch.allowHosts lists hosts that may be reached anyway)")));
                 }
                 return Err(refuse(format!(

@@ -6,7 +6,9 @@
 //! the address connected to (no second lookup for DNS rebinding to exploit).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 /// Why `ip` may not be fetched from, if it may not.
 pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
@@ -101,7 +103,7 @@ impl reqwest::dns::Resolve for GuardedResolver {
                     .find_map(|a| forbidden(a.ip()).map(|w| (a.ip(), w)))
                 {
                     let msg = format!("{host} resolves to {ip}, {why}");
-                    *refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(msg.clone());
+                    *refused.lock() = Some(msg.clone());
                     return Err(msg.into());
                 }
             }

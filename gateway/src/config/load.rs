@@ -229,6 +229,13 @@ fn substitute(
     }
 }
 
+/// Whether `e` says only that a `${VAR}` names a variable this environment does not have
+/// (the daemon's environment may have it: `config set` warns rather than refuses).
+pub(crate) fn is_unset_variable(e: &ConfigError) -> bool {
+    e.message.starts_with("environment variable ")
+        && e.message.contains(" is not set (referenced as ")
+}
+
 /// Expands `${VAR}` references in one string; `$${` is a literal `${`.
 fn expand(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, Vec<String>> {
     let mut out = String::with_capacity(s.len());

@@ -8,10 +8,11 @@
 
 mod channels;
 pub mod duration;
+pub mod edit;
 mod error;
 mod ids;
 pub mod limits;
-mod load;
+pub(crate) mod load;
 mod paths;
 mod reload;
 mod schema;

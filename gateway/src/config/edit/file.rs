@@ -12,7 +12,7 @@ use super::super::error::ConfigError;
 use super::super::load::{is_unset_variable, parse_json5, read_bounded};
 use super::super::parse_config;
 use super::super::source_map::SourceMap;
-use super::{ops, EditError, KeyPathArg};
+use super::{ops, remove, EditError, KeyPathArg};
 
 /// What to do at a key path.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,7 +95,7 @@ pub async fn edit_file(
     })?;
     let edits = match change {
         Change::Set(value) => ops::plan_set(&src, &key.0, value)?.edits,
-        Change::Unset => match ops::plan_unset(&src, &key.0)? {
+        Change::Unset => match remove::plan_unset(&src, &key.0)? {
             Some(edits) => edits,
             None => {
                 return Ok(EditReport {

@@ -8,6 +8,7 @@ mod cst;
 mod file;
 mod ops;
 mod path;
+mod remove;
 mod style;
 
 use serde_json::Value;
@@ -61,7 +62,7 @@ pub fn set(src: &str, path: &KeyPathArg, value: &Value) -> Result<String, EditEr
 
 /// The text without `path`; `None` when it is not there.
 pub fn unset(src: &str, path: &KeyPathArg) -> Result<Option<String>, EditError> {
-    Ok(ops::plan_unset(src, &path.0)?.map(|edits| ops::apply(src, &edits)))
+    Ok(remove::plan_unset(src, &path.0)?.map(|edits| ops::apply(src, &edits)))
 }
 
 /// The value at `path` in an already-parsed document (`None` when it is not there).

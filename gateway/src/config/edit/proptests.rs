@@ -8,7 +8,8 @@
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
-use super::ops::{apply, plan_set, plan_unset};
+use super::ops::{apply, plan_set};
+use super::remove::plan_unset;
 use super::*;
 
 /// Keys the editor has to quote, escape or tell apart, and arbitrary Unicode.

@@ -6,13 +6,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use switchboard::app;
 use switchboard::config::{self, Paths};
+use switchboard::{app, cli};
 use tokio_util::sync::CancellationToken;
 
 /// Exit code for an invalid config (EX_USAGE... sysexits' EX_DATAERR is 65; the
 /// contract says 64).
-const EXIT_CONFIG: u8 = 64;
+const EXIT_CONFIG: u8 = cli::exit::USAGE;
 
 #[derive(Parser)]
 #[command(
@@ -33,36 +33,18 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
-    /// Work with the config file.
-    Config {
-        #[command(subcommand)]
-        action: ConfigAction,
-    },
-    /// Approve or list people who asked to talk to the bot (dmPolicy "pairing").
-    Pairing {
-        #[command(subcommand)]
-        action: PairingAction,
-        /// Config file (for the state dir and storage.url).
-        #[arg(long, global = true)]
-        config: Option<PathBuf>,
-    },
-}
-
-#[derive(Subcommand)]
-enum PairingAction {
-    /// Let the sender who was given CODE talk to the bot.
-    Approve { channel: String, code: String },
-    /// Show pending and approved senders.
-    List,
-}
-
-#[derive(Subcommand)]
-enum ConfigAction {
-    /// Check a config file and print every error with its key path and line.
-    Validate {
-        /// The file to check (default: the daemon's config path).
-        path: Option<PathBuf>,
-    },
+    /// Work with the config file: validate, get, set, unset, print, schema.
+    Config(cli::config_cmd::ConfigArgs),
+    /// Approve, reject, revoke or list people who asked to talk to the bot (dmPolicy "pairing").
+    Pairing(cli::pairing::PairingArgs),
+    /// What the running daemon is doing: lanes, runs, channels, outbox.
+    Status(cli::client::ClientArgs),
+    /// The running daemon's sessions.
+    Sessions(cli::daemon::SessionsArgs),
+    /// The running daemon's sub-agent runs.
+    Subagents(cli::daemon::SubagentsArgs),
+    /// Send a message to a session of the running daemon.
+    Send(cli::daemon::SendArgs),
 }
 
 /// mimalloc rather than glibc's malloc: under load the daemon spent a fifth of its CPU in
@@ -85,129 +67,17 @@ fn main() -> ExitCode {
         }
     };
     rt.block_on(async move {
+        let env = env.as_ref();
         match cli.command {
-            Command::Config {
-                action: ConfigAction::Validate { path },
-            } => {
-                let path = path.unwrap_or_else(|| Paths::resolve(None, env.as_ref()).config);
-                validate(&path, env.as_ref()).await
-            }
-            Command::Run { config } => run(config, env).await,
-            Command::Pairing { action, config } => pairing(action, config, env).await,
+            Command::Run { config } => run(config, Arc::new(config::process_env)).await,
+            Command::Config(args) => cli::config_cmd::run(args, env).await,
+            Command::Pairing(args) => cli::pairing::run(args, env).await,
+            Command::Status(args) => cli::daemon::status(args, env).await,
+            Command::Sessions(args) => cli::daemon::sessions(args, env).await,
+            Command::Subagents(args) => cli::daemon::subagents(args, env).await,
+            Command::Send(args) => cli::daemon::send(args, env).await,
         }
     })
-}
-
-/// Pairing works on the database directly (SQLite in WAL mode is safe to share with the
-/// running daemon), so it needs no token and works while the daemon is down.
-async fn pairing(
-    action: PairingAction,
-    config_path: Option<PathBuf>,
-    env: config::SharedEnv,
-) -> ExitCode {
-    let paths = Paths::resolve(config_path, env.as_ref());
-    let cfg = match config::load_file(&paths.config, env.as_ref()).await {
-        Ok(Some(cfg)) => cfg,
-        Ok(None) => match config::parse_config("{}", env.as_ref()) {
-            Ok(cfg) => cfg,
-            Err(errors) => {
-                print_errors(&paths.config, &errors);
-                return ExitCode::from(EXIT_CONFIG);
-            }
-        },
-        Err(errors) => {
-            print_errors(&paths.config, &errors);
-            return ExitCode::from(EXIT_CONFIG);
-        }
-    };
-    if let Err(e) = tokio::fs::create_dir_all(&paths.state_dir).await {
-        eprintln!("cannot create {}: {e}", paths.state_dir.display());
-        return ExitCode::FAILURE;
-    }
-    let store = match switchboard::store::Store::open(&cfg.database_url(&paths.state_dir)).await {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("cannot open the database: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let code = match action {
-        PairingAction::Approve { channel, code } => {
-            match store.approve_pairing(&channel, &code).await {
-                Ok(Some(p)) => {
-                    println!(
-                        "approved {} {} ({})",
-                        p.channel,
-                        p.sender_id,
-                        p.sender_name.as_deref().unwrap_or("no name")
-                    );
-                    ExitCode::SUCCESS
-                }
-                Ok(None) => {
-                    eprintln!("no pending pairing with code {code} on {channel}");
-                    ExitCode::FAILURE
-                }
-                Err(e) => {
-                    eprintln!("cannot approve: {e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
-        PairingAction::List => match store.list_pairings().await {
-            Ok(rows) if rows.is_empty() => {
-                println!("no pairings");
-                ExitCode::SUCCESS
-            }
-            Ok(rows) => {
-                for p in rows {
-                    println!(
-                        "{}\t{}\t{}\t{}\t{}",
-                        p.channel,
-                        p.status,
-                        p.code,
-                        p.sender_id,
-                        p.sender_name.unwrap_or_default()
-                    );
-                }
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("cannot list: {e}");
-                ExitCode::FAILURE
-            }
-        },
-    };
-    store.close().await;
-    code
-}
-
-async fn validate(path: &std::path::Path, env: &dyn Fn(&str) -> Option<String>) -> ExitCode {
-    match config::load_file(path, env).await {
-        Ok(Some(_)) => {
-            println!("{}: ok", path.display());
-            ExitCode::SUCCESS
-        }
-        Ok(None) => {
-            eprintln!("{}: no such file", path.display());
-            ExitCode::from(EXIT_CONFIG)
-        }
-        Err(errors) => {
-            print_errors(path, &errors);
-            ExitCode::from(EXIT_CONFIG)
-        }
-    }
-}
-
-fn print_errors(path: &std::path::Path, errors: &[config::ConfigError]) {
-    eprintln!(
-        "{}: {} error{}",
-        path.display(),
-        errors.len(),
-        if errors.len() == 1 { "" } else { "s" }
-    );
-    for e in errors {
-        eprintln!("  {e}");
-    }
 }
 
 async fn run(config_path: Option<PathBuf>, env: config::SharedEnv) -> ExitCode {
@@ -219,13 +89,13 @@ async fn run(config_path: Option<PathBuf>, env: config::SharedEnv) -> ExitCode {
             match config::parse_config("{}", env.as_ref()) {
                 Ok(cfg) => cfg,
                 Err(errors) => {
-                    print_errors(&paths.config, &errors);
+                    cli::print_config_errors(&paths.config, &errors);
                     return ExitCode::from(EXIT_CONFIG);
                 }
             }
         }
         Err(errors) => {
-            print_errors(&paths.config, &errors);
+            cli::print_config_errors(&paths.config, &errors);
             return ExitCode::from(EXIT_CONFIG);
         }
     };

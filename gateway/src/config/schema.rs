@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::duration;
 
 /// The whole config file. Every section is optional; an empty file means all defaults.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Config {
     pub gateway: GatewayConfig,
@@ -23,7 +24,7 @@ pub struct Config {
     pub channels: ChannelsConfig,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct GatewayConfig {
     /// Address to bind the HTTP/WebSocket server to. A non-loopback address needs `auth.token`.
@@ -36,6 +37,7 @@ pub struct GatewayConfig {
     pub reload: ReloadConfig,
     /// How long running turns may take to finish on SIGINT/SIGTERM before they are cancelled.
     #[serde(with = "duration")]
+    #[schemars(with = "String")]
     pub shutdown_grace: Duration,
     /// Largest accepted HTTP request body, in bytes.
     pub max_body_bytes: usize,
@@ -55,7 +57,7 @@ impl Default for GatewayConfig {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct AuthConfig {
     /// Bearer token for everything but `/healthz`. Env fallback: `SWITCHBOARD_TOKEN`.
@@ -79,13 +81,14 @@ impl AuthConfig {
 /// Environment variable with the gateway token when `gateway.auth.token` is not set.
 pub const TOKEN_ENV: &str = "SWITCHBOARD_TOKEN";
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ReloadConfig {
     pub mode: ReloadMode,
     /// Quiet time after the last file event before the file is read: 0s to 1m
     /// (`limits::MAX_DEBOUNCE`).
     #[serde(with = "duration")]
+    #[schemars(with = "String")]
     pub debounce: Duration,
 }
 
@@ -98,7 +101,7 @@ impl Default for ReloadConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ReloadMode {
     /// Apply what can be applied live; log "restart required" for the rest.
@@ -112,20 +115,20 @@ pub enum ReloadMode {
     Off,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct StorageConfig {
     /// `sqlite://PATH`; default `sqlite://<state dir>/data/switchboard.db`.
     pub url: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ModelsConfig {
     pub providers: BTreeMap<String, ProviderConfig>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ProviderConfig {
     pub api: ProviderApi,
@@ -145,14 +148,14 @@ fn default_max_retries() -> u32 {
     3
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProviderApi {
     OpenaiChat,
     Anthropic,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ModelEntry {
     pub id: String,
@@ -164,21 +167,21 @@ pub struct ModelEntry {
 }
 
 /// Price in USD per million tokens: 0 to 1,000,000.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ModelCost {
     pub input: f64,
     pub output: f64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct AgentsConfig {
     pub defaults: AgentDefaults,
     pub list: Vec<AgentEntry>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct AgentDefaults {
     /// `provider/model`. Unset: picked from OPENAI_API_KEY / ANTHROPIC_API_KEY if present.
@@ -189,6 +192,7 @@ pub struct AgentDefaults {
     pub max_concurrent: u32,
     /// Whole-run timeout (humantime, e.g. "10m"), 1s to 7 days; unset = none.
     #[serde(with = "duration::option")]
+    #[schemars(with = "Option<String>")]
     pub timeout: Option<Duration>,
     /// Per model call timeout in seconds, clamped to 1..=1800.
     pub step_timeout_seconds: u64,
@@ -211,7 +215,7 @@ impl Default for AgentDefaults {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct SubagentDefaults {
     pub model: Option<String>,
@@ -240,7 +244,7 @@ impl Default for SubagentDefaults {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OnRestart {
     #[default]
@@ -248,7 +252,7 @@ pub enum OnRestart {
     Interrupt,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct AgentEntry {
     pub id: String,
@@ -262,7 +266,7 @@ pub struct AgentEntry {
     pub subagents: Option<AgentSubagents>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct AgentSubagents {
     /// Agent ids this agent may spawn under; `["*"]` = any. Default: only its own id.
@@ -270,7 +274,7 @@ pub struct AgentSubagents {
     pub model: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ToolsConfig {
     /// If set, only these tools are offered to agents.
@@ -279,33 +283,33 @@ pub struct ToolsConfig {
     pub subagents: SubagentToolsConfig,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct SubagentToolsConfig {
     pub tools: ToolPolicy,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ToolPolicy {
     pub allow: Option<Vec<String>>,
     pub deny: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct MessagesConfig {
     pub queue: QueueConfig,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct SessionConfig {
     pub dm_scope: DmScope,
 }
 
 /// Which session a direct message goes to (SPEC §14).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum DmScope {
     /// Every DM of an agent shares `agent:<id>:main` (one conversation across people and
@@ -318,14 +322,14 @@ pub enum DmScope {
     PerChannelPeer,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct QueueConfig {
     pub mode: QueueMode,
 }
 
 /// What happens to a message that arrives while its session is busy (SPEC §4).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum QueueMode {
     /// Batch waiting messages into the next turn.
@@ -339,7 +343,7 @@ pub enum QueueMode {
     Steer,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ChannelsConfig {
     pub webchat: WebchatConfig,
@@ -347,7 +351,7 @@ pub struct ChannelsConfig {
     pub discord: super::channels::DiscordConfig,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct WebchatConfig {
     pub enabled: bool,

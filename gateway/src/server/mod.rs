@@ -12,6 +12,7 @@ mod message_body;
 mod metrics;
 pub mod origin;
 mod routes;
+mod status;
 mod telegram;
 mod visibility;
 mod ws;

@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use super::super::error::ConfigError;
 use super::super::load::{is_unset_variable, parse_json5, read_bounded};
-use super::super::parse_config;
 use super::super::source_map::SourceMap;
+use super::super::{parse_config, plan_reload};
 use super::{ops, remove, EditError, KeyPathArg};
 
 /// What to do at a key path.
@@ -39,6 +39,9 @@ pub struct EditReport {
     pub warnings: Vec<ConfigError>,
     /// The file that was read (and written): the target of a symlink.
     pub path: PathBuf,
+    /// Keys the edit changed that a running daemon only takes up after a restart
+    /// (`gateway.*`, `storage.*`).
+    pub restart_required: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +105,7 @@ pub async fn edit_file(
                     outcome: Outcome::NotSet,
                     warnings: Vec::new(),
                     path,
+                    restart_required: Vec::new(),
                 })
             }
         },
@@ -109,6 +113,13 @@ pub async fn edit_file(
     let new = ops::apply(&src, &edits);
     let before = parse_config(&src, env).err().unwrap_or_default();
     let after = parse_config(&new, env).err().unwrap_or_default();
+    // What a running daemon would do with it: variables it may have and this process
+    // does not are taken as set (to their own reference) for this comparison.
+    let as_set = |name: &str| env(name).or_else(|| Some(format!("${{{name}}}")));
+    let restart_required = match (parse_config(&src, &as_set), parse_config(&new, &as_set)) {
+        (Ok(old), Ok(new)) => plan_reload(&old, &new).restart_required,
+        _ => Vec::new(),
+    };
     let (caused, warnings): (Vec<ConfigError>, Vec<ConfigError>) =
         after.into_iter().partition(|e| {
             !is_unset_variable(e)
@@ -124,6 +135,7 @@ pub async fn edit_file(
             outcome: Outcome::Unchanged,
             warnings,
             path,
+            restart_required,
         });
     }
     write_atomic(&path, new.as_bytes())
@@ -136,6 +148,7 @@ pub async fn edit_file(
         outcome: Outcome::Written,
         warnings,
         path,
+        restart_required,
     })
 }
 

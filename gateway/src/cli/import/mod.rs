@@ -1,0 +1,1 @@
+//! `switchboard import openclaw`.

@@ -45,6 +45,8 @@ enum Command {
     Subagents(cli::daemon::SubagentsArgs),
     /// Send a message to a session of the running daemon.
     Send(cli::daemon::SendArgs),
+    /// Check the setup: config, state dir, database, channel tokens, model providers, security.
+    Doctor(cli::doctor::DoctorArgs),
 }
 
 /// mimalloc rather than glibc's malloc: under load the daemon spent a fifth of its CPU in
@@ -76,6 +78,7 @@ fn main() -> ExitCode {
             Command::Sessions(args) => cli::daemon::sessions(args, env).await,
             Command::Subagents(args) => cli::daemon::subagents(args, env).await,
             Command::Send(args) => cli::daemon::send(args, env).await,
+            Command::Doctor(args) => cli::doctor::run(args, env).await,
         }
     })
 }

@@ -10,6 +10,7 @@ mod bad_input;
 mod browser;
 mod cli_config;
 mod cli_daemon;
+mod cli_doctor;
 mod cli_pairing;
 mod config_reload;
 mod discord;

@@ -19,9 +19,17 @@ impl Table {
         }
     }
 
-    /// Adds a row; each cell is scrubbed and cut to [`MAX_CELL`] characters.
+    /// Adds a row; each cell is scrubbed and put on one line, and all but the last are
+    /// cut to [`MAX_CELL`] characters (the last needs no padding after it).
     pub fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells.iter().map(|c| cell(c)).collect());
+        let last = cells.len().saturating_sub(1);
+        self.rows.push(
+            cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| cell(c, i < last))
+                .collect(),
+        );
     }
 
     pub fn is_empty(&self) -> bool {
@@ -58,9 +66,9 @@ impl Table {
     }
 }
 
-fn cell(text: &str) -> String {
+fn cell(text: &str, cut: bool) -> String {
     let one_line: String = scrub(text).split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() > MAX_CELL {
+    if cut && one_line.chars().count() > MAX_CELL {
         let cut: String = one_line.chars().take(MAX_CELL - 1).collect();
         format!("{cut}…")
     } else {
@@ -108,11 +116,12 @@ mod tests {
         );
         assert_eq!(scrub("ok\u{7}\u{202E}txt\n"), "ok��txt\n");
         let long = "x".repeat(100);
-        let mut t = Table::new(&["A"]);
-        t.row(vec![long]);
+        let mut t = Table::new(&["A", "B"]);
+        t.row(vec![long.clone(), long]);
         assert_eq!(
             t.render().lines().nth(1).map(|l| l.chars().count()),
-            Some(MAX_CELL)
+            Some(MAX_CELL + 2 + 100),
+            "every column but the last is cut"
         );
         assert_eq!(
             [age(5), age(185), age(7800), age(3 * 86_400 + 3600)],

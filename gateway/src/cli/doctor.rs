@@ -1,1 +1,0 @@
-//! `switchboard doctor`.

@@ -47,6 +47,8 @@ enum Command {
     Send(cli::daemon::SendArgs),
     /// Check the setup: config, state dir, database, channel tokens, model providers, security.
     Doctor(cli::doctor::DoctorArgs),
+    /// Turn another gateway's config into a Switchboard config.
+    Import(cli::import::ImportArgs),
 }
 
 /// mimalloc rather than glibc's malloc: under load the daemon spent a fifth of its CPU in
@@ -79,6 +81,7 @@ fn main() -> ExitCode {
             Command::Subagents(args) => cli::daemon::subagents(args, env).await,
             Command::Send(args) => cli::daemon::send(args, env).await,
             Command::Doctor(args) => cli::doctor::run(args, env).await,
+            Command::Import(args) => cli::import::run(args, env).await,
         }
     })
 }

@@ -1,1 +1,200 @@
-//! `switchboard import openclaw`.
+//! `switchboard import openclaw [PATH]`: turns an OpenClaw config (default
+//! `~/.openclaw/openclaw.json`; `$include` files merged in, `${VAR}` references kept as
+//! references) into a Switchboard config, and prints what was carried over, what was
+//! adapted (how) and what was not (why) — every key of the input has a row. The result is
+//! validated before it is written; an existing file is replaced only with `--force`.
+
+mod agents;
+mod channels;
+mod convert;
+mod source;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+use super::exit;
+use super::table::Table;
+use crate::config::{self, Paths};
+use source::{Outcome, Row};
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    pub from: ImportFrom,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImportFrom {
+    /// An OpenClaw config (default: $OPENCLAW_CONFIG_PATH, else ~/.openclaw/openclaw.json).
+    Openclaw {
+        path: Option<PathBuf>,
+        /// Where to write the Switchboard config (default: the daemon's config path).
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// Replace the output file if it exists.
+        #[arg(long)]
+        force: bool,
+        /// Print the config instead of writing it.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// What an import produced: the config text and the report rows.
+pub struct Imported {
+    pub text: String,
+    pub rows: Vec<Row>,
+}
+
+/// Reads the OpenClaw config at `path` and converts it. `home` writes out `~/` paths.
+pub async fn import_openclaw(path: &Path, home: Option<&str>) -> Result<Imported, String> {
+    let src = source::read(path).await.map_err(|e| e.to_string())?;
+    let (converted, mut rows) = convert::convert(&src.value, home);
+    for (at, file) in &src.includes {
+        let key = if at.is_empty() {
+            "(root)".to_string()
+        } else {
+            at.clone()
+        };
+        rows.push(Row {
+            key: format!("{key} $include"),
+            outcome: Outcome::Adapted {
+                to: "-".into(),
+                how: format!("{} merged in, written inline", file.display()),
+            },
+        });
+    }
+    let text = format!(
+        "{}{}",
+        header(path, &rows),
+        config::edit::render(&converted.config)
+    );
+    Ok(Imported { text, rows })
+}
+
+/// The comment block on top of the written file: where it came from, what changed.
+fn header(path: &Path, rows: &[Row]) -> String {
+    let line = |s: &str| super::table::scrub(s).replace(['\n', '\t'], " ");
+    let mut out = format!(
+        "// Switchboard config imported from {} by `switchboard import openclaw`.\n\
+         // Check it with `switchboard config validate`; `switchboard doctor` tries the tokens.\n",
+        line(&path.display().to_string())
+    );
+    for (title, pick) in [("Adapted", true), ("Not carried over", false)] {
+        let items: Vec<String> = rows
+            .iter()
+            .filter_map(|r| match (&r.outcome, pick) {
+                (Outcome::Adapted { how, .. }, true) => {
+                    Some(format!("//   {}: {}", line(&r.key), line(how)))
+                }
+                (Outcome::NotCarried { why }, false) => {
+                    Some(format!("//   {}: {}", line(&r.key), line(why)))
+                }
+                _ => None,
+            })
+            .collect();
+        if !items.is_empty() {
+            out.push_str(&format!("//\n// {title}:\n"));
+            for i in items {
+                out.push_str(&i);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+fn default_source(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    let var = |n: &str| env(n).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("OPENCLAW_CONFIG_PATH")
+        .or_else(|| var("OPENCLAW_STATE_DIR").map(|d| d.join("openclaw.json")))
+        .or_else(|| var("HOME").map(|h| h.join(".openclaw").join("openclaw.json")))
+        .unwrap_or_else(|| PathBuf::from(".openclaw/openclaw.json"))
+}
+
+pub async fn run(args: ImportArgs, env: &dyn Fn(&str) -> Option<String>) -> ExitCode {
+    let ImportFrom::Openclaw {
+        path,
+        output,
+        force,
+        dry_run,
+        json,
+    } = args.from;
+    let path = path.unwrap_or_else(|| default_source(env));
+    let output = output.unwrap_or_else(|| Paths::resolve(None, env).config);
+    if !dry_run && !force && output.exists() {
+        eprintln!(
+            "{} exists; not replaced (give --force to replace it, or --output for another file)",
+            output.display()
+        );
+        return ExitCode::from(exit::CANTCREAT);
+    }
+    let home = env("HOME");
+    let imported = match import_openclaw(&path, home.as_deref()).await {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("cannot import: {e}");
+            return ExitCode::from(exit::DATAERR);
+        }
+    };
+    // The result must load; variables are checked where the daemon runs, not here.
+    let placeholder = |name: &str| env(name).or_else(|| Some(format!("placeholder-{name}")));
+    if let Err(errors) = config::parse_config(&imported.text, &placeholder) {
+        eprintln!("the converted config is not valid (nothing written):");
+        for e in errors {
+            eprintln!("  {e}");
+        }
+        return ExitCode::from(exit::DATAERR);
+    }
+    report(&imported.rows, json, &output, !dry_run);
+    if dry_run {
+        print!("{}", imported.text);
+        return ExitCode::SUCCESS;
+    }
+    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if let Err(e) = crate::store::private_dir(dir) {
+            eprintln!("cannot create {}: {e}", dir.display());
+            return ExitCode::from(exit::CANTCREAT);
+        }
+    }
+    if let Err(e) = config::edit::write_atomic(&output, imported.text.as_bytes()).await {
+        eprintln!("cannot write {}: {e}", output.display());
+        return ExitCode::from(exit::CANTCREAT);
+    }
+    if !json {
+        println!("\nwrote {}", output.display());
+    }
+    ExitCode::SUCCESS
+}
+
+fn report(rows: &[Row], json: bool, output: &Path, writing: bool) {
+    if json {
+        let v = serde_json::json!({"output": output, "written": writing, "rows": rows});
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return;
+    }
+    let mut t = Table::new(&["OPENCLAW KEY", "RESULT", "SWITCHBOARD KEY", "HOW / WHY"]);
+    for r in rows {
+        let (result, to, note) = match &r.outcome {
+            Outcome::Carried { to } => ("carried", to.as_str(), ""),
+            Outcome::Adapted { to, how } => ("adapted", to.as_str(), how.as_str()),
+            Outcome::NotCarried { why } => ("not carried", "-", why.as_str()),
+        };
+        t.row(vec![r.key.clone(), result.into(), to.into(), note.into()]);
+    }
+    print!("{}", t.render());
+    let count = |f: fn(&Outcome) -> bool| rows.iter().filter(|r| f(&r.outcome)).count();
+    println!(
+        "\n{} carried over, {} adapted, {} not carried",
+        count(|o| matches!(o, Outcome::Carried { .. })),
+        count(|o| matches!(o, Outcome::Adapted { .. })),
+        count(|o| matches!(o, Outcome::NotCarried { .. })),
+    );
+}

@@ -74,6 +74,13 @@ pub fn get<'a>(doc: &'a Value, path: &KeyPathArg) -> Option<&'a Value> {
     })
 }
 
+/// A whole document written as this editor writes new keys in a fresh file: bare keys,
+/// two-space indents, trailing commas, a final newline.
+pub fn render(value: &Value) -> String {
+    let style = style::Style::detect("", None);
+    format!("{}\n", style.block(value, ""))
+}
+
 /// A command-line value: JSON5 if it parses as such (`8`, `true`, `null`, `["a"]`,
 /// `"quoted"`), else the text itself as a string (`0.0.0.0`, `${TOKEN}`).
 pub fn parse_value(text: &str) -> Value {

@@ -1,0 +1,506 @@
+//! OpenClaw's Telegram and Discord sections → Switchboard's: tokens, who may talk
+//! (dmPolicy, allowFrom, groupPolicy, groupAllowFrom), groups and guilds with
+//! requireMention and their own sender lists. OpenClaw starts a channel whose section
+//! exists, so such a channel is enabled unless it says `enabled: false`.
+
+use serde_json::{json, Map, Value};
+
+use super::convert::{put, secret};
+use super::source::{join, Ledger};
+
+const POLICIES: [&str; 4] = ["pairing", "allowlist", "open", "disabled"];
+const GROUP_POLICIES: [&str; 3] = ["allowlist", "open", "disabled"];
+
+pub fn convert(input: &Value, l: &mut Ledger, out: &mut Value) {
+    let default_group_policy = input["channels"]["defaults"]["groupPolicy"].as_str();
+    if let Some(t) = input["channels"]["telegram"].as_object() {
+        telegram(t, default_group_policy, l, out);
+    }
+    if let Some(d) = input["channels"]["discord"].as_object() {
+        discord(d, default_group_policy, l, out);
+    }
+    if let Some(p) = default_group_policy {
+        l.adapted(
+            "channels.defaults.groupPolicy",
+            "channels.<id>.groupPolicy",
+            format!("\"{p}\" written to each channel that does not set its own"),
+        );
+    }
+}
+
+/// An allowlist entry as Switchboard reads it: ids as strings or numbers, `@username`,
+/// `*`. OpenClaw's prefixes (`tg:`, `telegram:`, `user:`, `discord:`, `<@…>`) are
+/// dropped; a bare Discord name becomes `@name`. `None`: not an entry at all.
+fn entry(v: &Value, channel: &str) -> Option<(Value, bool)> {
+    if v.is_number() {
+        return Some((v.clone(), false));
+    }
+    let s = v.as_str()?.trim();
+    let prefixes: &[&str] = if channel == "telegram" {
+        &["tg:", "telegram:"]
+    } else {
+        &["user:", "discord:"]
+    };
+    for p in prefixes {
+        if let Some(rest) = s.strip_prefix(p) {
+            return Some((json!(rest), true));
+        }
+    }
+    if let Some(id) = s.strip_prefix("<@").and_then(|r| r.strip_suffix('>')) {
+        return Some((json!(id.trim_start_matches('!')), true));
+    }
+    let is_id = s
+        .trim_start_matches('-')
+        .chars()
+        .all(|c| c.is_ascii_digit())
+        && !s.is_empty();
+    if channel == "discord" && !is_id && s != "*" && !s.starts_with('@') {
+        return Some((json!(format!("@{s}")), true));
+    }
+    Some((json!(s), false))
+}
+
+/// An allowlist at `key` written to `to`.
+fn list(
+    l: &mut Ledger,
+    out: &mut Value,
+    src: &Value,
+    key: &str,
+    to: &[&str],
+    channel: &str,
+) -> Option<Value> {
+    let items = src.as_array()?;
+    let mut changed = false;
+    let mut ids = Vec::new();
+    for item in items {
+        if let Some((v, c)) = entry(item, channel) {
+            changed |= c;
+            ids.push(v);
+        }
+    }
+    let value = Value::Array(ids);
+    put(out, to, value.clone());
+    if changed {
+        l.adapted(
+            key,
+            &to.join("."),
+            "ids without OpenClaw's prefixes; names as @username",
+        );
+    } else {
+        l.carried(key, &to.join("."));
+    }
+    Some(value)
+}
+
+fn enabled(src: &Map<String, Value>, key: &str, l: &mut Ledger, out: &mut Value, channel: &str) {
+    let on = src.get("enabled").and_then(Value::as_bool).unwrap_or(true);
+    put(out, &["channels", channel, "enabled"], json!(on));
+    if src.contains_key("enabled") {
+        l.carried(
+            &join(key, "enabled"),
+            &format!("channels.{channel}.enabled"),
+        );
+    } else {
+        l.adapted(
+            &join(key, "enabled"),
+            &format!("channels.{channel}.enabled"),
+            "not set: true, as OpenClaw starts a channel whose section exists",
+        );
+    }
+}
+
+fn token(
+    src: &Map<String, Value>,
+    field: &str,
+    key: &str,
+    l: &mut Ledger,
+    out: &mut Value,
+    channel: &str,
+) {
+    let Some(v) = src.get(field) else {
+        return;
+    };
+    let to = format!("channels.{channel}.{field}");
+    match secret(v) {
+        Ok((t, how)) => {
+            put(out, &["channels", channel, field], json!(t));
+            match how {
+                Some(how) => l.adapted(&join(key, field), &to, how),
+                None => l.carried(&join(key, field), &to),
+            }
+        }
+        Err(why) => l.dropped(&join(key, field), why),
+    }
+}
+
+fn policy(
+    value: Option<&Value>,
+    allowed: &[&str],
+    key: &str,
+    to: &[&str],
+    l: &mut Ledger,
+    out: &mut Value,
+) {
+    let Some(v) = value else {
+        return;
+    };
+    match v.as_str().filter(|p| allowed.contains(p)) {
+        Some(p) => {
+            put(out, to, json!(p));
+            l.carried(key, &to.join("."));
+        }
+        None => l.dropped(key, format!("unknown policy {v}")),
+    }
+}
+
+fn chunk_limit(
+    src: &Map<String, Value>,
+    key: &str,
+    max: u64,
+    l: &mut Ledger,
+    out: &mut Value,
+    channel: &str,
+) {
+    let Some(n) = src.get("textChunkLimit").and_then(Value::as_u64) else {
+        return;
+    };
+    let to = format!("channels.{channel}.textChunkLimit");
+    put(
+        out,
+        &["channels", channel, "textChunkLimit"],
+        json!(n.clamp(1, max)),
+    );
+    if n > max {
+        l.adapted(
+            &join(key, "textChunkLimit"),
+            &to,
+            format!("{n} → {max}, the platform's limit"),
+        );
+    } else {
+        l.carried(&join(key, "textChunkLimit"), &to);
+    }
+}
+
+fn telegram(
+    t: &Map<String, Value>,
+    default_group_policy: Option<&str>,
+    l: &mut Ledger,
+    out: &mut Value,
+) {
+    let key = "channels.telegram";
+    enabled(t, key, l, out, "telegram");
+    if t.contains_key("botToken") {
+        token(t, "botToken", key, l, out, "telegram");
+    } else if let Some(tok) = t
+        .get("accounts")
+        .and_then(|a| a.get("default"))
+        .and_then(|d| d.get("botToken"))
+    {
+        if let Ok((tok, _)) = secret(tok) {
+            put(out, &["channels", "telegram", "botToken"], json!(tok));
+            l.adapted(
+                "channels.telegram.accounts.default.botToken",
+                "channels.telegram.botToken",
+                "the default account's token: Switchboard runs one bot per channel",
+            );
+        }
+    }
+    if t.contains_key("tokenFile") {
+        l.dropped(
+            "channels.telegram.tokenFile",
+            "set botToken (or TELEGRAM_BOT_TOKEN) instead of a token file",
+        );
+    }
+    if t.contains_key("accounts") {
+        l.dropped(
+            "channels.telegram.accounts",
+            "Switchboard runs one bot per channel (the default account's token is used)",
+        );
+    }
+    policy(
+        t.get("dmPolicy"),
+        &POLICIES,
+        "channels.telegram.dmPolicy",
+        &["channels", "telegram", "dmPolicy"],
+        l,
+        out,
+    );
+    if let Some(v) = t.get("allowFrom") {
+        list(
+            l,
+            out,
+            v,
+            "channels.telegram.allowFrom",
+            &["channels", "telegram", "allowFrom"],
+            "telegram",
+        );
+    }
+    group_policy(t, default_group_policy, key, l, out, "telegram");
+    if let Some(v) = t.get("groupAllowFrom") {
+        list(
+            l,
+            out,
+            v,
+            "channels.telegram.groupAllowFrom",
+            &["channels", "telegram", "groupAllowFrom"],
+            "telegram",
+        );
+    }
+    for (id, g) in t
+        .get("groups")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let gkey = join("channels.telegram.groups", id);
+        if g.get("enabled").and_then(Value::as_bool) == Some(false) {
+            l.dropped(&gkey, "a disabled group: left out (not served)");
+            continue;
+        }
+        put(out, &["channels", "telegram", "groups", id], json!({}));
+        if let Some(m) = g.get("requireMention").and_then(Value::as_bool) {
+            put(
+                out,
+                &["channels", "telegram", "groups", id, "requireMention"],
+                json!(m),
+            );
+            l.carried(
+                &join(&gkey, "requireMention"),
+                &format!("{gkey}.requireMention"),
+            );
+        }
+        if let Some(v) = g.get("allowFrom") {
+            list(
+                l,
+                out,
+                v,
+                &join(&gkey, "allowFrom"),
+                &["channels", "telegram", "groups", id, "allowFrom"],
+                "telegram",
+            );
+        }
+        if g.get("enabled").is_some() {
+            l.carried(&join(&gkey, "enabled"), &gkey);
+        }
+        for (k, _) in g.as_object().into_iter().flatten() {
+            if !["requireMention", "allowFrom", "enabled"].contains(&k.as_str()) {
+                l.dropped(
+                    &join(&gkey, k),
+                    "per-group settings beyond requireMention and allowFrom are not supported",
+                );
+            }
+        }
+    }
+    if let Some(url) = t.get("webhookUrl").and_then(Value::as_str) {
+        put(out, &["channels", "telegram", "mode"], json!("webhook"));
+        put(out, &["channels", "telegram", "webhookUrl"], json!(url));
+        l.adapted(
+            "channels.telegram.webhookUrl",
+            "channels.telegram.webhookUrl",
+            "mode \"webhook\"; the URL must reach this daemon's POST /telegram/webhook",
+        );
+    }
+    token(t, "webhookSecret", key, l, out, "telegram");
+    if t.contains_key("webhookPath") {
+        l.dropped(
+            "channels.telegram.webhookPath",
+            "Switchboard serves the webhook at /telegram/webhook",
+        );
+    }
+    chunk_limit(t, key, 4096, l, out, "telegram");
+}
+
+fn group_policy(
+    src: &Map<String, Value>,
+    default: Option<&str>,
+    key: &str,
+    l: &mut Ledger,
+    out: &mut Value,
+    channel: &str,
+) {
+    match src.get("groupPolicy") {
+        Some(v) => policy(
+            Some(v),
+            &GROUP_POLICIES,
+            &join(key, "groupPolicy"),
+            &["channels", channel, "groupPolicy"],
+            l,
+            out,
+        ),
+        None => {
+            if let Some(p) = default.filter(|p| GROUP_POLICIES.contains(p)) {
+                put(out, &["channels", channel, "groupPolicy"], json!(p));
+            }
+        }
+    }
+}
+
+fn is_id(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_digit())
+}
+
+fn discord(
+    d: &Map<String, Value>,
+    default_group_policy: Option<&str>,
+    l: &mut Ledger,
+    out: &mut Value,
+) {
+    let key = "channels.discord";
+    enabled(d, key, l, out, "discord");
+    token(d, "token", key, l, out, "discord");
+    if d.contains_key("accounts") {
+        l.dropped(
+            "channels.discord.accounts",
+            "Switchboard runs one bot per channel",
+        );
+    }
+    let dm = d.get("dm").and_then(Value::as_object);
+    match (d.get("dmPolicy"), dm.and_then(|m| m.get("policy"))) {
+        (Some(v), _) => policy(
+            Some(v),
+            &POLICIES,
+            "channels.discord.dmPolicy",
+            &["channels", "discord", "dmPolicy"],
+            l,
+            out,
+        ),
+        (None, Some(v)) => {
+            if let Some(p) = v.as_str().filter(|p| POLICIES.contains(p)) {
+                put(out, &["channels", "discord", "dmPolicy"], json!(p));
+                l.adapted(
+                    "channels.discord.dm.policy",
+                    "channels.discord.dmPolicy",
+                    "the older key of dmPolicy",
+                );
+            }
+        }
+        _ => {}
+    }
+    if let Some(dm) = dm {
+        if dm.get("enabled").and_then(Value::as_bool) == Some(false) {
+            put(out, &["channels", "discord", "dmPolicy"], json!("disabled"));
+            l.adapted(
+                "channels.discord.dm.enabled",
+                "channels.discord.dmPolicy",
+                "false → \"disabled\"",
+            );
+        } else if dm.contains_key("enabled") {
+            l.carried("channels.discord.dm.enabled", "channels.discord.dmPolicy");
+        }
+    }
+    match (d.get("allowFrom"), dm.and_then(|m| m.get("allowFrom"))) {
+        (Some(v), _) => {
+            list(
+                l,
+                out,
+                v,
+                "channels.discord.allowFrom",
+                &["channels", "discord", "allowFrom"],
+                "discord",
+            );
+        }
+        (None, Some(v)) => {
+            list(
+                l,
+                out,
+                v,
+                "channels.discord.dm.allowFrom",
+                &["channels", "discord", "allowFrom"],
+                "discord",
+            );
+        }
+        _ => {}
+    }
+    group_policy(d, default_group_policy, key, l, out, "discord");
+    if let Some(v) = d.get("groupAllowFrom") {
+        list(
+            l,
+            out,
+            v,
+            "channels.discord.groupAllowFrom",
+            &["channels", "discord", "groupAllowFrom"],
+            "discord",
+        );
+    }
+    for (id, g) in d
+        .get("guilds")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        guild(id, g, l, out);
+    }
+    chunk_limit(d, key, 2000, l, out, "discord");
+}
+
+fn guild(id: &str, g: &Value, l: &mut Ledger, out: &mut Value) {
+    let gkey = join("channels.discord.guilds", id);
+    if !is_id(id) && id != "*" {
+        l.dropped(
+            &gkey,
+            "a guild named by its slug: Switchboard needs the guild id",
+        );
+        return;
+    }
+    let mut channels = Vec::new();
+    let mut named = Vec::new();
+    let listed = g.get("channels").and_then(Value::as_object);
+    for (ch, settings) in listed.into_iter().flatten() {
+        let allowed = settings.get("allow").and_then(Value::as_bool) != Some(false);
+        if !is_id(ch) {
+            named.push(ch.clone());
+        } else if allowed {
+            channels.push(json!(ch));
+        }
+    }
+    if listed.is_some() && channels.is_empty() {
+        // An empty list would serve every channel of the guild: more than OpenClaw did.
+        l.dropped(
+            &gkey,
+            "its channels are listed by name only; Switchboard lists channels by id, and without them would serve every channel of the guild",
+        );
+        return;
+    }
+    let to = format!("channels.discord.guilds.{id}");
+    put(out, &["channels", "discord", "guilds", id], json!({}));
+    if let Some(m) = g.get("requireMention").and_then(Value::as_bool) {
+        put(
+            out,
+            &["channels", "discord", "guilds", id, "requireMention"],
+            json!(m),
+        );
+        l.carried(
+            &join(&gkey, "requireMention"),
+            &format!("{to}.requireMention"),
+        );
+    }
+    if let Some(v) = g.get("users") {
+        list(
+            l,
+            out,
+            v,
+            &join(&gkey, "users"),
+            &["channels", "discord", "guilds", id, "allowFrom"],
+            "discord",
+        );
+    }
+    if let Some(listed) = listed {
+        put(
+            out,
+            &["channels", "discord", "guilds", id, "channels"],
+            Value::Array(channels),
+        );
+        l.adapted(
+            &join(&gkey, "channels"),
+            &format!("{to}.channels"),
+            "the allowed channel ids (per-channel settings are not supported)",
+        );
+        for name in named {
+            l.dropped(
+                &join(&join(&gkey, "channels"), &name),
+                "a channel named, not by id: Switchboard lists channels by id",
+            );
+        }
+        let _ = listed;
+    }
+}

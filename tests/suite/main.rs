@@ -11,6 +11,7 @@ mod browser;
 mod cli_config;
 mod cli_daemon;
 mod cli_doctor;
+mod cli_import;
 mod cli_pairing;
 mod config_reload;
 mod discord;

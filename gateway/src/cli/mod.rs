@@ -18,6 +18,8 @@ pub mod exit {
     pub const USAGE: u8 = 64;
     /// The input (a config to import) is unreadable as data.
     pub const DATAERR: u8 = 65;
+    /// The input (a config to import, or a file it includes) cannot be read.
+    pub const NOINPUT: u8 = 66;
     /// The daemon is not running (nothing answers at its address).
     pub const UNAVAILABLE: u8 = 69;
     /// The output file exists (an import without `--force`) or cannot be created.

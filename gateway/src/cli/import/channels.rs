@@ -1,4 +1,4 @@
-//! OpenClaw's Telegram and Discord sections → Switchboard's: tokens, who may talk
+//! OpenClaw's Telegram section → Switchboard's (Discord's in `discord.rs`), and what both share: tokens, who may talk
 //! (dmPolicy, allowFrom, groupPolicy, groupAllowFrom), groups and guilds with
 //! requireMention and their own sender lists. OpenClaw starts a channel whose section
 //! exists, so such a channel is enabled unless it says `enabled: false`.
@@ -8,8 +8,8 @@ use serde_json::{json, Map, Value};
 use super::convert::{put, secret};
 use super::source::{join, Ledger};
 
-const POLICIES: [&str; 4] = ["pairing", "allowlist", "open", "disabled"];
-const GROUP_POLICIES: [&str; 3] = ["allowlist", "open", "disabled"];
+pub(super) const POLICIES: [&str; 4] = ["pairing", "allowlist", "open", "disabled"];
+pub(super) const GROUP_POLICIES: [&str; 3] = ["allowlist", "open", "disabled"];
 
 pub fn convert(input: &Value, l: &mut Ledger, out: &mut Value) {
     let default_group_policy = input["channels"]["defaults"]["groupPolicy"].as_str();
@@ -17,7 +17,7 @@ pub fn convert(input: &Value, l: &mut Ledger, out: &mut Value) {
         telegram(t, default_group_policy, l, out);
     }
     if let Some(d) = input["channels"]["discord"].as_object() {
-        discord(d, default_group_policy, l, out);
+        super::discord::convert(d, default_group_policy, l, out);
     }
     if let Some(p) = default_group_policy {
         l.adapted(
@@ -31,7 +31,7 @@ pub fn convert(input: &Value, l: &mut Ledger, out: &mut Value) {
 /// An allowlist entry as Switchboard reads it: ids as strings or numbers, `@username`,
 /// `*`. OpenClaw's prefixes (`tg:`, `telegram:`, `user:`, `discord:`, `<@…>`) are
 /// dropped; a bare Discord name becomes `@name`. `None`: not an entry at all.
-fn entry(v: &Value, channel: &str) -> Option<(Value, bool)> {
+pub(super) fn entry(v: &Value, channel: &str) -> Option<(Value, bool)> {
     if v.is_number() {
         return Some((v.clone(), false));
     }
@@ -61,7 +61,7 @@ fn entry(v: &Value, channel: &str) -> Option<(Value, bool)> {
 }
 
 /// An allowlist at `key` written to `to`.
-fn list(
+pub(super) fn list(
     l: &mut Ledger,
     out: &mut Value,
     src: &Value,
@@ -92,7 +92,13 @@ fn list(
     Some(value)
 }
 
-fn enabled(src: &Map<String, Value>, key: &str, l: &mut Ledger, out: &mut Value, channel: &str) {
+pub(super) fn enabled(
+    src: &Map<String, Value>,
+    key: &str,
+    l: &mut Ledger,
+    out: &mut Value,
+    channel: &str,
+) {
     let on = src.get("enabled").and_then(Value::as_bool).unwrap_or(true);
     put(out, &["channels", channel, "enabled"], json!(on));
     if src.contains_key("enabled") {
@@ -109,7 +115,7 @@ fn enabled(src: &Map<String, Value>, key: &str, l: &mut Ledger, out: &mut Value,
     }
 }
 
-fn token(
+pub(super) fn token(
     src: &Map<String, Value>,
     field: &str,
     key: &str,
@@ -133,7 +139,7 @@ fn token(
     }
 }
 
-fn policy(
+pub(super) fn policy(
     value: Option<&Value>,
     allowed: &[&str],
     key: &str,
@@ -153,7 +159,7 @@ fn policy(
     }
 }
 
-fn chunk_limit(
+pub(super) fn chunk_limit(
     src: &Map<String, Value>,
     key: &str,
     max: u64,
@@ -310,7 +316,7 @@ fn telegram(
     chunk_limit(t, key, 4096, l, out, "telegram");
 }
 
-fn group_policy(
+pub(super) fn group_policy(
     src: &Map<String, Value>,
     default: Option<&str>,
     key: &str,
@@ -332,175 +338,5 @@ fn group_policy(
                 put(out, &["channels", channel, "groupPolicy"], json!(p));
             }
         }
-    }
-}
-
-fn is_id(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_digit())
-}
-
-fn discord(
-    d: &Map<String, Value>,
-    default_group_policy: Option<&str>,
-    l: &mut Ledger,
-    out: &mut Value,
-) {
-    let key = "channels.discord";
-    enabled(d, key, l, out, "discord");
-    token(d, "token", key, l, out, "discord");
-    if d.contains_key("accounts") {
-        l.dropped(
-            "channels.discord.accounts",
-            "Switchboard runs one bot per channel",
-        );
-    }
-    let dm = d.get("dm").and_then(Value::as_object);
-    match (d.get("dmPolicy"), dm.and_then(|m| m.get("policy"))) {
-        (Some(v), _) => policy(
-            Some(v),
-            &POLICIES,
-            "channels.discord.dmPolicy",
-            &["channels", "discord", "dmPolicy"],
-            l,
-            out,
-        ),
-        (None, Some(v)) => {
-            if let Some(p) = v.as_str().filter(|p| POLICIES.contains(p)) {
-                put(out, &["channels", "discord", "dmPolicy"], json!(p));
-                l.adapted(
-                    "channels.discord.dm.policy",
-                    "channels.discord.dmPolicy",
-                    "the older key of dmPolicy",
-                );
-            }
-        }
-        _ => {}
-    }
-    if let Some(dm) = dm {
-        if dm.get("enabled").and_then(Value::as_bool) == Some(false) {
-            put(out, &["channels", "discord", "dmPolicy"], json!("disabled"));
-            l.adapted(
-                "channels.discord.dm.enabled",
-                "channels.discord.dmPolicy",
-                "false → \"disabled\"",
-            );
-        } else if dm.contains_key("enabled") {
-            l.carried("channels.discord.dm.enabled", "channels.discord.dmPolicy");
-        }
-    }
-    match (d.get("allowFrom"), dm.and_then(|m| m.get("allowFrom"))) {
-        (Some(v), _) => {
-            list(
-                l,
-                out,
-                v,
-                "channels.discord.allowFrom",
-                &["channels", "discord", "allowFrom"],
-                "discord",
-            );
-        }
-        (None, Some(v)) => {
-            list(
-                l,
-                out,
-                v,
-                "channels.discord.dm.allowFrom",
-                &["channels", "discord", "allowFrom"],
-                "discord",
-            );
-        }
-        _ => {}
-    }
-    group_policy(d, default_group_policy, key, l, out, "discord");
-    if let Some(v) = d.get("groupAllowFrom") {
-        list(
-            l,
-            out,
-            v,
-            "channels.discord.groupAllowFrom",
-            &["channels", "discord", "groupAllowFrom"],
-            "discord",
-        );
-    }
-    for (id, g) in d
-        .get("guilds")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-    {
-        guild(id, g, l, out);
-    }
-    chunk_limit(d, key, 2000, l, out, "discord");
-}
-
-fn guild(id: &str, g: &Value, l: &mut Ledger, out: &mut Value) {
-    let gkey = join("channels.discord.guilds", id);
-    if !is_id(id) && id != "*" {
-        l.dropped(
-            &gkey,
-            "a guild named by its slug: Switchboard needs the guild id",
-        );
-        return;
-    }
-    let mut channels = Vec::new();
-    let mut named = Vec::new();
-    let listed = g.get("channels").and_then(Value::as_object);
-    for (ch, settings) in listed.into_iter().flatten() {
-        let allowed = settings.get("allow").and_then(Value::as_bool) != Some(false);
-        if !is_id(ch) {
-            named.push(ch.clone());
-        } else if allowed {
-            channels.push(json!(ch));
-        }
-    }
-    if listed.is_some() && channels.is_empty() {
-        // An empty list would serve every channel of the guild: more than OpenClaw did.
-        l.dropped(
-            &gkey,
-            "its channels are listed by name only; Switchboard lists channels by id, and without them would serve every channel of the guild",
-        );
-        return;
-    }
-    let to = format!("channels.discord.guilds.{id}");
-    put(out, &["channels", "discord", "guilds", id], json!({}));
-    if let Some(m) = g.get("requireMention").and_then(Value::as_bool) {
-        put(
-            out,
-            &["channels", "discord", "guilds", id, "requireMention"],
-            json!(m),
-        );
-        l.carried(
-            &join(&gkey, "requireMention"),
-            &format!("{to}.requireMention"),
-        );
-    }
-    if let Some(v) = g.get("users") {
-        list(
-            l,
-            out,
-            v,
-            &join(&gkey, "users"),
-            &["channels", "discord", "guilds", id, "allowFrom"],
-            "discord",
-        );
-    }
-    if let Some(listed) = listed {
-        put(
-            out,
-            &["channels", "discord", "guilds", id, "channels"],
-            Value::Array(channels),
-        );
-        l.adapted(
-            &join(&gkey, "channels"),
-            &format!("{to}.channels"),
-            "the allowed channel ids (per-channel settings are not supported)",
-        );
-        for name in named {
-            l.dropped(
-                &join(&join(&gkey, "channels"), &name),
-                "a channel named, not by id: Switchboard lists channels by id",
-            );
-        }
-        let _ = listed;
     }
 }

@@ -225,11 +225,12 @@ fn messages(input: &Value, l: &mut Ledger, out: &mut Value) {
         "collect" | "followup" | "interrupt" | "steer" => (mode, None),
         "steer-backlog" | "steer+backlog" => (
             "steer",
-            Some("\"steer\": waiting messages join the running turn"),
+            Some("\"steer\": waiting messages join the running turn (no later follow-up turn with them)"),
         ),
+        // OpenClaw's legacy steering, one waiting message per model boundary.
         "queue" => (
-            "followup",
-            Some("\"followup\": one turn per message, in order"),
+            "steer",
+            Some("\"steer\": waiting messages join the running turn at its next model call, together"),
         ),
         other => {
             l.dropped("messages.queue.mode", format!("unknown mode \"{other}\""));

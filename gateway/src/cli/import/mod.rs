@@ -7,6 +7,8 @@
 mod agents;
 mod channels;
 mod convert;
+mod discord;
+mod providers;
 mod source;
 #[cfg(test)]
 mod tests;
@@ -19,7 +21,7 @@ use clap::{Args, Subcommand};
 use super::exit;
 use super::table::Table;
 use crate::config::{self, Paths};
-use source::{Outcome, Row};
+use source::{Outcome, Row, SourceError};
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
@@ -54,8 +56,8 @@ pub struct Imported {
 }
 
 /// Reads the OpenClaw config at `path` and converts it. `home` writes out `~/` paths.
-pub async fn import_openclaw(path: &Path, home: Option<&str>) -> Result<Imported, String> {
-    let src = source::read(path).await.map_err(|e| e.to_string())?;
+pub async fn import_openclaw(path: &Path, home: Option<&str>) -> Result<Imported, SourceError> {
+    let src = source::read(path).await?;
     let (converted, mut rows) = convert::convert(&src.value, home);
     for (at, file) in &src.includes {
         let key = if at.is_empty() {
@@ -81,7 +83,7 @@ pub async fn import_openclaw(path: &Path, home: Option<&str>) -> Result<Imported
 
 /// The comment block on top of the written file: where it came from, what changed.
 fn header(path: &Path, rows: &[Row]) -> String {
-    let line = |s: &str| super::table::scrub(s).replace(['\n', '\t'], " ");
+    let line = |s: &str| super::table::scrub(s).replace(['\n', '\t', '\u{2028}', '\u{2029}'], " ");
     let mut out = format!(
         "// Switchboard config imported from {} by `switchboard import openclaw`.\n\
          // Check it with `switchboard config validate`; `switchboard doctor` tries the tokens.\n",
@@ -141,7 +143,11 @@ pub async fn run(args: ImportArgs, env: &dyn Fn(&str) -> Option<String>) -> Exit
         Ok(i) => i,
         Err(e) => {
             eprintln!("cannot import: {e}");
-            return ExitCode::from(exit::DATAERR);
+            let code = match e {
+                SourceError::Read { .. } => exit::NOINPUT,
+                _ => exit::DATAERR,
+            };
+            return ExitCode::from(code);
         }
     };
     // The result must load; variables are checked where the daemon runs, not here.
@@ -153,9 +159,16 @@ pub async fn run(args: ImportArgs, env: &dyn Fn(&str) -> Option<String>) -> Exit
         }
         return ExitCode::from(exit::DATAERR);
     }
-    report(&imported.rows, json, &output, !dry_run);
     if dry_run {
-        print!("{}", imported.text);
+        // People get the report on stderr and the config on stdout (`> file` keeps it);
+        // scripts get both in the JSON.
+        match json {
+            true => report_json(&imported, &output, false),
+            false => {
+                eprint!("{}", report_table(&imported.rows));
+                print!("{}", imported.text);
+            }
+        }
         return ExitCode::SUCCESS;
     }
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -164,22 +177,54 @@ pub async fn run(args: ImportArgs, env: &dyn Fn(&str) -> Option<String>) -> Exit
             return ExitCode::from(exit::CANTCREAT);
         }
     }
+    // `--force` keeps what it replaces next to it.
+    let backup = output.exists().then(|| backup_path(&output));
+    if let Some(b) = &backup {
+        if let Err(e) = tokio::fs::copy(&output, b).await {
+            eprintln!(
+                "cannot keep a copy of {} as {}: {e} (nothing written)",
+                output.display(),
+                b.display()
+            );
+            return ExitCode::from(exit::CANTCREAT);
+        }
+    }
     if let Err(e) = config::edit::write_atomic(&output, imported.text.as_bytes()).await {
         eprintln!("cannot write {}: {e}", output.display());
         return ExitCode::from(exit::CANTCREAT);
     }
-    if !json {
-        println!("\nwrote {}", output.display());
+    if json {
+        report_json(&imported, &output, true);
+        return ExitCode::SUCCESS;
+    }
+    print!("{}", report_table(&imported.rows));
+    println!("\nwrote {}", output.display());
+    if let Some(b) = backup {
+        println!("the file it replaced is kept as {}", b.display());
     }
     ExitCode::SUCCESS
 }
 
-fn report(rows: &[Row], json: bool, output: &Path, writing: bool) {
-    if json {
-        let v = serde_json::json!({"output": output, "written": writing, "rows": rows});
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-        return;
+/// `config.json5` → `config.json5.bak`.
+fn backup_path(path: &Path) -> PathBuf {
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(".bak");
+    path.with_file_name(name)
+}
+
+fn report_json(imported: &Imported, output: &Path, written: bool) {
+    let mut v = serde_json::json!({"output": output, "written": written, "rows": imported.rows});
+    if !written {
+        v["config"] = serde_json::Value::String(imported.text.clone());
     }
+    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+}
+
+/// The report for people: one row per OpenClaw key, then the counts.
+fn report_table(rows: &[Row]) -> String {
     let mut t = Table::new(&["OPENCLAW KEY", "RESULT", "SWITCHBOARD KEY", "HOW / WHY"]);
     for r in rows {
         let (result, to, note) = match &r.outcome {
@@ -189,12 +234,12 @@ fn report(rows: &[Row], json: bool, output: &Path, writing: bool) {
         };
         t.row(vec![r.key.clone(), result.into(), to.into(), note.into()]);
     }
-    print!("{}", t.render());
     let count = |f: fn(&Outcome) -> bool| rows.iter().filter(|r| f(&r.outcome)).count();
-    println!(
-        "\n{} carried over, {} adapted, {} not carried",
+    format!(
+        "{}\n{} carried over, {} adapted, {} not carried\n",
+        t.render(),
         count(|o| matches!(o, Outcome::Carried { .. })),
         count(|o| matches!(o, Outcome::Adapted { .. })),
         count(|o| matches!(o, Outcome::NotCarried { .. })),
-    );
+    )
 }

@@ -248,6 +248,14 @@ async fn legacy_discord_and_builtin_providers() {
         Outcome::NotCarried { .. }
     ));
     assert!(c["gateway"].get("bind").is_none(), "stays on loopback");
+    assert_eq!(
+        c["messages"]["queue"]["mode"], "steer",
+        "OpenClaw's \"queue\" is its legacy steering"
+    );
+    assert!(matches!(
+        outcome(&rows, "messages.queue.mode"),
+        Outcome::Adapted { .. }
+    ));
     every_key_has_a_row("discord-legacy", &rows).await;
 }
 
@@ -278,4 +286,29 @@ async fn includes_stay_inside_and_do_not_loop() {
         json!({"a": {"x": 1, "y": {"z": 2, "w": 3}}}),
         "siblings merged over the file"
     );
+}
+
+/// Catches: a key with a line separator (U+2028/U+2029, `\r`: line ends to JSON5) ending
+/// the header comment that lists it, so the rest of the line became config text.
+#[tokio::test]
+async fn odd_keys_stay_inside_the_header_comment() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("openclaw.json");
+    // Escaped in the input (the JSON5 parser takes them raw only in comments).
+    let input = r#"{ channels: { telegram: { groups: { "x\u2028gateway: {}\u2029y\rz": { enabled: false } } } } }"#;
+    std::fs::write(&main, input).unwrap();
+    let imported = super::import_openclaw(&main, None).await.unwrap();
+    let placeholder = |n: &str| Some(format!("placeholder-{n}"));
+    crate::config::parse_config(&imported.text, &placeholder)
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", imported.text));
+    for line in imported
+        .text
+        .split(['\n', '\r', '\u{2028}', '\u{2029}'])
+        .take_while(|l| !l.starts_with('{'))
+    {
+        assert!(
+            line.starts_with("//"),
+            "a header line outside a comment: {line:?}"
+        );
+    }
 }

@@ -86,6 +86,19 @@ async fn status_reads_address_and_token_from_the_config_and_exits_69_or_77() {
     assert_eq!(code, 77, "{stderr}");
     assert!(stderr.contains("refused the token"), "{stderr}");
 
+    // No config at hand (another machine): the address and token from the environment.
+    let (code, stdout, stderr) = run(gw
+        .command()
+        .env("SWITCHBOARD_URL", gw.base_url())
+        .env("SWITCHBOARD_TOKEN", "tok-123")
+        .args(["status", "--json", "--config", "/nonexistent/config.json5"]))
+    .await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout).unwrap()["pid"],
+        json!(gw.pid().unwrap())
+    );
+
     let nobody = format!("http://127.0.0.1:{}", free_port());
     let (code, _, stderr) = run(gw.command().args(["status", "--url", &nobody])).await;
     assert_eq!(code, 69, "{stderr}");

@@ -139,6 +139,50 @@ pub(super) fn token(
     }
 }
 
+/// The bot's token: `field`, else the default account's (OpenClaw's multi-account form;
+/// Switchboard runs one bot per channel, so other accounts are listed as not carried).
+pub(super) fn bot_token(
+    src: &Map<String, Value>,
+    field: &str,
+    key: &str,
+    l: &mut Ledger,
+    out: &mut Value,
+    channel: &str,
+) {
+    let default = src
+        .get("accounts")
+        .and_then(|a| a.get("default"))
+        .and_then(|d| d.get(field));
+    let mut used_default = false;
+    match (src.contains_key(field), default) {
+        (true, _) => token(src, field, key, l, out, channel),
+        (false, Some(tok)) => {
+            let from = format!("{key}.accounts.default.{field}");
+            match secret(tok) {
+                Ok((tok, _)) => {
+                    put(out, &["channels", channel, field], json!(tok));
+                    l.adapted(
+                        &from,
+                        &format!("channels.{channel}.{field}"),
+                        "the default account's token: Switchboard runs one bot per channel",
+                    );
+                    used_default = true;
+                }
+                Err(why) => l.dropped(&from, why),
+            }
+        }
+        (false, None) => {}
+    }
+    if src.contains_key("accounts") {
+        let why = if used_default {
+            "Switchboard runs one bot per channel (the default account's token is used)"
+        } else {
+            "Switchboard runs one bot per channel"
+        };
+        l.dropped(&join(key, "accounts"), why);
+    }
+}
+
 pub(super) fn policy(
     value: Option<&Value>,
     allowed: &[&str],
@@ -195,32 +239,11 @@ fn telegram(
 ) {
     let key = "channels.telegram";
     enabled(t, key, l, out, "telegram");
-    if t.contains_key("botToken") {
-        token(t, "botToken", key, l, out, "telegram");
-    } else if let Some(tok) = t
-        .get("accounts")
-        .and_then(|a| a.get("default"))
-        .and_then(|d| d.get("botToken"))
-    {
-        if let Ok((tok, _)) = secret(tok) {
-            put(out, &["channels", "telegram", "botToken"], json!(tok));
-            l.adapted(
-                "channels.telegram.accounts.default.botToken",
-                "channels.telegram.botToken",
-                "the default account's token: Switchboard runs one bot per channel",
-            );
-        }
-    }
+    bot_token(t, "botToken", key, l, out, "telegram");
     if t.contains_key("tokenFile") {
         l.dropped(
             "channels.telegram.tokenFile",
             "set botToken (or TELEGRAM_BOT_TOKEN) instead of a token file",
-        );
-    }
-    if t.contains_key("accounts") {
-        l.dropped(
-            "channels.telegram.accounts",
-            "Switchboard runs one bot per channel (the default account's token is used)",
         );
     }
     policy(

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::channels::{chunk_limit, enabled, group_policy, list, policy, token, POLICIES};
+use super::channels::{bot_token, chunk_limit, enabled, group_policy, list, policy, POLICIES};
 use super::convert::put;
 use super::source::{join, Ledger};
 
@@ -20,13 +20,7 @@ pub(super) fn convert(
 ) {
     let key = "channels.discord";
     enabled(d, key, l, out, "discord");
-    token(d, "token", key, l, out, "discord");
-    if d.contains_key("accounts") {
-        l.dropped(
-            "channels.discord.accounts",
-            "Switchboard runs one bot per channel",
-        );
-    }
+    bot_token(d, "token", key, l, out, "discord");
     let dm = d.get("dm").and_then(Value::as_object);
     match (d.get("dmPolicy"), dm.and_then(|m| m.get("policy"))) {
         (Some(v), _) => policy(

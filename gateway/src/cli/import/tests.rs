@@ -312,3 +312,26 @@ async fn odd_keys_stay_inside_the_header_comment() {
         );
     }
 }
+
+/// Multi-account channels: the default account's token is the bot's, the other accounts
+/// are listed as not carried. (Catches: a Discord config in OpenClaw's `accounts` form
+/// imported without its token.)
+#[tokio::test]
+async fn the_default_account_token_is_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("openclaw.json");
+    let input = r#"{ channels: {
+        discord: { accounts: { default: { token: "${DISCORD_MAIN}" }, alerts: { token: "x" } } },
+        telegram: { accounts: { default: { botToken: "1:A" } } },
+    } }"#;
+    std::fs::write(&main, input).unwrap();
+    let imported = super::import_openclaw(&main, None).await.unwrap();
+    let placeholder = |n: &str| Some(format!("placeholder-{n}"));
+    crate::config::parse_config(&imported.text, &placeholder).unwrap_or_else(|e| panic!("{e:?}\n{}", imported.text));
+    let c: Value = json5::from_str(&imported.text).unwrap();
+    assert_eq!(c["channels"]["discord"]["token"], "${DISCORD_MAIN}");
+    assert_eq!(c["channels"]["telegram"]["botToken"], "1:A");
+    let rows = &imported.rows;
+    assert!(matches!(outcome(rows, "channels.discord.accounts.default.token"), Outcome::Adapted { .. }));
+    assert!(matches!(outcome(rows, "channels.discord.accounts"), Outcome::NotCarried { .. }));
+}

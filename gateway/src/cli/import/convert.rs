@@ -306,7 +306,8 @@ fn expand(items: &[Value]) -> (Vec<String>, bool) {
             }),
         }
     }
-    out.dedup();
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|n| seen.insert(n.clone()));
     (out, grouped)
 }
 
@@ -335,6 +336,7 @@ fn policy(l: &mut Ledger, out: &mut Value, src: &Value, key: &str, to: &[&str]) 
 
 fn tools(input: &Value, l: &mut Ledger, out: &mut Value) {
     let t = &input["tools"];
+    policy(l, out, t, "tools", &["tools"]);
     if let Some(name) = t["profile"].as_str() {
         match profile(name) {
             None if name == "full" => l.adapted(
@@ -343,22 +345,28 @@ fn tools(input: &Value, l: &mut Ledger, out: &mut Value) {
                 "\"full\": no restriction (tools.allow unset)",
             ),
             None => l.dropped("tools.profile", format!("unknown profile \"{name}\"")),
-            Some(_) if t["allow"].is_array() => l.adapted(
-                "tools.profile",
-                "tools.allow",
-                "tools.allow is set, and narrows it further",
-            ),
-            Some(names) => {
+            Some(mut names) => {
+                // The profile is the base list; OpenClaw's tools.allow adds to it.
+                let added = out["tools"]["allow"].as_array().cloned();
+                for extra in added.iter().flatten().filter_map(Value::as_str) {
+                    if !names.iter().any(|n| n == extra) {
+                        names.push(extra.to_string());
+                    }
+                }
                 put(out, &["tools", "allow"], json!(names));
+                let with = if added.is_some() {
+                    ", with tools.allow added to them"
+                } else {
+                    ""
+                };
                 l.adapted(
                     "tools.profile",
                     "tools.allow",
-                    format!("profile \"{name}\" written as the tools it allows (names Switchboard lacks are ignored)"),
+                    format!("profile \"{name}\" written as the tools it allows{with} (names Switchboard lacks are ignored)"),
                 );
             }
         }
     }
-    policy(l, out, t, "tools", &["tools"]);
     policy(
         l,
         out,

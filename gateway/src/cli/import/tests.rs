@@ -327,11 +327,46 @@ async fn the_default_account_token_is_used() {
     std::fs::write(&main, input).unwrap();
     let imported = super::import_openclaw(&main, None).await.unwrap();
     let placeholder = |n: &str| Some(format!("placeholder-{n}"));
-    crate::config::parse_config(&imported.text, &placeholder).unwrap_or_else(|e| panic!("{e:?}\n{}", imported.text));
+    crate::config::parse_config(&imported.text, &placeholder)
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", imported.text));
     let c: Value = json5::from_str(&imported.text).unwrap();
     assert_eq!(c["channels"]["discord"]["token"], "${DISCORD_MAIN}");
     assert_eq!(c["channels"]["telegram"]["botToken"], "1:A");
     let rows = &imported.rows;
-    assert!(matches!(outcome(rows, "channels.discord.accounts.default.token"), Outcome::Adapted { .. }));
-    assert!(matches!(outcome(rows, "channels.discord.accounts"), Outcome::NotCarried { .. }));
+    assert!(matches!(
+        outcome(rows, "channels.discord.accounts.default.token"),
+        Outcome::Adapted { .. }
+    ));
+    assert!(matches!(
+        outcome(rows, "channels.discord.accounts"),
+        Outcome::NotCarried { .. }
+    ));
+}
+
+/// OpenClaw's `tools.allow` adds to the profile's base list (its docs: "messaging-only by
+/// default, allow Slack + Discord tools too"). (Catches: the profile's tools lost when
+/// `tools.allow` is also set.)
+#[tokio::test]
+async fn tools_allow_adds_to_the_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("openclaw.json");
+    std::fs::write(&main, r#"{ tools: { profile: "messaging", allow: ["web_fetch", "message"], deny: ["group:runtime"] } }"#).unwrap();
+    let imported = super::import_openclaw(&main, None).await.unwrap();
+    let c: Value = json5::from_str(&imported.text).unwrap();
+    assert_eq!(
+        c["tools"]["allow"],
+        json!([
+            "message",
+            "sessions_list",
+            "sessions_history",
+            "sessions_send",
+            "session_status",
+            "web_fetch"
+        ])
+    );
+    assert_eq!(c["tools"]["deny"], json!(["exec", "process"]));
+    assert!(matches!(
+        outcome(&imported.rows, "tools.profile"),
+        Outcome::Adapted { .. }
+    ));
 }

@@ -19,6 +19,13 @@ pub fn convert(input: &Value, l: &mut Ledger, out: &mut Value) {
     if let Some(d) = input["channels"]["discord"].as_object() {
         super::discord::convert(d, default_group_policy, l, out);
     }
+    if input.get("accessGroups").is_some() {
+        l.adapted(
+            "accessGroups",
+            "channels.<id>.allowFrom",
+            "written into the Telegram and Discord allowlists that name them (other channels' members are not used)",
+        );
+    }
     if let Some(p) = default_group_policy {
         l.adapted(
             "channels.defaults.groupPolicy",
@@ -60,6 +67,20 @@ pub(super) fn entry(v: &Value, channel: &str) -> Option<(Value, bool)> {
     Some((json!(s), false))
 }
 
+/// The entries an `accessGroup:<name>` reference stands for on `channel`: the group's
+/// members for that channel and for every channel (`"*"`); `None` for an unknown group.
+fn access_group(input: &Value, name: &str, channel: &str) -> Option<Vec<Value>> {
+    let members = input["accessGroups"].get(name)?.get("members")?;
+    Some(
+        ["*", channel]
+            .iter()
+            .filter_map(|k| members.get(*k).and_then(Value::as_array))
+            .flatten()
+            .cloned()
+            .collect(),
+    )
+}
+
 /// An allowlist at `key` written to `to`.
 pub(super) fn list(
     l: &mut Ledger,
@@ -71,23 +92,43 @@ pub(super) fn list(
 ) -> Option<Value> {
     let items = src.as_array()?;
     let mut changed = false;
-    let mut ids = Vec::new();
+    let mut notes = Vec::new();
+    let mut ids: Vec<Value> = Vec::new();
     for item in items {
-        if let Some((v, c)) = entry(item, channel) {
-            changed |= c;
-            ids.push(v);
+        let group = item
+            .as_str()
+            .and_then(|s| s.trim().strip_prefix("accessGroup:"));
+        let expanded = match group {
+            Some(name) => match access_group(l.input, name, channel) {
+                Some(members) => {
+                    notes.push(format!("accessGroup:{name} written as its members"));
+                    members
+                }
+                None => {
+                    notes.push(format!("accessGroup:{name} is not defined: left out"));
+                    Vec::new()
+                }
+            },
+            None => vec![item.clone()],
+        };
+        for v in &expanded {
+            if let Some((v, c)) = entry(v, channel) {
+                changed |= c;
+                if !ids.contains(&v) {
+                    ids.push(v);
+                }
+            }
         }
     }
     let value = Value::Array(ids);
     put(out, to, value.clone());
     if changed {
-        l.adapted(
-            key,
-            &to.join("."),
-            "ids without OpenClaw's prefixes; names as @username",
-        );
-    } else {
+        notes.push("ids without OpenClaw's prefixes; names as @username".into());
+    }
+    if notes.is_empty() {
         l.carried(key, &to.join("."));
+    } else {
+        l.adapted(key, &to.join("."), notes.join("; "));
     }
     Some(value)
 }

@@ -370,3 +370,42 @@ async fn tools_allow_adds_to_the_profile() {
         Outcome::Adapted { .. }
     ));
 }
+
+/// OpenClaw's access groups (`accessGroup:<name>` in an allowlist) are expanded into the
+/// members listed for that channel and for every channel (`"*"`). (Catches: the reference
+/// carried as a literal sender name — nobody matches it, and the group's members are
+/// locked out — or a Discord one turned into `@accessGroup:…`.)
+#[tokio::test]
+async fn access_groups_are_expanded_into_the_allowlists() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("openclaw.json");
+    let input = r#"{
+        accessGroups: { operators: { type: "message.senders", members: {
+            "*": ["111"], discord: ["discord:222"], telegram: ["333"], whatsapp: ["+1555"] } } },
+        channels: {
+            telegram: { botToken: "1:A", dmPolicy: "allowlist", allowFrom: ["accessGroup:operators", "444"], groupAllowFrom: ["accessGroup:nobody"] },
+            discord: { token: "t", dmPolicy: "allowlist", allowFrom: ["accessGroup:operators"] },
+        },
+    }"#;
+    std::fs::write(&main, input).unwrap();
+    let imported = super::import_openclaw(&main, None).await.unwrap();
+    let c: Value = json5::from_str(&imported.text).unwrap();
+    assert_eq!(
+        c["channels"]["telegram"]["allowFrom"],
+        json!(["111", "333", "444"])
+    );
+    assert_eq!(c["channels"]["discord"]["allowFrom"], json!(["111", "222"]));
+    assert_eq!(
+        c["channels"]["telegram"]["groupAllowFrom"],
+        json!([]),
+        "an unknown group admits nobody"
+    );
+    let rows = &imported.rows;
+    assert!(
+        matches!(outcome(rows, "channels.telegram.groupAllowFrom"), Outcome::Adapted { how, .. } if how.contains("accessGroup:nobody"))
+    );
+    assert!(matches!(
+        outcome(rows, "accessGroups"),
+        Outcome::Adapted { .. }
+    ));
+}

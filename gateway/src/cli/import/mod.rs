@@ -8,6 +8,8 @@ mod agents;
 mod channels;
 mod convert;
 mod discord;
+#[cfg(test)]
+mod edge_tests;
 mod providers;
 mod source;
 #[cfg(test)]

@@ -1,0 +1,159 @@
+//! Tests of the OpenClaw import on small configs written inline: `$include` limits,
+//! odd keys, multi-account tokens, tool profiles, access groups.
+#![allow(clippy::unwrap_used)]
+
+use serde_json::{json, Value};
+
+use super::source::{self, Outcome};
+use super::tests::outcome;
+
+/// Catches: an `$include` that reads outside the config's folder, or loops forever.
+#[tokio::test]
+async fn includes_stay_inside_and_do_not_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("openclaw.json");
+    std::fs::write(&main, r#"{ agents: { $include: "../outside.json5" } }"#).unwrap();
+    let err = source::read(&main).await.err().unwrap().to_string();
+    assert!(
+        err.contains("must stay inside the config's folder"),
+        "{err}"
+    );
+    std::fs::write(&main, r#"{ a: { $include: "./b.json5" } }"#).unwrap();
+    std::fs::write(
+        dir.path().join("b.json5"),
+        r#"{ x: 1, $include: "./openclaw.json" }"#,
+    )
+    .unwrap();
+    let err = source::read(&main).await.err().unwrap().to_string();
+    assert!(err.contains("circular"), "{err}");
+    std::fs::write(dir.path().join("b.json5"), r#"{ x: 1, y: { z: 2 } }"#).unwrap();
+    std::fs::write(&main, r#"{ a: { $include: ["./b.json5"], y: { w: 3 } } }"#).unwrap();
+    let src = source::read(&main).await.unwrap();
+    assert_eq!(
+        src.value,
+        json!({"a": {"x": 1, "y": {"z": 2, "w": 3}}}),
+        "siblings merged over the file"
+    );
+}
+
+/// Catches: a key with a line separator (U+2028/U+2029, `\r`: line ends to JSON5) ending
+/// the header comment that lists it, so the rest of the line became config text.
+#[tokio::test]
+async fn odd_keys_stay_inside_the_header_comment() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("openclaw.json");
+    // Escaped in the input (the JSON5 parser takes them raw only in comments).
+    let input = r#"{ channels: { telegram: { groups: { "x\u2028gateway: {}\u2029y\rz": { enabled: false } } } } }"#;
+    std::fs::write(&main, input).unwrap();
+    let imported = super::import_openclaw(&main, None).await.unwrap();
+    let placeholder = |n: &str| Some(format!("placeholder-{n}"));
+    crate::config::parse_config(&imported.text, &placeholder)
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", imported.text));
+    for line in imported
+        .text
+        .split(['\n', '\r', '\u{2028}', '\u{2029}'])
+        .take_while(|l| !l.starts_with('{'))
+    {
+        assert!(
+            line.starts_with("//"),
+            "a header line outside a comment: {line:?}"
+        );
+    }
+}
+
+/// Multi-account channels: the default account's token is the bot's, the other accounts
+/// are listed as not carried. (Catches: a Discord config in OpenClaw's `accounts` form
+/// imported without its token.)
+#[tokio::test]
+async fn the_default_account_token_is_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("openclaw.json");
+    let input = r#"{ channels: {
+        discord: { accounts: { default: { token: "${DISCORD_MAIN}" }, alerts: { token: "x" } } },
+        telegram: { accounts: { default: { botToken: "1:A" } } },
+    } }"#;
+    std::fs::write(&main, input).unwrap();
+    let imported = super::import_openclaw(&main, None).await.unwrap();
+    let placeholder = |n: &str| Some(format!("placeholder-{n}"));
+    crate::config::parse_config(&imported.text, &placeholder)
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", imported.text));
+    let c: Value = json5::from_str(&imported.text).unwrap();
+    assert_eq!(c["channels"]["discord"]["token"], "${DISCORD_MAIN}");
+    assert_eq!(c["channels"]["telegram"]["botToken"], "1:A");
+    let rows = &imported.rows;
+    assert!(matches!(
+        outcome(rows, "channels.discord.accounts.default.token"),
+        Outcome::Adapted { .. }
+    ));
+    assert!(matches!(
+        outcome(rows, "channels.discord.accounts"),
+        Outcome::NotCarried { .. }
+    ));
+}
+
+/// OpenClaw's `tools.allow` adds to the profile's base list (its docs: "messaging-only by
+/// default, allow Slack + Discord tools too"). (Catches: the profile's tools lost when
+/// `tools.allow` is also set.)
+#[tokio::test]
+async fn tools_allow_adds_to_the_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("openclaw.json");
+    std::fs::write(&main, r#"{ tools: { profile: "messaging", allow: ["web_fetch", "message"], deny: ["group:runtime"] } }"#).unwrap();
+    let imported = super::import_openclaw(&main, None).await.unwrap();
+    let c: Value = json5::from_str(&imported.text).unwrap();
+    assert_eq!(
+        c["tools"]["allow"],
+        json!([
+            "message",
+            "sessions_list",
+            "sessions_history",
+            "sessions_send",
+            "session_status",
+            "web_fetch"
+        ])
+    );
+    assert_eq!(c["tools"]["deny"], json!(["exec", "process"]));
+    assert!(matches!(
+        outcome(&imported.rows, "tools.profile"),
+        Outcome::Adapted { .. }
+    ));
+}
+
+/// OpenClaw's access groups (`accessGroup:<name>` in an allowlist) are expanded into the
+/// members listed for that channel and for every channel (`"*"`). (Catches: the reference
+/// carried as a literal sender name — nobody matches it, and the group's members are
+/// locked out — or a Discord one turned into `@accessGroup:…`.)
+#[tokio::test]
+async fn access_groups_are_expanded_into_the_allowlists() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("openclaw.json");
+    let input = r#"{
+        accessGroups: { operators: { type: "message.senders", members: {
+            "*": ["111"], discord: ["discord:222"], telegram: ["333"], whatsapp: ["+1555"] } } },
+        channels: {
+            telegram: { botToken: "1:A", dmPolicy: "allowlist", allowFrom: ["accessGroup:operators", "444"], groupAllowFrom: ["accessGroup:nobody"] },
+            discord: { token: "t", dmPolicy: "allowlist", allowFrom: ["accessGroup:operators"] },
+        },
+    }"#;
+    std::fs::write(&main, input).unwrap();
+    let imported = super::import_openclaw(&main, None).await.unwrap();
+    let c: Value = json5::from_str(&imported.text).unwrap();
+    assert_eq!(
+        c["channels"]["telegram"]["allowFrom"],
+        json!(["111", "333", "444"])
+    );
+    assert_eq!(c["channels"]["discord"]["allowFrom"], json!(["111", "222"]));
+    assert_eq!(
+        c["channels"]["telegram"]["groupAllowFrom"],
+        json!([]),
+        "an unknown group admits nobody"
+    );
+    let rows = &imported.rows;
+    assert!(
+        matches!(outcome(rows, "channels.telegram.groupAllowFrom"), Outcome::Adapted { how, .. } if how.contains("accessGroup:nobody"))
+    );
+    assert!(matches!(
+        outcome(rows, "accessGroups"),
+        Outcome::Adapted { .. }
+    ));
+}

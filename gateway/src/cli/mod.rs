@@ -10,6 +10,7 @@ pub mod daemon;
 pub mod doctor;
 pub mod import;
 pub mod pairing;
+pub mod subagents;
 pub mod table;
 
 /// Exit codes (sysexits.h), shared by every command.

@@ -1,5 +1,5 @@
 //! Commands that ask the running daemon: `status`, `sessions list|show`,
-//! `subagents list|info|log|stop`, `send`. Each is one or two API calls (see `client`),
+//! `send` (`subagents list|info|log|stop` are in `subagents.rs`). Each is one or two API calls (see `client`),
 //! printed as aligned tables, or as the API's JSON with `--json`.
 
 use std::process::ExitCode;

@@ -120,6 +120,13 @@ pub(super) fn list(
             }
         }
     }
+    if ids.is_empty() && !items.is_empty() {
+        // OpenClaw admits nobody here; Switchboard reads an empty list as everyone.
+        l.refusals.push(format!(
+            "{key}: {} — this list admits nobody, and Switchboard reads an empty list as \"everyone\"; define the group or remove the list",
+            notes.join("; ")
+        ));
+    }
     let value = Value::Array(ids);
     put(out, to, value.clone());
     if changed {
@@ -178,6 +185,23 @@ pub(super) fn token(
         }
         Err(why) => l.dropped(&join(key, field), why),
     }
+}
+
+/// Whether the channel serves groups it does not list (`groupPolicy: "open"`, its own
+/// or `channels.defaults`'; OpenClaw's default is "allowlist").
+pub(super) fn groups_open(src: &Map<String, Value>, default: Option<&str>) -> bool {
+    src.get("groupPolicy").and_then(Value::as_str).or(default) == Some("open")
+}
+
+/// A group or guild left out of the result. Under an open group policy Switchboard
+/// would serve it anyway, to everyone: that stops the import.
+pub(super) fn leave_out(l: &mut Ledger, key: &str, why: &str, open: bool) {
+    if open {
+        l.refusals.push(format!(
+            "{key}: {why}; under groupPolicy \"open\" Switchboard would serve it to everyone. Set groupPolicy \"allowlist\" (listing the groups to serve) and import again"
+        ));
+    }
+    l.dropped(key, why);
 }
 
 /// The bot's token: `field`, else the default account's (OpenClaw's multi-account form;
@@ -324,7 +348,8 @@ fn telegram(
     {
         let gkey = join("channels.telegram.groups", id);
         if g.get("enabled").and_then(Value::as_bool) == Some(false) {
-            l.dropped(&gkey, "a disabled group: left out (not served)");
+            let open = groups_open(t, default_group_policy);
+            leave_out(l, &gkey, "a disabled group: left out (not served)", open);
             continue;
         }
         put(out, &["channels", "telegram", "groups", id], json!({}));

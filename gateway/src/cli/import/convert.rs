@@ -11,6 +11,8 @@ use super::{agents, channels};
 /// The result: the Switchboard config as a JSON value.
 pub struct Converted {
     pub config: Value,
+    /// Why the result must not be written (see [`Ledger::refusals`]); empty when it may.
+    pub refusals: Vec<String>,
 }
 
 /// Sets `path` (object keys) in `out`, creating objects on the way.
@@ -57,7 +59,14 @@ pub fn convert(input: &Value, home: Option<&str>) -> (Converted, Vec<super::sour
     agents::convert(input, home, &mut ledger, &mut out);
     ledger.leftovers(reason);
     let rows = std::mem::take(&mut ledger.rows);
-    (Converted { config: out }, rows)
+    let refusals = std::mem::take(&mut ledger.refusals);
+    (
+        Converted {
+            config: out,
+            refusals,
+        },
+        rows,
+    )
 }
 
 /// Why a key nothing carried over has no place in a Switchboard config.

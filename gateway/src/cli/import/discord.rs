@@ -4,7 +4,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::channels::{bot_token, chunk_limit, enabled, group_policy, list, policy, POLICIES};
+use super::channels::{
+    bot_token, chunk_limit, enabled, group_policy, groups_open, leave_out, list, policy, POLICIES,
+};
 use super::convert::put;
 use super::source::{join, Ledger};
 
@@ -95,12 +97,12 @@ pub(super) fn convert(
         .into_iter()
         .flatten()
     {
-        guild(id, g, l, out);
+        guild(id, g, groups_open(d, default_group_policy), l, out);
     }
     chunk_limit(d, key, 2000, l, out, "discord");
 }
 
-fn guild(id: &str, g: &Value, l: &mut Ledger, out: &mut Value) {
+fn guild(id: &str, g: &Value, open: bool, l: &mut Ledger, out: &mut Value) {
     let gkey = join("channels.discord.guilds", id);
     if !is_id(id) && id != "*" {
         l.dropped(
@@ -122,11 +124,34 @@ fn guild(id: &str, g: &Value, l: &mut Ledger, out: &mut Value) {
     }
     if listed.is_some() && channels.is_empty() {
         // An empty list would serve every channel of the guild: more than OpenClaw did.
-        l.dropped(
+        // Under "open" OpenClaw bypasses channel lists too; only a sender list is lost.
+        let senders = g.get("users").is_some() || g.get("roles").is_some();
+        leave_out(
+            l,
             &gkey,
             "its channels are listed by name only; Switchboard lists channels by id, and without them would serve every channel of the guild",
+            open && senders,
         );
         return;
+    }
+    let roles = g
+        .get("roles")
+        .and_then(Value::as_array)
+        .is_some_and(|r| !r.is_empty());
+    if roles && g.get("users").is_none() {
+        leave_out(
+            l,
+            &gkey,
+            "restricted by roles only: Switchboard has no role allowlists and would admit every member; list user ids under users to carry it",
+            open,
+        );
+        return;
+    }
+    if roles {
+        l.dropped(
+            &join(&gkey, "roles"),
+            "Switchboard has no role allowlists: only the users listed may address the bot",
+        );
     }
     let to = format!("channels.discord.guilds.{id}");
     put(out, &["channels", "discord", "guilds", id], json!({}));

@@ -131,7 +131,7 @@ async fn access_groups_are_expanded_into_the_allowlists() {
         accessGroups: { operators: { type: "message.senders", members: {
             "*": ["111"], discord: ["discord:222"], telegram: ["333"], whatsapp: ["+1555"] } } },
         channels: {
-            telegram: { botToken: "1:A", dmPolicy: "allowlist", allowFrom: ["accessGroup:operators", "444"], groupAllowFrom: ["accessGroup:nobody"] },
+            telegram: { botToken: "1:A", dmPolicy: "allowlist", allowFrom: ["accessGroup:operators", "444"] },
             discord: { token: "t", dmPolicy: "allowlist", allowFrom: ["accessGroup:operators"] },
         },
     }"#;
@@ -143,17 +143,92 @@ async fn access_groups_are_expanded_into_the_allowlists() {
         json!(["111", "333", "444"])
     );
     assert_eq!(c["channels"]["discord"]["allowFrom"], json!(["111", "222"]));
-    assert_eq!(
-        c["channels"]["telegram"]["groupAllowFrom"],
-        json!([]),
-        "an unknown group admits nobody"
-    );
-    let rows = &imported.rows;
-    assert!(
-        matches!(outcome(rows, "channels.telegram.groupAllowFrom"), Outcome::Adapted { how, .. } if how.contains("accessGroup:nobody"))
-    );
     assert!(matches!(
-        outcome(rows, "accessGroups"),
+        outcome(&imported.rows, "accessGroups"),
         Outcome::Adapted { .. }
     ));
+}
+
+/// An allowlist that admits nobody in OpenClaw (it names only an access group that is not
+/// defined, or has no members here) stops the import: Switchboard reads an empty list as
+/// "everyone", so writing it would open the bot. (Catches: `groupAllowFrom: []` written
+/// for `["accessGroup:typo"]`.)
+#[tokio::test]
+async fn an_allowlist_that_admits_nobody_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("openclaw.json");
+    let input =
+        r#"{ channels: { telegram: { botToken: "1:A", groupAllowFrom: ["accessGroup:typo"] } } }"#;
+    std::fs::write(&main, input).unwrap();
+    let err = super::import_openclaw(&main, None)
+        .await
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        err.contains("channels.telegram.groupAllowFrom") && err.contains("accessGroup:typo"),
+        "{err}"
+    );
+}
+
+/// A Discord guild restricted by roles only is left out (not served): Switchboard has no
+/// role allowlists, and the guild without them would admit every member. With users as
+/// well, the users are carried and the roles listed as not carried. (Catches: a
+/// roles-only guild carried open to everyone in it.)
+#[tokio::test]
+async fn a_guild_restricted_by_roles_only_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("openclaw.json");
+    let input = r#"{ channels: { discord: { token: "t", guilds: {
+        "100": { roles: ["900"], requireMention: false },
+        "200": { roles: ["900"], users: ["42"] },
+    } } } }"#;
+    std::fs::write(&main, input).unwrap();
+    let imported = super::import_openclaw(&main, None).await.unwrap();
+    let c: Value = json5::from_str(&imported.text).unwrap();
+    assert_eq!(
+        c["channels"]["discord"]["guilds"],
+        json!({"200": {"allowFrom": ["42"]}})
+    );
+    assert!(matches!(
+        outcome(&imported.rows, "channels.discord.guilds.100"),
+        Outcome::NotCarried { .. }
+    ));
+    assert!(matches!(
+        outcome(&imported.rows, "channels.discord.guilds.200.roles"),
+        Outcome::NotCarried { .. }
+    ));
+}
+
+/// Under `groupPolicy: "open"` Switchboard serves every group not listed, so a group
+/// OpenClaw kept out (`enabled: false`) or a guild the import has to leave out (roles
+/// only, channels by name) would be served to everyone: the import stops instead.
+/// Under "allowlist", leaving them out keeps them out. (Catches: a disabled group served
+/// after the import.)
+#[tokio::test]
+async fn groups_left_out_under_an_open_policy_stop_the_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("openclaw.json");
+    for (input, refused) in [
+        (
+            r#"{ channels: { telegram: { botToken: "1:A", groupPolicy: "open", groups: { "-100": { enabled: false } } } } }"#,
+            Some("channels.telegram.groups.-100"),
+        ),
+        (
+            r#"{ channels: { defaults: { groupPolicy: "open" }, discord: { token: "t", guilds: { "100": { roles: ["9"] } } } } }"#,
+            Some("channels.discord.guilds.100"),
+        ),
+        (
+            r#"{ channels: { telegram: { botToken: "1:A", groups: { "-100": { enabled: false } } } } }"#,
+            None,
+        ),
+    ] {
+        std::fs::write(&main, input).unwrap();
+        match (super::import_openclaw(&main, None).await, refused) {
+            (Err(e), Some(key)) => assert!(e.to_string().contains(key), "{e}"),
+            (Ok(_), None) => {}
+            (Err(e), None) => panic!("{input}: {e}"),
+            (Ok(_), Some(key)) => panic!("{input}: imported with {key} left out"),
+        }
+    }
 }

@@ -61,6 +61,12 @@ pub struct Imported {
 pub async fn import_openclaw(path: &Path, home: Option<&str>) -> Result<Imported, SourceError> {
     let src = source::read(path).await?;
     let (converted, mut rows) = convert::convert(&src.value, home);
+    if !converted.refusals.is_empty() {
+        return Err(SourceError::Refused {
+            path: path.to_path_buf(),
+            reasons: converted.refusals,
+        });
+    }
     for (at, file) in &src.includes {
         let key = if at.is_empty() {
             "(root)".to_string()

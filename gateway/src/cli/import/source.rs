@@ -28,6 +28,8 @@ pub enum SourceError {
     },
     #[error("{}: {message}", path.display())]
     Include { path: PathBuf, message: String },
+    #[error("{}: not imported (nothing written):\n  {}", path.display(), reasons.join("\n  "))]
+    Refused { path: PathBuf, reasons: Vec<String> },
 }
 
 /// A config read whole, and the `$include` files that went into it (by the key path they
@@ -231,6 +233,9 @@ pub struct Row {
 pub struct Ledger<'a> {
     pub input: &'a Value,
     pub rows: Vec<Row>,
+    /// Settings that cannot be written without letting in more than OpenClaw did: any
+    /// of them stops the import.
+    pub refusals: Vec<String>,
 }
 
 impl<'a> Ledger<'a> {
@@ -238,6 +243,7 @@ impl<'a> Ledger<'a> {
         Ledger {
             input,
             rows: Vec::new(),
+            refusals: Vec::new(),
         }
     }
 

@@ -232,3 +232,29 @@ async fn groups_left_out_under_an_open_policy_stop_the_import() {
         }
     }
 }
+
+/// Senders approved by pairing in OpenClaw (`credentials/<channel>-allowFrom.json` next
+/// to the config) get a row naming them: Switchboard keeps its own pairings, so the
+/// operator sees who will have to pair again. (Catches: approved senders lost without a
+/// word.)
+#[tokio::test]
+async fn senders_approved_by_pairing_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("openclaw.json");
+    std::fs::write(
+        &main,
+        r#"{ channels: { telegram: { botToken: "1:A", dmPolicy: "pairing" } } }"#,
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("credentials")).unwrap();
+    std::fs::write(
+        dir.path().join("credentials/telegram-allowFrom.json"),
+        r#"{ "version": 1, "allowFrom": ["123", "456"] }"#,
+    )
+    .unwrap();
+    let imported = super::import_openclaw(&main, None).await.unwrap();
+    match outcome(&imported.rows, "credentials/telegram-allowFrom.json") {
+        Outcome::NotCarried { why } => assert!(why.contains("123, 456"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}

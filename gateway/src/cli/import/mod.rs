@@ -67,6 +67,7 @@ pub async fn import_openclaw(path: &Path, home: Option<&str>) -> Result<Imported
             reasons: converted.refusals,
         });
     }
+    rows.extend(paired_senders(path).await);
     for (at, file) in &src.includes {
         let key = if at.is_empty() {
             "(root)".to_string()
@@ -87,6 +88,45 @@ pub async fn import_openclaw(path: &Path, home: Option<&str>) -> Result<Imported
         config::edit::render(&converted.config)
     );
     Ok(Imported { text, rows })
+}
+
+/// A row for each pairing store OpenClaw keeps next to its config
+/// (`credentials/<channel>-allowFrom.json`, `{ "version": 1, "allowFrom": [ids] }`):
+/// Switchboard keeps its own pairings, so these senders pair again unless listed.
+async fn paired_senders(config: &Path) -> Vec<Row> {
+    let dir = config.parent().unwrap_or(Path::new("."));
+    let mut rows = Vec::new();
+    for channel in ["telegram", "discord"] {
+        for name in [
+            format!("{channel}-allowFrom.json"),
+            format!("{channel}-default-allowFrom.json"),
+        ] {
+            let Ok(text) = tokio::fs::read_to_string(dir.join("credentials").join(&name)).await
+            else {
+                continue;
+            };
+            let ids: Vec<String> = serde_json::from_str::<serde_json::Value>(&text)
+                .ok()
+                .and_then(|v| v.get("allowFrom").and_then(|a| a.as_array()).cloned())
+                .unwrap_or_default()
+                .iter()
+                .map(|id| id.as_str().map_or_else(|| id.to_string(), str::to_string))
+                .collect();
+            if ids.is_empty() {
+                continue;
+            }
+            rows.push(Row {
+                key: format!("credentials/{name}"),
+                outcome: Outcome::NotCarried {
+                    why: format!(
+                        "approved by pairing in OpenClaw: {}. Switchboard keeps its own pairings: they pair again, or add them to channels.{channel}.allowFrom",
+                        ids.join(", ")
+                    ),
+                },
+            });
+        }
+    }
+    rows
 }
 
 /// The comment block on top of the written file: where it came from, what changed.

@@ -48,8 +48,7 @@ pub struct Options {
 /// Run the daemon until `shutdown` fires; then drain and return.
 pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), StartError> {
     let started = Instant::now();
-    tokio::fs::create_dir_all(&opts.state_dir)
-        .await
+    crate::store::private_dir(&opts.state_dir)
         .map_err(|e| StartError::StateDir(opts.state_dir.clone(), e))?;
     let cfg = opts.config;
     let db_url = cfg.database_url(&opts.state_dir);

@@ -6,6 +6,7 @@
 pub mod adapters;
 pub mod agent;
 pub mod app;
+pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod outbox;

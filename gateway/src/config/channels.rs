@@ -1,12 +1,13 @@
 //! Schema of `channels.*` beyond the web chat: Telegram, Discord, and the access settings
 //! they share (DM and group policies, allowlists).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::ids;
 
 /// Who may talk to the bot in direct messages.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DmPolicy {
     /// Only senders in `allowFrom`.
@@ -21,7 +22,7 @@ pub enum DmPolicy {
 }
 
 /// Which groups (Telegram groups, Discord guild channels) the bot serves.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum GroupPolicy {
     /// Only groups listed under `groups` (Telegram) / `guilds` (Discord); a `"*"` entry
@@ -35,7 +36,7 @@ pub enum GroupPolicy {
 }
 
 /// One group's settings (Telegram: `groups.<chatId>`, or `groups."*"` for every group).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct GroupConfig {
     /// Answer only when @mentioned, replied to, or sent a /command.
@@ -43,6 +44,7 @@ pub struct GroupConfig {
     /// Who may address the bot in this group (user ids or @usernames); unset: the
     /// channel's `groupAllowFrom`, else its `allowFrom`, else anyone in the group.
     #[serde(deserialize_with = "ids::optional")]
+    #[schemars(with = "Option<Vec<ids::IdSchema>>")]
     pub allow_from: Option<Vec<String>>,
 }
 
@@ -58,7 +60,7 @@ impl Default for GroupConfig {
 /// The key of a group entry that applies to every group not listed by id.
 pub const ANY_GROUP: &str = "*";
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TelegramMode {
     #[default]
@@ -66,7 +68,7 @@ pub enum TelegramMode {
     Webhook,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct TelegramConfig {
     pub enabled: bool,
@@ -78,11 +80,13 @@ pub struct TelegramConfig {
     /// in groups unless `groupAllowFrom` or the group's own `allowFrom` says otherwise.
     /// `"*"` = anyone.
     #[serde(deserialize_with = "ids::list")]
+    #[schemars(with = "Vec<ids::IdSchema>")]
     pub allow_from: Vec<String>,
     pub dm_policy: DmPolicy,
     pub group_policy: GroupPolicy,
     /// Who may address the bot in groups, unless a group has its own `allowFrom`.
     #[serde(deserialize_with = "ids::optional")]
+    #[schemars(with = "Option<Vec<ids::IdSchema>>")]
     pub group_allow_from: Option<Vec<String>>,
     /// Groups by chat id (e.g. `"-1001234567890"`), or `"*"` for every group.
     pub groups: std::collections::BTreeMap<String, GroupConfig>,
@@ -118,17 +122,19 @@ impl Default for TelegramConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct DiscordGuildConfig {
     /// Channel (or thread) ids the bot listens in; empty = every channel of the guild.
     #[serde(deserialize_with = "ids::list")]
+    #[schemars(with = "Vec<ids::IdSchema>")]
     pub channels: Vec<String>,
     /// Answer only when @mentioned, replied to, or sent a /command.
     pub require_mention: bool,
     /// Who may address the bot in this guild; unset: the channel's `groupAllowFrom`, else
     /// its `allowFrom`, else anyone in the guild.
     #[serde(deserialize_with = "ids::optional")]
+    #[schemars(with = "Option<Vec<ids::IdSchema>>")]
     pub allow_from: Option<Vec<String>>,
 }
 
@@ -142,7 +148,7 @@ impl Default for DiscordGuildConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct DiscordConfig {
     pub enabled: bool,
@@ -155,11 +161,13 @@ pub struct DiscordConfig {
     /// in guilds unless `groupAllowFrom` or the guild's own `allowFrom` says otherwise.
     /// `"*"` = anyone.
     #[serde(deserialize_with = "ids::list")]
+    #[schemars(with = "Vec<ids::IdSchema>")]
     pub allow_from: Vec<String>,
     pub dm_policy: DmPolicy,
     pub group_policy: GroupPolicy,
     /// Who may address the bot in guilds, unless a guild has its own `allowFrom`.
     #[serde(deserialize_with = "ids::optional")]
+    #[schemars(with = "Option<Vec<ids::IdSchema>>")]
     pub group_allow_from: Option<Vec<String>>,
     /// Guilds the bot serves, by guild id, or `"*"` for every guild.
     pub guilds: std::collections::BTreeMap<String, DiscordGuildConfig>,

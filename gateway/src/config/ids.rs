@@ -7,6 +7,17 @@ use std::fmt;
 use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
+/// How the JSON Schema (`switchboard config schema`) describes one id.
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // a schema shape only: never built
+pub(crate) enum IdSchema {
+    /// A user or chat id, an `@username`, or `"*"` (anyone).
+    Text(String),
+    /// A numeric id written without quotes.
+    Number(i64),
+}
+
 /// One id: a string, or an integer written without quotes.
 struct Id(String);
 

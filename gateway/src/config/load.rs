@@ -159,7 +159,12 @@ fn is_secret(path: &KeyPath) -> bool {
     let Some(Seg::Key(last)) = path.0.last() else {
         return false;
     };
-    let k = last.to_ascii_lowercase();
+    is_secret_key(last)
+}
+
+/// Whether a key's value is a secret (`token`, `botToken`, `apiKey`, `webhookSecret`, …).
+pub(crate) fn is_secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
     ["token", "secret", "apikey", "password"]
         .iter()
         .any(|s| k.ends_with(s))
@@ -229,8 +234,15 @@ fn substitute(
     }
 }
 
+/// Whether `e` says only that a `${VAR}` names a variable this environment does not have
+/// (the daemon's environment may have it: `config set` warns rather than refuses).
+pub(crate) fn is_unset_variable(e: &ConfigError) -> bool {
+    e.message.starts_with("environment variable ")
+        && e.message.contains(" is not set (referenced as ")
+}
+
 /// Expands `${VAR}` references in one string; `$${` is a literal `${`.
-fn expand(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, Vec<String>> {
+pub(crate) fn expand(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, Vec<String>> {
     let mut out = String::with_capacity(s.len());
     let mut problems = Vec::new();
     let mut rest = s;

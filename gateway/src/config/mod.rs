@@ -9,14 +9,16 @@
 
 mod channels;
 pub mod duration;
+pub mod edit;
 mod error;
 mod ids;
+mod json_schema;
 pub mod limits;
-mod load;
+pub(crate) mod load;
 mod paths;
 mod reload;
 mod schema;
-mod source_map;
+pub(crate) mod source_map;
 mod strict;
 mod tools;
 mod validate;
@@ -27,6 +29,7 @@ pub use channels::{
     GroupRule, TelegramConfig, TelegramMode, ANY_GROUP,
 };
 pub use error::ConfigError;
+pub use json_schema::json_schema;
 pub use load::{load_file, parse_config, process_env, MAX_CONFIG_BYTES, MAX_NESTING};
 pub use paths::Paths;
 pub use reload::{plan_reload, ReloadPlan};

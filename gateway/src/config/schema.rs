@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::duration;
 
 /// The whole config file. Every section is optional; an empty file means all defaults.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Config {
     pub gateway: GatewayConfig,
@@ -23,7 +24,7 @@ pub struct Config {
     pub channels: ChannelsConfig,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct GatewayConfig {
     /// Address to bind the HTTP/WebSocket server to. A non-loopback address needs `auth.token`.
@@ -36,6 +37,7 @@ pub struct GatewayConfig {
     pub reload: ReloadConfig,
     /// How long running turns may take to finish on SIGINT/SIGTERM before they are cancelled.
     #[serde(with = "duration")]
+    #[schemars(with = "String")]
     pub shutdown_grace: Duration,
     /// Largest accepted HTTP request body, in bytes.
     pub max_body_bytes: usize,
@@ -44,7 +46,7 @@ pub struct GatewayConfig {
 }
 
 /// `gateway.http`: how long a request may take and how many are served at once.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct HttpConfig {
     /// Requests served at once; one more is answered 503 with `Retry-After` at once,
@@ -53,6 +55,7 @@ pub struct HttpConfig {
     /// Longest time from a request's arrival to its answer (408 past it). A message post
     /// with `wait: true` gets this on top of the longest wait it may ask for.
     #[serde(with = "duration")]
+    #[schemars(with = "String")]
     pub timeout: Duration,
 }
 
@@ -80,7 +83,7 @@ impl Default for GatewayConfig {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct AuthConfig {
     /// Bearer token for everything but `/healthz`. Env fallback: `SWITCHBOARD_TOKEN`.
@@ -104,13 +107,14 @@ impl AuthConfig {
 /// Environment variable with the gateway token when `gateway.auth.token` is not set.
 pub const TOKEN_ENV: &str = "SWITCHBOARD_TOKEN";
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ReloadConfig {
     pub mode: ReloadMode,
     /// Quiet time after the last file event before the file is read: 0s to 1m
     /// (`limits::MAX_DEBOUNCE`).
     #[serde(with = "duration")]
+    #[schemars(with = "String")]
     pub debounce: Duration,
 }
 
@@ -123,7 +127,7 @@ impl Default for ReloadConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ReloadMode {
     /// Apply what can be applied live; log "restart required" for the rest.
@@ -137,20 +141,20 @@ pub enum ReloadMode {
     Off,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct StorageConfig {
     /// `sqlite://PATH`; default `sqlite://<state dir>/data/switchboard.db`.
     pub url: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ModelsConfig {
     pub providers: BTreeMap<String, ProviderConfig>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ProviderConfig {
     pub api: ProviderApi,
@@ -170,14 +174,14 @@ fn default_max_retries() -> u32 {
     3
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProviderApi {
     OpenaiChat,
     Anthropic,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ModelEntry {
     pub id: String,
@@ -189,21 +193,21 @@ pub struct ModelEntry {
 }
 
 /// Price in USD per million tokens: 0 to 1,000,000.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ModelCost {
     pub input: f64,
     pub output: f64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct AgentsConfig {
     pub defaults: AgentDefaults,
     pub list: Vec<AgentEntry>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct AgentDefaults {
     /// `provider/model`. Unset: picked from OPENAI_API_KEY / ANTHROPIC_API_KEY if present.
@@ -214,6 +218,7 @@ pub struct AgentDefaults {
     pub max_concurrent: u32,
     /// Whole-run timeout (humantime, e.g. "10m"), 1s to 7 days; unset = none.
     #[serde(with = "duration::option")]
+    #[schemars(with = "Option<String>")]
     pub timeout: Option<Duration>,
     /// Per model call timeout in seconds, clamped to 1..=1800.
     pub step_timeout_seconds: u64,
@@ -236,7 +241,7 @@ impl Default for AgentDefaults {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct SubagentDefaults {
     pub model: Option<String>,
@@ -265,7 +270,7 @@ impl Default for SubagentDefaults {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OnRestart {
     #[default]
@@ -273,7 +278,7 @@ pub enum OnRestart {
     Interrupt,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct AgentEntry {
     pub id: String,
@@ -289,7 +294,7 @@ pub struct AgentEntry {
     pub tools: Option<super::tools::AgentToolsConfig>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct AgentSubagents {
     /// Agent ids this agent may spawn under; `["*"]` = any. Default: only its own id.
@@ -299,20 +304,20 @@ pub struct AgentSubagents {
 
 // `ToolsConfig` and the per-agent `AgentToolsConfig` live in `tools.rs`.
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct MessagesConfig {
     pub queue: QueueConfig,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct SessionConfig {
     pub dm_scope: DmScope,
 }
 
 /// Which session a direct message goes to (README, Security).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum DmScope {
     /// Every DM of an agent shares `agent:<id>:main` (one conversation across people and
@@ -325,7 +330,7 @@ pub enum DmScope {
     PerChannelPeer,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct QueueConfig {
     pub mode: QueueMode,
@@ -333,7 +338,7 @@ pub struct QueueConfig {
 
 /// What happens to a message that arrives while its session is busy (README, Decisions:
 /// busy sessions).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum QueueMode {
     /// Batch waiting messages into the next turn.
@@ -347,7 +352,7 @@ pub enum QueueMode {
     Steer,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ChannelsConfig {
     pub webchat: WebchatConfig,
@@ -355,7 +360,7 @@ pub struct ChannelsConfig {
     pub discord: super::channels::DiscordConfig,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct WebchatConfig {
     pub enabled: bool,

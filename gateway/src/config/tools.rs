@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::duration;
@@ -144,7 +145,7 @@ pub fn check_entry(entry: &str) -> Option<String> {
     })
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ToolsConfig {
     /// The base set of tools: `minimal`, `coding`, `messaging` or `full` (default).
@@ -161,7 +162,7 @@ pub struct ToolsConfig {
 }
 
 /// A tool profile: the base set of tools before `allow`/`deny` (the reference's names).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolProfile {
     /// No tools: the agent only talks.
@@ -193,20 +194,20 @@ impl ToolProfile {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct SubagentToolsConfig {
     pub tools: ToolPolicy,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ToolPolicy {
     pub allow: Option<Vec<String>>,
     pub deny: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct FsToolConfig {
     /// `read`/`write`/`edit` refuse paths that resolve outside the agent's workspace.
@@ -222,7 +223,7 @@ impl Default for FsToolConfig {
 }
 
 /// Which commands `exec` may run without asking.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ExecSecurity {
     /// `exec` refuses every command.
@@ -235,7 +236,7 @@ pub enum ExecSecurity {
 }
 
 /// When `exec` asks the chat before running a command.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExecAsk {
     /// Never: a command the security mode does not allow is refused.
@@ -247,7 +248,7 @@ pub enum ExecAsk {
     Always,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ExecToolConfig {
     pub security: ExecSecurity,
@@ -258,6 +259,7 @@ pub struct ExecToolConfig {
     pub env: BTreeMap<String, String>,
     /// How long a request waits for an answer in the chat before it counts as denied.
     #[serde(with = "duration")]
+    #[schemars(with = "String")]
     pub approval_timeout: Duration,
 }
 
@@ -273,13 +275,13 @@ impl Default for ExecToolConfig {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct WebToolConfig {
     pub fetch: WebFetchConfig,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct WebFetchConfig {
     /// Host names (or IP literals) `web_fetch` may reach even when they resolve to a
@@ -287,7 +289,7 @@ pub struct WebFetchConfig {
     pub allow_hosts: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct MessageToolConfig {
     /// `message` may write to chats the gateway has no session with.
@@ -295,7 +297,7 @@ pub struct MessageToolConfig {
 }
 
 /// `agents.list[].tools`: the same policy keys for one agent, applied after the global ones.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct AgentToolsConfig {
     /// Replaces `tools.profile` for this agent.
@@ -306,7 +308,7 @@ pub struct AgentToolsConfig {
 }
 
 /// `agents.list[].tools.exec`: each key set replaces the global one for this agent.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct AgentExecConfig {
     pub security: Option<ExecSecurity>,

@@ -103,6 +103,7 @@ async fn pairing(store: &Store, msg: &InboundMessage) -> Result<Verdict, StoreEr
                 Verdict::Ignore("sender is waiting for pairing approval")
             }
             Pairing::Full => Verdict::Ignore("too many pending pairing requests on this channel"),
+            Pairing::Rejected => Verdict::Ignore("an operator rejected this sender's pairing request"),
         },
     )
 }

@@ -14,6 +14,7 @@ mod message_body;
 mod metrics;
 pub mod origin;
 mod routes;
+mod status;
 mod telegram;
 mod visibility;
 mod ws;

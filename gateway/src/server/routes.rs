@@ -4,7 +4,7 @@
 
 use axum::routing::{get, post, MethodRouter};
 
-use super::{api, events, metrics, telegram, ws, AppState, Deadline, WEBCHAT_PAGE};
+use super::{api, events, metrics, status, telegram, ws, AppState, Deadline, WEBCHAT_PAGE};
 
 /// Who may call a route, and how they prove it (README, Security).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +76,7 @@ enum Endpoint {
     Page,
     TelegramWebhook,
     Metrics,
+    Status,
     ListSessions,
     Transcript,
     PostMessage,
@@ -107,6 +108,7 @@ pub const ROUTES: &[Route] = &[
         Endpoint::TelegramWebhook,
     ),
     route(Verb::Get, "/metrics", Access::Api, Endpoint::Metrics),
+    route(Verb::Get, "/api/status", Access::Api, Endpoint::Status),
     route(
         Verb::Get,
         "/api/sessions",
@@ -163,6 +165,7 @@ impl Route {
             (Verb::Get, Endpoint::Healthz) => get(|| async { "ok" }),
             (Verb::Get, Endpoint::Page) => get(page),
             (Verb::Get, Endpoint::Metrics) => get(metrics::metrics),
+            (Verb::Get, Endpoint::Status) => get(status::status),
             (Verb::Get, Endpoint::ListSessions) => get(api::list_sessions),
             (Verb::Get, Endpoint::Transcript) => get(api::transcript),
             (Verb::Get, Endpoint::GetRun) => get(api::get_run),

@@ -17,6 +17,9 @@ pub enum Pairing {
     /// A new sender, but the channel already has [`MAX_PENDING`] requests waiting: no code,
     /// no row (a flood of strangers cannot grow the table).
     Full,
+    /// An operator rejected this sender's request within the last [`PAIRING_TTL_MS`]:
+    /// ignored, no new code until then.
+    Rejected,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -97,7 +100,7 @@ impl Store {
         let mut w = self.writer().await;
         let mut tx = super::begin_write(&mut w).await?;
         sqlx::query(
-            "DELETE FROM pairings WHERE channel = ? AND status = 'pending' AND created_at <= ?",
+            "DELETE FROM pairings WHERE channel = ? AND status IN ('pending', 'rejected') AND created_at <= ?",
         )
         .bind(channel)
         .bind(now - PAIRING_TTL_MS)
@@ -115,6 +118,8 @@ impl Store {
                 let status: String = r.try_get("status")?;
                 if status == "approved" {
                     Pairing::Approved
+                } else if status == "rejected" {
+                    Pairing::Rejected
                 } else {
                     let code: String = r.try_get("code")?;
                     let notified: i64 = r.try_get("notified_at")?;
@@ -163,11 +168,7 @@ impl Store {
 
     /// Approve a pending pairing by its code (case-insensitive, dashes ignored).
     pub async fn approve_pairing(&self, channel: &str, code: &str) -> Result<Option<PairingRow>> {
-        let code: String = code
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric())
-            .collect::<String>()
-            .to_ascii_uppercase();
+        let code = normalized_code(code);
         let r = sqlx::query(
             "UPDATE pairings SET status = 'approved', approved_at = ?
              WHERE channel = ? AND code = ? AND status = 'pending' AND created_at > ? RETURNING *",
@@ -176,6 +177,39 @@ impl Store {
         .bind(channel)
         .bind(&code)
         .bind(now_ms() - PAIRING_TTL_MS)
+        .fetch_optional(&mut *self.writer().await)
+        .await?;
+        r.as_ref().map(row_to_pairing).transpose()
+    }
+
+    /// Reject a pending pairing by its code: the sender is ignored, and gets no new code
+    /// for [`PAIRING_TTL_MS`] (the rejection's clock is the row's `created_at`).
+    pub async fn reject_pairing(&self, channel: &str, code: &str) -> Result<Option<PairingRow>> {
+        let r = sqlx::query(
+            "UPDATE pairings SET status = 'rejected', created_at = ?
+             WHERE channel = ? AND code = ? AND status = 'pending' AND created_at > ? RETURNING *",
+        )
+        .bind(now_ms())
+        .bind(channel)
+        .bind(normalized_code(code))
+        .bind(now_ms() - PAIRING_TTL_MS)
+        .fetch_optional(&mut *self.writer().await)
+        .await?;
+        r.as_ref().map(row_to_pairing).transpose()
+    }
+
+    /// Revoke an approved sender: the row goes, so their next message is a stranger's
+    /// again (a new pairing code under dmPolicy "pairing").
+    pub async fn revoke_pairing(
+        &self,
+        channel: &str,
+        sender_id: &str,
+    ) -> Result<Option<PairingRow>> {
+        let r = sqlx::query(
+            "DELETE FROM pairings WHERE channel = ? AND sender_id = ? AND status = 'approved' RETURNING *",
+        )
+        .bind(channel)
+        .bind(sender_id)
         .fetch_optional(&mut *self.writer().await)
         .await?;
         r.as_ref().map(row_to_pairing).transpose()
@@ -190,6 +224,14 @@ impl Store {
         .await?;
         rows.iter().map(row_to_pairing).collect()
     }
+}
+
+/// A code as typed by an operator: case and dashes do not matter.
+fn normalized_code(code: &str) -> String {
+    code.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect::<String>()
+        .to_ascii_uppercase()
 }
 
 fn row_to_pairing(r: &sqlx::sqlite::SqliteRow) -> Result<PairingRow> {
@@ -278,6 +320,57 @@ mod tests {
                 .as_deref(),
             Some("13")
         );
+    }
+
+    /// Catches: a rejected sender getting a fresh code at once (the rejection undone by
+    /// writing again), or a revoked sender still let in.
+    #[tokio::test]
+    async fn rejected_senders_wait_and_revoked_senders_start_over() {
+        let store = Store::open_in_memory().await.unwrap();
+        let Pairing::Pending { code, .. } = store.pairing_for("telegram", "7", None).await.unwrap()
+        else {
+            panic!("pending")
+        };
+        let rejected = store
+            .reject_pairing("telegram", &code)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(rejected.status, "rejected");
+        assert_eq!(
+            store.pairing_for("telegram", "7", None).await.unwrap(),
+            Pairing::Rejected
+        );
+        assert_eq!(
+            store.approve_pairing("telegram", &code).await.unwrap(),
+            None,
+            "no longer pending"
+        );
+        let later = now_ms() + PAIRING_TTL_MS + 1;
+        assert!(matches!(
+            store
+                .pairing_at("telegram", "7", None, later)
+                .await
+                .unwrap(),
+            Pairing::Pending { notify: true, .. }
+        ));
+
+        let Pairing::Pending { code, .. } = store.pairing_for("discord", "8", None).await.unwrap()
+        else {
+            panic!("pending")
+        };
+        store
+            .approve_pairing("discord", &code)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(store.revoke_pairing("discord", "9").await.unwrap(), None);
+        let revoked = store.revoke_pairing("discord", "8").await.unwrap().unwrap();
+        assert_eq!(revoked.sender_id, "8");
+        assert!(matches!(
+            store.pairing_for("discord", "8", None).await.unwrap(),
+            Pairing::Pending { notify: true, .. }
+        ));
     }
 
     /// Requests expire after an hour (the sender gets a new code), and a channel holds at

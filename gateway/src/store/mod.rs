@@ -8,6 +8,7 @@ mod announces;
 mod approvals;
 mod channels;
 mod conns;
+pub mod health;
 mod inbox;
 mod interrupts;
 mod ledger;
@@ -79,14 +80,16 @@ impl Store {
     /// Open (creating if missing) the database at `url`, switch to WAL and migrate.
     pub async fn open(url: &str) -> Result<Store> {
         let opts = SqliteConnectOptions::from_str(url)?;
-        if let Some(dir) = opts.get_filename().parent() {
-            if !dir.as_os_str().is_empty() && !opts.get_filename().starts_with(":memory:") {
-                std::fs::create_dir_all(dir).map_err(|source| StoreError::Folder {
+        let file = health::sqlite_file(url);
+        if let Some(dir) = file.as_deref().and_then(std::path::Path::parent) {
+            if !dir.as_os_str().is_empty() {
+                private_dir(dir).map_err(|source| StoreError::Folder {
                     path: dir.to_owned(),
                     source,
                 })?;
             }
         }
+        let created = file.as_deref().is_some_and(|f| !f.exists());
         let opts = opts
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
@@ -100,6 +103,9 @@ impl Store {
             .row_buffer_size(4096)
             .foreign_keys(true);
         let conns = Conns::open(&opts, true, migrate).await?;
+        if let (true, Some(file)) = (created, &file) {
+            make_private(file);
+        }
         Ok(Store {
             conns,
             sessions: Default::default(),
@@ -139,6 +145,32 @@ impl Store {
     pub(crate) async fn execute_for_tests(&self, sql: &str) -> Result<()> {
         sqlx::query(sql).execute(&mut *self.writer().await).await?;
         Ok(())
+    }
+}
+
+/// Creates `dir` (and its missing parents) readable by its owner only: transcripts of
+/// private chats live under it. An existing folder keeps its permissions.
+pub(crate) fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// A database file this process just created, and its WAL files, made readable by the
+/// owner only (SQLite creates them as the umask allows, usually 0644).
+fn make_private(file: &std::path::Path) {
+    #[cfg(unix)]
+    for suffix in ["", "-wal", "-shm"] {
+        use std::os::unix::fs::PermissionsExt;
+        let mut path = file.as_os_str().to_owned();
+        path.push(suffix);
+        if let Err(e) = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                tracing::warn!(file = %std::path::Path::new(&path).display(), error = %e, "cannot make the database file private");
+            }
+        }
     }
 }
 

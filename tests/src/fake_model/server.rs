@@ -9,7 +9,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State as Shared};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::Router;
 use serde_json::Value;
 
@@ -20,6 +20,9 @@ use super::{anthropic, openai};
 
 const OPENAI_PATH: &str = "/v1/chat/completions";
 const ANTHROPIC_PATH: &str = "/v1/messages";
+/// The model list both APIs serve: what `switchboard doctor` calls to see that a provider
+/// is reachable and takes the key.
+const MODELS_PATH: &str = "/v1/models";
 
 /// Largest request body accepted: long agent histories in benchmarks exceed axum's 2 MB default.
 const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
@@ -35,6 +38,7 @@ pub(super) fn router(state: Arc<State>) -> Router {
     Router::new()
         .route(OPENAI_PATH, post(openai_route))
         .route(ANTHROPIC_PATH, post(anthropic_route))
+        .route(MODELS_PATH, get(models_route))
         .fallback(unknown_route)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
@@ -54,6 +58,24 @@ async fn anthropic_route(
     body: Bytes,
 ) -> Response {
     answer(state, Dialect::Anthropic, &headers, &body).await
+}
+
+/// The one scripted model, for a request with a key (`Authorization` or `x-api-key`);
+/// 401 without one. Not recorded as a model request.
+async fn models_route(headers: HeaderMap) -> Response {
+    let keyed = headers.contains_key(header::AUTHORIZATION) || headers.contains_key("x-api-key");
+    if !keyed {
+        return (
+            StatusCode::UNAUTHORIZED,
+            axum::Json(serde_json::json!({"error": {"message": "missing API key"}})),
+        )
+            .into_response();
+    }
+    axum::Json(serde_json::json!({
+        "object": "list",
+        "data": [{"id": "scripted", "object": "model", "type": "model"}],
+    }))
+    .into_response()
 }
 
 async fn unknown_route(Shared(state): Shared<Arc<State>>, method: Method, uri: Uri) -> Response {

@@ -10,6 +10,11 @@ use serde_json::{Map, Value};
 
 use crate::config;
 
+/// Top-level sections both configs have.
+const SHARED_SECTIONS: [&str; 7] = [
+    "gateway", "session", "messages", "tools", "channels", "agents", "models",
+];
+
 /// Deepest `$include` nesting OpenClaw allows.
 const MAX_INCLUDE_DEPTH: usize = 10;
 
@@ -305,7 +310,11 @@ impl<'a> Ledger<'a> {
             return;
         }
         match v {
-            Value::Object(map) if at.is_empty() || self.has_handled_below(at) => {
+            // Sections Switchboard also has are listed key by key, so the report names
+            // `messages.ackReactionScope`, not all of `messages`.
+            Value::Object(map)
+                if at.is_empty() || SHARED_SECTIONS.contains(&at) || self.has_handled_below(at) =>
+            {
                 for (k, child) in map {
                     self.collect(child, &join(at, k), out);
                 }

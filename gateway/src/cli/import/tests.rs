@@ -99,6 +99,13 @@ async fn onboarding_config() {
         .as_array()
         .unwrap()
         .contains(&json!("sessions_spawn")));
+    assert!(
+        matches!(
+            outcome(&rows, "messages.ackReactionScope"),
+            Outcome::NotCarried { .. }
+        ),
+        "a shared section's keys are named one by one"
+    );
     assert!(matches!(
         outcome(&rows, "wizard"),
         Outcome::NotCarried { .. }

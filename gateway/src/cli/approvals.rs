@@ -46,7 +46,10 @@ pub async fn run(args: ApprovalsArgs, env: &dyn Fn(&str) -> Option<String>) -> E
 async fn act(store: &Store, action: ApprovalsAction) -> ExitCode {
     match action {
         ApprovalsAction::List => {
-            match (store.exec_allowlist().await, store.pending_approvals().await) {
+            match (
+                store.exec_allowlist().await,
+                store.pending_approvals().await,
+            ) {
                 (Ok(allowed), Ok(pending)) => {
                     if allowed.is_empty() {
                         println!("no programs allowed for good");

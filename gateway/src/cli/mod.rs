@@ -4,13 +4,13 @@
 //! only dispatches to them. Commands print aligned tables for people and JSON with
 //! `--json`, and exit with sysexits codes (see [`exit`]).
 
+pub mod approvals;
 pub mod client;
 pub mod config_cmd;
 pub mod daemon;
 pub mod doctor;
 pub mod import;
 pub mod pairing;
-pub mod approvals;
 pub mod subagents;
 pub mod table;
 

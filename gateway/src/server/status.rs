@@ -43,13 +43,7 @@ pub struct ChannelView {
 
 pub async fn status(State(state): State<AppState>) -> Result<Json<StatusView>, ApiError> {
     let outbox = state.rt.store.outbox_counts().await?.into_iter().collect();
-    let running: Vec<String> = state
-        .rt
-        .channels
-        .lock()
-        .keys()
-        .cloned()
-        .collect();
+    let running: Vec<String> = state.rt.channels.lock().keys().cloned().collect();
     let restarts = state.adapters.restarts();
     let mut ids: Vec<String> = running
         .iter()

@@ -73,6 +73,7 @@ mod examples {
             origin: msg.origin,
             text: "hello".into(),
             footer: None,
+            actions: Vec::new(),
             key: "k".into(),
         };
         let progress = crate::MemoryProgress::default();
@@ -90,7 +91,8 @@ mod examples {
             out,
             ServerFrame::Message {
                 text: "hello".into(),
-                key: "k".into()
+                key: "k".into(),
+                actions: Vec::new(),
             }
         );
         cancel.cancel();
@@ -110,6 +112,7 @@ mod examples {
             origin: Origin::webchat("main", ChatKind::Direct),
             text: "hello".into(),
             footer: None,
+            actions: Vec::new(),
             key: "k".into(),
         };
         let progress = crate::MemoryProgress::default();

@@ -18,6 +18,7 @@ const METHODS: &[&str] = &[
     "sendMessage",
     "sendChatAction",
     "editMessageText",
+    "answerCallbackQuery",
     "deleteMessage",
     "setMyCommands",
     "getMyCommands",
@@ -79,6 +80,7 @@ pub(super) async fn dispatch(
         "sendMessage" => messages::send_message(state, params),
         "editMessageText" => messages::edit_message_text(state, params),
         "deleteMessage" => messages::delete_message(state, params),
+        "answerCallbackQuery" => messages::answer_callback_query(state, params),
         "sendChatAction" => send_chat_action(state, params),
         "setMyCommands" => set_my_commands(state, params),
         "getMyCommands" => Reply::Ok(state.read(|world| {

@@ -7,6 +7,7 @@ mod tools_support;
 mod access;
 mod agents_models;
 mod api;
+mod approvals_discord;
 mod approvals_telegram;
 mod bad_input;
 mod browser;

@@ -9,6 +9,7 @@ mod agents_models;
 mod api;
 mod approvals_discord;
 mod approvals_telegram;
+mod approvals_webchat;
 mod bad_input;
 mod browser;
 mod config_reload;

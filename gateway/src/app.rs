@@ -72,6 +72,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         runs_cancel.clone(),
     );
     let tasks = TaskTracker::new();
+    crate::agent::tools::exec::sandbox::set_config_file(&opts.config_path);
 
     match spawn_watcher(
         opts.config_path.clone(),

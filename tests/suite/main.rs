@@ -23,6 +23,7 @@ mod lanes;
 mod lifecycle;
 mod record;
 mod run_limits;
+mod sandbox;
 mod security_http;
 mod security_routes;
 mod security_ws;

@@ -215,6 +215,44 @@ mod tests {
                 Err(usage) => prop_assert_eq!(usage, USAGE),
             }
         }
+
+        /// A button's action id as a platform gives it back (untrusted): ours, or `None`,
+        /// never a panic; an accepted one names a short alphanumeric id. Catches: a crafted
+        /// `callback_data`/`custom_id` read as a decision on something else.
+        #[test]
+        fn any_action_id_is_ours_or_nothing(
+            action in prop_oneof![".*", "approve:.*", "approve:[a-f0-9]{8}:.*", "approve:.*:(allow-once|deny)"]
+        ) {
+            if let Some((id, _)) = parse_press(&action) {
+                prop_assert!(action.starts_with("approve:"));
+                prop_assert!(!id.is_empty() && id.len() <= 32 && id.chars().all(|c| c.is_ascii_alphanumeric()));
+            }
+        }
+    }
+
+    /// Each button reads back as its own decision, within Telegram's 64 bytes of
+    /// `callback_data`. Catches: a button that answers something else, or that Telegram
+    /// refuses (the whole request message with it).
+    #[test]
+    fn buttons_read_back_as_their_decisions() {
+        let id = "a1b2c3d4";
+        let read: Vec<_> = buttons(id)
+            .iter()
+            .map(|b| {
+                assert!(b.is_renderable(), "{b:?}");
+                parse_press(&b.id)
+            })
+            .collect();
+        assert_eq!(
+            read,
+            vec![
+                Some((id.to_string(), Decision::AllowOnce)),
+                Some((id.to_string(), Decision::AllowAlways)),
+                Some((id.to_string(), Decision::Deny)),
+            ]
+        );
+        assert_eq!(parse_press("approve:a1b2c3d4"), None);
+        assert_eq!(parse_press("other:a1b2c3d4:deny"), None);
     }
 
     #[test]

@@ -219,3 +219,45 @@ async fn without_bubblewrap_a_sandboxed_command_is_refused() {
     assert!(!workspace(&gw).join("ran.txt").exists(), "not run");
     fake.assert_no_violations();
 }
+
+/// Host processes whose command line is exactly `cmdline` (NUL-separated words).
+fn processes_running(words: &[&str]) -> usize {
+    let want: Vec<u8> = words
+        .iter()
+        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want))
+        .count()
+}
+
+/// A sandboxed command that forks a sleeper and times out leaves nothing behind: the
+/// whole group (bubblewrap and everything in its namespace) is killed. Catches: the
+/// sandbox escaping the job's process-group kill (e.g. `--new-session`).
+#[tokio::test]
+async fn a_timed_out_sandboxed_command_leaves_no_orphan() {
+    require_bwrap();
+    let fake = FakeModel::start().await.unwrap();
+    let gw = gateway(&fake, json!({"mode": "all"})).await;
+    let mut ws = chat(&gw, "main").await;
+    let r = call(
+        &fake,
+        &mut ws,
+        "o1",
+        "exec",
+        &json!({"command": "sleep 3171 & sleep 3172", "timeoutSeconds": 1}).to_string(),
+    )
+    .await;
+    assert!(r.contains("timed") || r.contains("timeout"), "{r}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while processes_running(&["sleep", "3171"]) + processes_running(&["sleep", "3172"]) > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a sleeper survived: {r}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    fake.assert_no_violations();
+}

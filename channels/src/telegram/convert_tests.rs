@@ -342,7 +342,7 @@ fn callback(data: &str, from_bot: bool, private: bool, date: i64) -> Value {
     let chat = if private {
         json!({"id": 42, "type": "private", "first_name": "Ann"})
     } else {
-        json!({"id": -100_5, "type": "supergroup", "title": "ops"})
+        json!({"id": -1005, "type": "supergroup", "title": "ops"})
     };
     json!({"update_id": 9, "callback_query": {
         "id": "cq77",

@@ -26,9 +26,10 @@ async fn request_frame(ws: &mut WsClient) -> Value {
     }
 }
 
-/// The page renders the request's buttons; clicking "Allow once" runs the command and the
-/// request shows its outcome with no buttons left.
-/// Catches: buttons not rendered, a click that sends nothing, the request left clickable.
+/// The page renders the request's buttons; clicking "Allow once" runs the command, the
+/// request shows its outcome with no buttons left, and the tool call shows as a collapsed
+/// line. Catches: buttons not rendered, a click that sends nothing, the request left
+/// clickable, tool calls invisible in the page.
 #[tokio::test]
 async fn a_click_on_the_page_approves() {
     let fake = FakeModel::start().await.unwrap();
@@ -76,6 +77,11 @@ async fn a_click_on_the_page_approves() {
         .await
         .unwrap();
     assert!(workspace(&gw).join("clicked.txt").exists());
+    // The tool call shows as one collapsed line (issue point 10).
+    browser
+        .wait_for_text("details.msg.tool:not([open]) summary", "🔧 exec · ok", WAIT)
+        .await
+        .unwrap();
     assert!(
         browser.find_all("button.action").await.unwrap().is_empty(),
         "no buttons left"

@@ -128,3 +128,42 @@ async fn a_component_press_decides_and_a_stranger_s_press_is_refused() {
     dc.assert_no_violations();
     fake.assert_no_violations();
 }
+
+/// A restart while the request waits: its button works afterwards (through the new
+/// gateway session) and the request is not posted again.
+/// Catches: a press after a restart finding nothing, or a second request message.
+#[tokio::test]
+async fn a_press_after_a_restart_works() {
+    let fake = FakeModel::start().await.unwrap();
+    let dc = FakeDiscord::start(TOKEN).await.unwrap();
+    let mut gw = gateway(&fake, &dc).await;
+    script(
+        &fake,
+        "dc2",
+        "exec",
+        &json!({"command": "touch restarted.txt"}).to_string(),
+    );
+    dc.guild_message(GUILD, GENERAL, ann(), &format!("<@{BOT_ID}> dc2"));
+    let req = wait_for(&dc, "the approval request", |m| {
+        m.content.starts_with("🔐 Approval needed [")
+    })
+    .await;
+    assert_eq!(gw.terminate().await.unwrap().code(), Some(0));
+    gw.restart().await.unwrap();
+    dc.wait_ready(2, WAIT).await.unwrap();
+    let allow = req.buttons()[0].1.clone();
+    dc.press_button(Some(GUILD), ann(), req.message_id, &allow)
+        .unwrap();
+    wait_for(&dc, "the run's answer", |m| m.content == "done dc2").await;
+    assert!(workspace(&gw).join("restarted.txt").exists());
+    let requests = dc
+        .sent_messages()
+        .iter()
+        .filter(|m| m.content.starts_with("🔐 Approval needed"))
+        .count();
+    assert_eq!(requests, 1, "the request was not posted again");
+    let answers = dc.interaction_responses();
+    assert_eq!(answers.last().map(|a| a.kind), Some(7), "{answers:?}");
+    dc.assert_no_violations();
+    fake.assert_no_violations();
+}

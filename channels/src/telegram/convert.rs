@@ -232,3 +232,7 @@ fn without(text: &str, cut: &[Range<usize>]) -> String {
 #[cfg(test)]
 #[path = "convert_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "convert_press_tests.rs"]
+mod press_tests;

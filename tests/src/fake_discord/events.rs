@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
-use super::objects::{self, sf, CommandParts, MessageParts, PressParts};
+use super::objects::{self, sf, CommandParts, MessageParts};
 use super::routes::mentions;
 use super::state::{Channel, Guild, Interaction, Outbound};
 use super::types::DUser;
@@ -209,85 +209,6 @@ impl FakeDiscord {
             world.push_dispatch("INTERACTION_CREATE", interaction);
             id
         })
-    }
-
-    /// `user` presses the button `custom_id` on bot message `message_id` (in a guild
-    /// channel, or a DM with `guild_id: None`): pushes INTERACTION_CREATE of type 3
-    /// (`MESSAGE_COMPONENT`) carrying the message as it stands. Returns the interaction id,
-    /// or an error when the message has no such button (Discord sends presses of real
-    /// buttons only).
-    pub fn press_button(
-        &self,
-        guild_id: Option<u64>,
-        user: DUser,
-        message_id: u64,
-        custom_id: &str,
-    ) -> anyhow::Result<u64> {
-        self.inner.state.change(|world| {
-            let (content, components) = world
-                .bot_messages
-                .get(&message_id)
-                .cloned()
-                .with_context(|| format!("no bot message {message_id}"))?;
-            if !super::types::buttons(components.as_ref())
-                .iter()
-                .any(|(_, id)| id == custom_id)
-            {
-                anyhow::bail!("message {message_id} has no button {custom_id:?}");
-            }
-            let channel_id = world
-                .sent
-                .iter()
-                .find(|m| m.message_id == message_id)
-                .map(|m| m.channel_id)
-                .with_context(|| format!("message {message_id} was not sent by the bot"))?;
-            world.remember_user(&user);
-            let id = world.next_id();
-            let token = format!("fake-interaction-{id}-{}", uuid::Uuid::new_v4().simple());
-            let channel = world
-                .channel_json(channel_id)
-                .unwrap_or_else(|| json!({"id": sf(channel_id), "type": 0}));
-            let mut message = objects::message(MessageParts {
-                id: message_id,
-                channel_id,
-                guild_id,
-                author: objects::bot_user(),
-                content: &content,
-                mentions: Vec::new(),
-                member: None,
-                reply_to: None,
-                webhook: false,
-            });
-            message["components"] = components.unwrap_or_else(|| json!([]));
-            let interaction = objects::component_interaction(PressParts {
-                id,
-                token: &token,
-                guild_id,
-                channel,
-                user: &user,
-                message,
-                custom_id,
-            });
-            world.interactions.insert(
-                id,
-                Interaction {
-                    token,
-                    channel: channel_id,
-                    delivered: None,
-                    answered: None,
-                    pressed: Some(message_id),
-                },
-            );
-            world.push_dispatch("INTERACTION_CREATE", interaction);
-            Ok(id)
-        })
-    }
-
-    /// A bot message's content and components as they stand now (after type 7 updates).
-    pub fn bot_message(&self, message_id: u64) -> Option<(String, Option<Value>)> {
-        self.inner
-            .state
-            .read(|world| world.bot_messages.get(&message_id).cloned())
     }
 
     /// Pushes any dispatch (`t` and `d` as Discord would send them).

@@ -12,7 +12,7 @@ const DISCORD_EPOCH_MS: u64 = 1_420_070_400_000;
 /// A fixed `joined_at` for members: when the fake's users "joined" every guild.
 const JOINED_AT: &str = "2024-01-01T00:00:00.000000+00:00";
 /// Permissions of every member and of the bot in interactions: all of them.
-const ALL_PERMISSIONS: &str = "2251799813685247";
+pub(super) const ALL_PERMISSIONS: &str = "2251799813685247";
 
 /// A snowflake as Discord writes it: a string.
 pub(super) fn sf(id: u64) -> Value {
@@ -426,51 +426,4 @@ pub(super) fn application() -> Value {
         "interactions_endpoint_url": null,
         "integration_types_config": {"0": {}},
     })
-}
-
-/// What a button press (a component interaction) is built from.
-pub(super) struct PressParts<'a> {
-    pub(super) id: u64,
-    pub(super) token: &'a str,
-    pub(super) guild_id: Option<u64>,
-    pub(super) channel: Value,
-    pub(super) user: &'a DUser,
-    /// The bot message the button is on, components included.
-    pub(super) message: Value,
-    pub(super) custom_id: &'a str,
-}
-
-/// An `INTERACTION_CREATE` payload for a button press (type 3, `MESSAGE_COMPONENT`).
-pub(super) fn component_interaction(parts: PressParts<'_>) -> Value {
-    let channel_id = parts.channel["id"].clone();
-    let owner = parts.guild_id.map_or_else(|| sf(parts.user.id), sf);
-    let mut interaction = json!({
-        "id": sf(parts.id),
-        "application_id": sf(APPLICATION_ID),
-        "type": 3,
-        "token": parts.token,
-        "version": 1,
-        "channel_id": channel_id,
-        "channel": parts.channel,
-        "app_permissions": ALL_PERMISSIONS,
-        "locale": "en-US",
-        "entitlements": [],
-        "authorizing_integration_owners": {"0": owner},
-        "attachment_size_limit": 10_485_760,
-        "message": parts.message,
-        "data": {"custom_id": parts.custom_id, "component_type": 2},
-    });
-    match parts.guild_id {
-        Some(guild_id) => {
-            interaction["guild_id"] = sf(guild_id);
-            interaction["guild_locale"] = json!("en-US");
-            interaction["member"] = member(Some(user(parts.user)));
-            interaction["context"] = json!(0);
-        }
-        None => {
-            interaction["user"] = user(parts.user);
-            interaction["context"] = json!(1);
-        }
-    }
-    interaction
 }

@@ -203,3 +203,31 @@ async fn a_press_after_a_restart_works() {
     tg.assert_no_violations();
     fake.assert_no_violations();
 }
+
+/// Webhook mode asks Telegram for button presses too (`allowed_updates` of `setWebhook`).
+/// Catches: a webhook that never receives `callback_query` updates.
+#[tokio::test]
+async fn the_webhook_asks_for_button_presses() {
+    let fake = FakeModel::start().await.unwrap();
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    let _gw = crate::telegram::gateway(
+        &fake,
+        &tg,
+        json!({"mode": "webhook", "webhookUrl": "https://bot.example.invalid/telegram/webhook", "webhookSecret": "s3cret-token"}),
+    )
+    .await;
+    tg.wait_for_call("setWebhook", 1, WAIT).await.unwrap();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let hook = loop {
+        if let Some(h) = tg.webhook() {
+            break h;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no webhook set");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let kinds = hook.allowed_updates.unwrap_or_default();
+    assert!(
+        kinds.iter().any(|k| k == "message") && kinds.iter().any(|k| k == "callback_query"),
+        "{kinds:?}"
+    );
+}

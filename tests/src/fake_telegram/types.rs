@@ -260,6 +260,8 @@ pub struct Call {
 pub struct Webhook {
     pub url: String,
     pub secret_token: Option<String>,
+    /// `allowed_updates` as given (`None`: not given, Telegram's default kinds).
+    pub allowed_updates: Option<Vec<String>>,
 }
 
 /// Seconds since the Unix epoch, for `date` fields.

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::{InboundMessage, OutboundMessage};
+use crate::{InboundMessage, OutboundMessage, PressAnswer};
 
 /// Where adapters push inbound messages. Bounded: an adapter that outruns the gateway
 /// waits (backpressure) instead of growing memory without limit.
@@ -12,22 +12,47 @@ pub type InboundSink = mpsc::Sender<Inbound>;
 
 /// An inbound message with an optional acknowledgement: the gateway fires `ack` once the
 /// message is committed (or deliberately dropped), so an adapter can confirm it to the
-/// platform only then (e.g. Telegram's update offset) and a crash never loses it.
+/// platform only then (e.g. Telegram's update offset) and a crash never loses it. A button
+/// press is acknowledged with the gateway's answer instead (`answer`), which the adapter
+/// gives the platform.
 #[derive(Debug)]
 pub struct Inbound {
     pub msg: InboundMessage,
     pub ack: Option<oneshot::Sender<()>>,
+    pub answer: Option<oneshot::Sender<PressAnswer>>,
 }
 
 impl Inbound {
     pub fn new(msg: InboundMessage) -> Self {
-        Inbound { msg, ack: None }
+        Inbound {
+            msg,
+            ack: None,
+            answer: None,
+        }
     }
 
     /// A message and the receiver that fires when the gateway has taken it.
     pub fn with_ack(msg: InboundMessage) -> (Self, oneshot::Receiver<()>) {
         let (tx, rx) = oneshot::channel();
-        (Inbound { msg, ack: Some(tx) }, rx)
+        let inbound = Inbound {
+            msg,
+            ack: Some(tx),
+            answer: None,
+        };
+        (inbound, rx)
+    }
+
+    /// A button press (`msg.press` set) and the receiver of the gateway's answer, which
+    /// comes once the press is handled (dropped unanswered if it could not be: the
+    /// platform may deliver it again).
+    pub fn press(msg: InboundMessage) -> (Self, oneshot::Receiver<PressAnswer>) {
+        let (tx, rx) = oneshot::channel();
+        let inbound = Inbound {
+            msg,
+            ack: None,
+            answer: Some(tx),
+        };
+        (inbound, rx)
     }
 }
 
@@ -90,20 +115,21 @@ impl DeliveryProgress for MemoryProgress {
 }
 
 /// Send the parts of a split message that `progress` does not count as delivered, in order:
-/// the shared loop of every adapter's `send`. Reports each part but the last as delivered
-/// once `send_part` returned `Ok` for it, before the next one is sent.
+/// the shared loop of every adapter's `send`. `send_part` gets each part and whether it is
+/// the last (the one that carries the message's buttons). Reports each part but the last
+/// as delivered once `send_part` returned `Ok` for it, before the next one is sent.
 pub async fn send_parts<'a, F, Fut>(
     parts: &'a [String],
     progress: &dyn DeliveryProgress,
     mut send_part: F,
 ) -> Result<(), ChannelError>
 where
-    F: FnMut(&'a str) -> Fut + Send,
+    F: FnMut(&'a str, bool) -> Fut + Send,
     Fut: std::future::Future<Output = Result<(), ChannelError>> + Send,
 {
     let start = progress.delivered().min(parts.len());
     for (i, part) in parts.iter().enumerate().skip(start) {
-        send_part(part).await?;
+        send_part(part, i + 1 == parts.len()).await?;
         if i + 1 < parts.len() {
             progress.part_delivered(i + 1).await?;
         }

@@ -5,6 +5,7 @@
 //! the HTTP server. The gateway depends on it, never the other way round.
 #![forbid(unsafe_code)]
 
+mod action;
 pub mod backoff;
 mod channel;
 pub mod discord;
@@ -17,6 +18,7 @@ pub mod split;
 pub mod telegram;
 pub mod webchat;
 
+pub use action::{renderable, Action, Press, PressAnswer, MAX_ACTIONS, MAX_ACTION_ID, MAX_LABEL};
 pub use channel::{
     send_parts, Channel, ChannelError, DeliveryProgress, Inbound, InboundSink, MemoryProgress,
 };

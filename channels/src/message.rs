@@ -65,9 +65,14 @@ pub struct InboundMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
     /// Whether the message is addressed to the bot: always true in a direct chat; in a
-    /// group, true when the bot is @mentioned, replied to, or sent a `/command@bot`.
+    /// group, true when the bot is @mentioned, replied to, or sent a `/command@bot`. A
+    /// button press is always addressed.
     #[serde(default)]
     pub addressed: bool,
+    /// Set when this is not a message but a press of one of the gateway's buttons (then
+    /// `text` is empty and `message_id` identifies the press, for dedupe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub press: Option<crate::Press>,
 }
 
 /// A message the gateway sends to a chat.
@@ -81,6 +86,10 @@ pub struct OutboundMessage {
     /// is longer than one platform message. Nothing in `text` is ever taken for one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub footer: Option<String>,
+    /// Buttons under the message (under its last part when it is split): rendered by
+    /// adapters whose platform has buttons, ignored by the others.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<crate::Action>,
     /// Idempotency key of the outbox entry this message came from.
     pub key: String,
 }

@@ -15,8 +15,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    Channel, ChannelError, ChatKind, DeliveryProgress, InboundMessage, InboundSink, Origin,
-    OutboundMessage,
+    Action, Channel, ChannelError, ChatKind, DeliveryProgress, InboundMessage, InboundSink, Origin,
+    OutboundMessage, Press,
 };
 
 pub const CHANNEL_ID: &str = "webchat";
@@ -30,6 +30,11 @@ const SOCKET_QUEUE: usize = 256;
 /// How long a message waits for some socket of its chat to write it before the delivery
 /// counts as failed (and the outbox retries it).
 const WRITE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a button press waits for the gateway's answer before the presser is told it
+/// could not be handled.
+const PRESS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// Longest message key a press may name (the gateway's keys are far shorter).
+const MAX_KEY: usize = 256;
 
 /// A frame the browser sends.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -37,6 +42,8 @@ const WRITE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 pub enum ClientFrame {
     /// A chat message typed by the user.
     Message { text: String },
+    /// A press of button `action` under the message with key `key`.
+    Press { action: String, key: String },
     /// Keep-alive; answered with `pong`. (A struct variant: a unit variant of a tagged
     /// enum would take unknown fields silently.)
     Ping {},
@@ -50,10 +57,23 @@ pub enum ServerFrame {
     Hello {
         chat_id: String,
     },
-    /// A message from the assistant (reply, announce or command answer).
+    /// A message from the assistant (reply, announce or command answer), with buttons
+    /// under it when it has some (on its last part).
     Message {
         text: String,
         key: String,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        actions: Vec<Action>,
+    },
+    /// A pressed message rewritten: its new text, its buttons gone.
+    Update {
+        key: String,
+        text: String,
+    },
+    /// For the presser alone: what became of a press (`alert`: a refusal or an error).
+    Notice {
+        text: String,
+        alert: bool,
     },
     /// Typing indicator on/off.
     Typing {
@@ -164,6 +184,7 @@ impl WebChat {
         let text = match frame {
             ClientFrame::Ping {} => return Some(ServerFrame::Pong),
             ClientFrame::Message { text } => text,
+            ClientFrame::Press { action, key } => return Some(self.press(conn, action, key).await),
         };
         if text.trim().is_empty() {
             return Some(ServerFrame::Error {
@@ -175,12 +196,7 @@ impl WebChat {
                 error: format!("message too long: the limit is {TEXT_LIMIT} characters"),
             });
         }
-        let Some(chat_id) = self
-            .lock_conns()
-            .iter()
-            .find(|c| c.id == conn)
-            .map(|c| c.chat_id.clone())
-        else {
+        let Some(chat_id) = self.chat_of(conn) else {
             return Some(ServerFrame::Error {
                 error: "connection is closed".to_string(),
             });
@@ -199,6 +215,7 @@ impl WebChat {
             text,
             message_id: None,
             addressed: true,
+            press: None,
         };
         if sink.send(crate::Inbound::new(msg)).await.is_err() {
             return Some(ServerFrame::Error {
@@ -206,6 +223,59 @@ impl WebChat {
             });
         }
         None
+    }
+
+    /// A button press from socket `conn`: handed to the gateway, whose answer rewrites the
+    /// message on every socket of the chat and is told to the presser (the returned frame).
+    async fn press(&self, conn: ConnId, action: String, key: String) -> ServerFrame {
+        let error = |e: &str| ServerFrame::Error {
+            error: e.to_string(),
+        };
+        if action.is_empty() || action.len() > crate::MAX_ACTION_ID || key.len() > MAX_KEY {
+            return error("invalid press: unknown button");
+        }
+        let Some(chat_id) = self.chat_of(conn) else {
+            return error("connection is closed");
+        };
+        let Some(sink) = self.sink.lock().clone() else {
+            return error("the web chat channel is not running");
+        };
+        let msg = InboundMessage {
+            origin: Origin::webchat(chat_id.clone(), kind_of(&chat_id)),
+            sender_id: sender_id(&chat_id),
+            sender_name: None,
+            sender_username: None,
+            text: String::new(),
+            message_id: None,
+            addressed: true,
+            press: Some(Press {
+                action,
+                message_id: Some(key.clone()),
+            }),
+        };
+        let (inbound, answered) = crate::Inbound::press(msg);
+        if sink.send(inbound).await.is_err() {
+            return error("the gateway is shutting down");
+        }
+        match tokio::time::timeout(PRESS_WAIT, answered).await {
+            Ok(Ok(answer)) => {
+                if let Some(text) = answer.update {
+                    self.push(&chat_id, &ServerFrame::Update { key, text });
+                }
+                ServerFrame::Notice {
+                    text: answer.notice,
+                    alert: answer.alert,
+                }
+            }
+            _ => error("the press could not be handled; try again"),
+        }
+    }
+
+    fn chat_of(&self, conn: ConnId) -> Option<String> {
+        self.lock_conns()
+            .iter()
+            .find(|c| c.id == conn)
+            .map(|c| c.chat_id.clone())
     }
 
     /// Push a frame to every socket on `chat_id` (best effort: typing indicators).
@@ -278,10 +348,16 @@ impl Channel for WebChat {
         progress: &dyn DeliveryProgress,
     ) -> Result<(), ChannelError> {
         let parts = crate::split::split_text(&msg.text, msg.footer.as_deref(), TEXT_LIMIT);
-        crate::send_parts(&parts, progress, |part| {
+        crate::send_parts(&parts, progress, |part, last| {
+            let actions = if last {
+                crate::renderable(&msg.actions).cloned().collect()
+            } else {
+                Vec::new()
+            };
             let frame = ServerFrame::Message {
                 text: part.to_string(),
                 key: msg.key.clone(),
+                actions,
             };
             let written = self.push_confirmed(&msg.origin.chat_id, &frame);
             async move {

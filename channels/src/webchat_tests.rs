@@ -44,6 +44,76 @@ mod examples {
             .expect("waited past the bound")
     }
 
+    /// A press frame reaches the gateway as a press by this chat; its answer rewrites the
+    /// message on every socket of the chat and is told to the presser; a press the gateway
+    /// drops unanswered, or an action id longer than any button's, gets an error.
+    /// Catches: presses lost or answered to nobody, the message left with live buttons.
+    #[tokio::test(start_paused = true)]
+    async fn a_press_is_handed_over_and_its_answer_shown() {
+        let hub = std::sync::Arc::new(WebChat::new());
+        let (tx, mut inbound) = mpsc::channel(4);
+        *hub.sink.lock() = Some(tx);
+        let (conn, _own) = hub.connect("main");
+        let (_other, mut other_frames) = hub.connect("main");
+        let _ = within(other_frames.recv()).await; // hello
+        let press = r#"{"type":"press","action":"approve:a1:deny","key":"approval:a1"}"#;
+        let answered = {
+            let hub = hub.clone();
+            tokio::spawn(async move { hub.handle_frame(conn, press).await })
+        };
+        let got = within(inbound.recv()).await.expect("the press");
+        let p = got.msg.press.clone().expect("a press");
+        assert_eq!(
+            (
+                p.action.as_str(),
+                p.message_id.as_deref(),
+                got.msg.origin.chat_id.as_str()
+            ),
+            ("approve:a1:deny", Some("approval:a1"), "main")
+        );
+        let answer = crate::PressAnswer {
+            notice: "Denied".into(),
+            alert: false,
+            update: Some("denied by you".into()),
+        };
+        got.answer
+            .expect("answer channel")
+            .send(answer)
+            .expect("sent");
+        assert_eq!(
+            within(answered).await.expect("join"),
+            Some(ServerFrame::Notice {
+                text: "Denied".into(),
+                alert: false
+            })
+        );
+        assert_eq!(
+            within(other_frames.recv()).await.map(|o| o.frame),
+            Some(ServerFrame::Update {
+                key: "approval:a1".into(),
+                text: "denied by you".into()
+            })
+        );
+
+        let dropped = {
+            let hub = hub.clone();
+            tokio::spawn(async move { hub.handle_frame(conn, press).await })
+        };
+        drop(within(inbound.recv()).await);
+        assert!(matches!(
+            within(dropped).await.expect("join"),
+            Some(ServerFrame::Error { .. })
+        ));
+        let long = format!(
+            r#"{{"type":"press","action":"{}","key":"k"}}"#,
+            "x".repeat(crate::MAX_ACTION_ID + 1)
+        );
+        assert!(matches!(
+            hub.handle_frame(conn, &long).await,
+            Some(ServerFrame::Error { .. })
+        ));
+    }
+
     #[tokio::test(start_paused = true)]
     async fn messages_reach_the_sink_and_replies_reach_the_socket() {
         let hub = std::sync::Arc::new(WebChat::new());
@@ -73,6 +143,7 @@ mod examples {
             origin: msg.origin,
             text: "hello".into(),
             footer: None,
+            actions: Vec::new(),
             key: "k".into(),
         };
         let progress = crate::MemoryProgress::default();
@@ -90,7 +161,8 @@ mod examples {
             out,
             ServerFrame::Message {
                 text: "hello".into(),
-                key: "k".into()
+                key: "k".into(),
+                actions: Vec::new(),
             }
         );
         cancel.cancel();
@@ -110,6 +182,7 @@ mod examples {
             origin: Origin::webchat("main", ChatKind::Direct),
             text: "hello".into(),
             footer: None,
+            actions: Vec::new(),
             key: "k".into(),
         };
         let progress = crate::MemoryProgress::default();

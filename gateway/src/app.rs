@@ -71,6 +71,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         runs_cancel.clone(),
     );
     let tasks = TaskTracker::new();
+    crate::agent::tools::exec::sandbox::set_config_file(&opts.config_path);
 
     match spawn_watcher(
         opts.config_path.clone(),
@@ -209,6 +210,14 @@ async fn route_inbound(
     // Unrouted messages are not acked, so platforms that redeliver will send them again.
     while let Some(inbound) = tokio::select! { m = rx.recv() => m, _ = cancel.cancelled() => None }
     {
+        if let Some(press) = inbound.msg.press.clone() {
+            // A button press is acknowledged with its answer (none if it was not handled).
+            let answer = routing::press::handle(&rt, &inbound.msg, &press).await;
+            if let Some((tx, answer)) = inbound.answer.zip(answer) {
+                let _ = tx.send(answer);
+            }
+            continue;
+        }
         let handled = routing::handle_inbound(&rt, inbound.msg).await;
         // A message that was not stored is not acknowledged: dropping the ack tells the
         // adapter, which leaves it to the platform to deliver again.
@@ -282,6 +291,7 @@ mod tests {
             text: "hello".into(),
             message_id: Some(id.into()),
             addressed: true,
+            press: None,
         }
     }
 

@@ -123,6 +123,7 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
                     origin: row.origin.clone(),
                     text: row.text.clone(),
                     footer: row.footer.clone(),
+                    actions: row.actions.clone(),
                     key: row.key.clone(),
                 };
                 let progress = RowProgress {

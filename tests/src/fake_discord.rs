@@ -47,6 +47,7 @@ mod events;
 mod gateway;
 mod interactions;
 mod objects;
+mod presses;
 mod rest;
 mod routes;
 mod state;

@@ -46,7 +46,8 @@ use crate::fake_support::ServerTask;
 use listener::{Conn, CuttableListener};
 use state::State;
 pub use types::{
-    Call, Chat, ChatKind, Failure, SentMessage, User, Webhook, BOT_FIRST_NAME, BOT_ID, BOT_USERNAME,
+    Call, CallbackAnswer, Chat, ChatKind, EditedMessage, Failure, SentMessage, User, Webhook,
+    BOT_FIRST_NAME, BOT_ID, BOT_USERNAME,
 };
 
 /// Handle to a running fake Telegram; clones share the server, which stops when the last
@@ -121,6 +122,86 @@ impl FakeTelegram {
             let update = updates::user_message(world, &chat, &from, text, Some(replied));
             world.push_update(update)
         })
+    }
+
+    /// `from` presses the inline keyboard button with `data` under bot message `message_id`
+    /// in `chat`: queues a `callback_query` update. Returns the query's id, or an error when
+    /// the message has no such button (Telegram delivers presses of real buttons only).
+    pub fn press_button(
+        &self,
+        chat: Chat,
+        from: User,
+        message_id: i64,
+        data: &str,
+    ) -> anyhow::Result<String> {
+        let id = self.inner.state.change(|world| {
+            world.next_callback += 1;
+            format!("cq{}", world.next_callback)
+        });
+        self.press_button_again(chat, from, message_id, data, &id)?;
+        Ok(id)
+    }
+
+    /// Queues the `callback_query` update of query `query_id` again (a redelivery: the same
+    /// query id, a new `update_id`).
+    pub fn press_button_again(
+        &self,
+        chat: Chat,
+        from: User,
+        message_id: i64,
+        data: &str,
+        query_id: &str,
+    ) -> anyhow::Result<i64> {
+        self.inner.state.change(|world| {
+            let has_button = world
+                .bot_texts
+                .get(&(chat.id, message_id))
+                .is_some_and(|m| {
+                    types::inline_buttons(m.reply_markup.as_ref())
+                        .iter()
+                        .any(|(_, d)| d == data)
+                });
+            if !has_button {
+                anyhow::bail!(
+                    "message {message_id} in chat {} has no button {data:?}",
+                    chat.id
+                );
+            }
+            let update = updates::callback_query(world, &chat, &from, message_id, data, query_id);
+            world.callbacks.entry(query_id.to_owned()).or_insert(false);
+            Ok(world.push_update(update))
+        })
+    }
+
+    /// Successful `editMessageText` calls, in order.
+    pub fn edits(&self) -> Vec<EditedMessage> {
+        self.inner.state.read(|world| world.edits.clone())
+    }
+
+    /// Successful `answerCallbackQuery` calls, in order.
+    pub fn callback_answers(&self) -> Vec<CallbackAnswer> {
+        self.inner
+            .state
+            .read(|world| world.callback_answers.clone())
+    }
+
+    /// Waits until at least `n` callback queries were answered; returns the answers.
+    pub async fn wait_for_callback_answers(
+        &self,
+        n: usize,
+        timeout: Duration,
+    ) -> anyhow::Result<Vec<CallbackAnswer>> {
+        self.inner
+            .state
+            .wait_until(timeout, |world| world.callback_answers.len() >= n)
+            .await
+            .with_context(|| {
+                format!(
+                    "fake Telegram: waited {timeout:?} for {n} callback answers, saw {:?}",
+                    self.callback_answers()
+                )
+            })?;
+        Ok(self.callback_answers())
     }
 
     /// Makes a future call of `method` (any case) fail; failures of one method are played in

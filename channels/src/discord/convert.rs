@@ -1,10 +1,13 @@
 //! Discord message / application command → [`InboundMessage`]: pure, so it can be
 //! property-tested apart from serenity's event loop.
 
-use serenity::all::{CommandDataOption, CommandDataOptionValue, CommandInteraction, Message, User};
+use serenity::all::{
+    CommandDataOption, CommandDataOptionValue, CommandInteraction, ComponentInteraction, Message,
+    User,
+};
 
 use super::{BotInfo, CHANNEL_ID};
-use crate::{ChatKind, InboundMessage, MenuCommand, Origin};
+use crate::{ChatKind, InboundMessage, MenuCommand, Origin, Press};
 
 /// A message for the gateway, unless it is from a bot or has no text.
 pub(super) fn message(msg: &Message, me: BotInfo) -> Option<InboundMessage> {
@@ -36,6 +39,7 @@ pub(super) fn message(msg: &Message, me: BotInfo) -> Option<InboundMessage> {
         sender_name: Some(display_name(&msg.author)),
         sender_username: Some(msg.author.name.clone()),
         addressed: direct || mentioned || replied_to_us || text.starts_with('/'),
+        press: None,
         text,
         message_id: Some(msg.id.get().to_string()),
     })
@@ -66,9 +70,44 @@ pub(super) fn command(
         sender_name: Some(display_name(&cmd.user)),
         sender_username: Some(cmd.user.name.clone()),
         addressed: true,
+        press: None,
         text: command_text(cmd, menu),
         message_id: Some(format!("interaction:{}", cmd.id.get())),
     }
+}
+
+/// A press of a button (a message component) on one of the bot's messages: the presser is
+/// the sender, the message's channel the origin; `None` for another bot's message or a
+/// presser that is a bot.
+pub(super) fn press(comp: &ComponentInteraction, me: BotInfo) -> Option<InboundMessage> {
+    if comp.user.bot || comp.message.author.id.get() != me.user_id {
+        return None;
+    }
+    let kind = if comp.guild_id.is_none() {
+        ChatKind::Direct
+    } else {
+        ChatKind::Group
+    };
+    Some(InboundMessage {
+        origin: Origin {
+            channel: CHANNEL_ID.to_string(),
+            account: comp.guild_id.map(|g| g.get().to_string()),
+            chat_id: comp.channel_id.get().to_string(),
+            thread_id: None,
+            kind,
+            reply_handle: None,
+        },
+        sender_id: comp.user.id.get().to_string(),
+        sender_name: Some(display_name(&comp.user)),
+        sender_username: Some(comp.user.name.clone()),
+        addressed: true,
+        press: Some(Press {
+            action: comp.data.custom_id.clone(),
+            message_id: Some(comp.message.id.get().to_string()),
+        }),
+        text: String::new(),
+        message_id: Some(format!("interaction:{}", comp.id.get())),
+    })
 }
 
 /// `content` without the bot's mention tags (`<@id>`, `<@!id>`), trimmed. Cutting one can

@@ -69,8 +69,18 @@ impl EventHandler for Handler {
     }
 
     async fn interaction_create(&self, ctx: Context, interaction: Interaction) {
-        let Interaction::Command(cmd) = interaction else {
-            return;
+        let cmd = match interaction {
+            Interaction::Command(cmd) => cmd,
+            Interaction::Component(comp) => {
+                let Some(me) = self.inner.me.get().copied() else {
+                    return;
+                };
+                if let Some(msg) = convert::press(&comp, me) {
+                    super::press::answer(&ctx.http, &self.sink, &comp, msg).await;
+                }
+                return;
+            }
+            _ => return,
         };
         let handle = self.inner.interactions.open(
             &self.inner.tasks,

@@ -6,6 +6,7 @@
 mod convert;
 mod handler;
 mod interaction;
+mod press;
 mod rest;
 
 use std::collections::HashMap;
@@ -184,8 +185,10 @@ impl Channel for Discord {
         let channel = channel_of(&msg.origin)?;
         let chunks =
             crate::split::split_code_aware(&msg.text, msg.footer.as_deref(), self.text_limit());
-        crate::send_parts(&chunks, progress, |chunk| {
-            self.inner.rest.create_message(channel, chunk)
+        let buttons = press::components(&msg.actions);
+        crate::send_parts(&chunks, progress, |chunk, last| {
+            let components = buttons.as_ref().filter(|_| last);
+            self.inner.rest.create_message(channel, chunk, components)
         })
         .await
     }

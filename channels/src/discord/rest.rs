@@ -49,9 +49,13 @@ impl Rest {
         &self,
         channel: u64,
         content: &str,
+        components: Option<&Value>,
     ) -> Result<(), ChannelError> {
         let url = format!("{}/api/v10/channels/{channel}/messages", self.base);
-        let body = json!({"content": content, "allowed_mentions": {"parse": []}});
+        let mut body = json!({"content": content, "allowed_mentions": {"parse": []}});
+        if let Some(c) = components {
+            body["components"] = c.clone();
+        }
         let mut tries = 0;
         loop {
             tries += 1;

@@ -1,19 +1,25 @@
 //! Telegram update → [`InboundMessage`]: whether a message is addressed to the bot, and
-//! its text with the bot's @mention removed. Pure, and total: no input panics it.
+//! its text with the bot's @mention removed; a callback query (an inline keyboard button
+//! pressed) → a press. Pure, and total: no input panics it.
 
 use std::ops::Range;
 
-use teloxide::types::{Message, Update, UpdateKind};
+use teloxide::types::{
+    CallbackQuery, CallbackQueryId, ChatId, Message, MessageId, Update, UpdateKind,
+};
 
 use super::{BotInfo, CHANNEL_ID};
-use crate::{ChatKind, InboundMessage, Origin};
+use crate::{ChatKind, InboundMessage, Origin, Press};
 
 /// What an update is to the gateway.
 #[derive(Debug)]
 pub(super) enum Converted {
     /// A message for routing (addressed or not: access rules decide what to do with it).
     Message(Box<InboundMessage>),
-    /// Nothing the gateway handles (another kind of update, a bot's message, no text).
+    /// A press of an inline keyboard button, and where to answer it.
+    Press(Box<InboundMessage>, Callback),
+    /// Nothing the gateway handles (another kind of update, a bot's message, no text, a
+    /// button that is not the bot's).
     Ignored,
     /// A message Telegram sent that teloxide could not read: skipped and recorded.
     Unreadable(String),
@@ -26,6 +32,10 @@ pub(super) fn convert(update: &Update, me: &BotInfo) -> Converted {
             Some(m) => Converted::Message(Box::new(m)),
             None => Converted::Ignored,
         },
+        UpdateKind::CallbackQuery(q) => match press(q) {
+            Some((m, callback)) => Converted::Press(Box::new(m), callback),
+            None => Converted::Ignored,
+        },
         // teloxide turns an update it cannot parse into an empty `Error`. The adapter asks
         // Telegram for messages only (polling and webhook), so this is a lost message.
         UpdateKind::Error(_) => Converted::Unreadable(
@@ -33,6 +43,67 @@ pub(super) fn convert(update: &Update, me: &BotInfo) -> Converted {
         ),
         _ => Converted::Ignored,
     }
+}
+
+/// Where a callback query is answered: its id, and the message its button was on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Callback {
+    pub(super) id: CallbackQueryId,
+    pub(super) chat: ChatId,
+    pub(super) message: MessageId,
+}
+
+/// A press of one of the bot's buttons: the presser is the sender, the message's chat the
+/// origin. A press of a message Telegram no longer shows (inaccessible), of an inline-mode
+/// message or of a game button is not one of ours.
+fn press(q: &CallbackQuery) -> Option<(InboundMessage, Callback)> {
+    let data = q.data.clone()?;
+    let message = q.message.as_ref()?;
+    if q.from.is_bot || message.regular_message().is_none() {
+        return None;
+    }
+    let chat = message.chat();
+    let thread_id = message
+        .regular_message()
+        .filter(|m| m.is_topic_message)
+        .and_then(|m| m.thread_id)
+        .map(|t| t.0 .0.to_string());
+    let direct = chat.is_private();
+    let msg = InboundMessage {
+        origin: Origin {
+            channel: CHANNEL_ID.to_string(),
+            account: None,
+            chat_id: chat.id.0.to_string(),
+            thread_id,
+            kind: if direct {
+                ChatKind::Direct
+            } else {
+                ChatKind::Group
+            },
+            reply_handle: None,
+        },
+        sender_id: q.from.id.0.to_string(),
+        sender_name: q
+            .from
+            .username
+            .as_ref()
+            .map(|u| format!("@{u}"))
+            .or_else(|| Some(q.from.first_name.clone())),
+        sender_username: q.from.username.clone(),
+        text: String::new(),
+        message_id: Some(format!("callback:{}", q.id.0)),
+        addressed: true,
+        press: Some(Press {
+            action: data,
+            message_id: Some(message.id().0.to_string()),
+        }),
+    };
+    let callback = Callback {
+        id: q.id.clone(),
+        chat: chat.id,
+        message: message.id(),
+    };
+    Some((msg, callback))
 }
 
 fn inbound(msg: &Message, me: &BotInfo) -> Option<InboundMessage> {
@@ -71,6 +142,7 @@ fn inbound(msg: &Message, me: &BotInfo) -> Option<InboundMessage> {
         text,
         message_id: Some(format!("{}:{}", msg.chat.id.0, msg.id.0)),
         addressed,
+        press: None,
     })
 }
 
@@ -160,3 +232,7 @@ fn without(text: &str, cut: &[Range<usize>]) -> String {
 #[cfg(test)]
 #[path = "convert_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "convert_press_tests.rs"]
+mod press_tests;

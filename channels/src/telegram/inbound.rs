@@ -159,6 +159,9 @@ impl Telegram {
         let converted = std::panic::catch_unwind(AssertUnwindSafe(|| convert::convert(update, me)));
         let msg = match converted {
             Ok(Converted::Message(m)) => m,
+            Ok(Converted::Press(m, callback)) => {
+                return self.deliver_press(sink, *m, callback, cancel).await
+            }
             Ok(Converted::Ignored) => return Delivery::Ignored,
             Ok(Converted::Unreadable(why)) => return Delivery::Rejected(why),
             Err(panic) => {
@@ -192,6 +195,46 @@ impl Telegram {
     }
 }
 
+impl Telegram {
+    /// Hand a button press to the gateway, then give its answer to Telegram: the callback
+    /// query answered (a toast, an alert for a refusal), the pressed message edited to show
+    /// the outcome (its keyboard gone). A press the gateway could not handle is not taken,
+    /// so it comes again.
+    async fn deliver_press(
+        &self,
+        sink: &InboundSink,
+        msg: crate::InboundMessage,
+        callback: convert::Callback,
+        cancel: &CancellationToken,
+    ) -> Delivery {
+        let (inbound, answered) = Inbound::press(msg);
+        tokio::select! {
+            sent = sink.send(inbound) => if sent.is_err() {
+                return Delivery::Interrupted;
+            },
+            _ = cancel.cancelled() => return Delivery::Interrupted,
+        }
+        let answer = tokio::select! {
+            a = tokio::time::timeout(ACK_WAIT, answered) => a,
+            _ = cancel.cancelled() => return Delivery::Interrupted,
+        };
+        let answer = match answer {
+            Ok(Ok(a)) => a,
+            Ok(Err(_)) if sink.is_closed() => return Delivery::Interrupted,
+            Ok(Err(_)) => {
+                return Delivery::NotTaken("the gateway could not handle the press".into())
+            }
+            Err(_) => {
+                return Delivery::NotTaken(format!(
+                    "the gateway did not handle the press within {ACK_WAIT:?}"
+                ))
+            }
+        };
+        self.answer_press(&callback, &answer).await;
+        Delivery::Taken
+    }
+}
+
 /// What an update is, without its text: kind, chat, sender, message id.
 fn summary(update: &Update) -> String {
     match &update.kind {
@@ -203,6 +246,7 @@ fn summary(update: &Update) -> String {
                 .as_ref()
                 .map_or_else(|| "nobody".to_string(), |u| u.id.0.to_string())
         ),
+        UpdateKind::CallbackQuery(q) => format!("button press {} from {}", q.id.0, q.from.id.0),
         UpdateKind::Error(_) => "an unreadable update".to_string(),
         _ => "an update of another kind".to_string(),
     }

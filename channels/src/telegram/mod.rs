@@ -234,7 +234,10 @@ impl Channel for Telegram {
                     .bot
                     .set_webhook(url)
                     .secret_token(secret.clone())
-                    .allowed_updates(vec![teloxide::types::AllowedUpdate::Message]);
+                    .allowed_updates(vec![
+                        teloxide::types::AllowedUpdate::Message,
+                        teloxide::types::AllowedUpdate::CallbackQuery,
+                    ]);
                 if let Err(e) = set.await {
                     tracing::error!(error = %e, "telegram: setWebhook failed");
                 }

@@ -38,7 +38,7 @@ impl Telegram {
                 .bot
                 .get_updates()
                 .timeout(timeout_secs)
-                .allowed_updates(vec![AllowedUpdate::Message]);
+                .allowed_updates(vec![AllowedUpdate::Message, AllowedUpdate::CallbackQuery]);
             if let Some(o) = offset {
                 req = req.offset(o as i32);
             }

@@ -1,11 +1,12 @@
-//! Outbound: split to the limit (the footer whole and last), convert to HTML, retry a chunk
+//! Outbound: split to the limit (the footer whole and last, the buttons as an inline
+//! keyboard under the last chunk), convert to HTML, retry a chunk
 //! after a 429 or a network error, fall back to plain text when Telegram rejects the
 //! entities, and report each delivered part so a retried message resumes after it.
 
 use std::time::Duration;
 
 use teloxide::prelude::*;
-use teloxide::types::{MessageId, ParseMode, ThreadId};
+use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup, MessageId, ParseMode, ThreadId};
 use teloxide::{ApiError, RequestError};
 
 use super::{chat_of, format, Telegram};
@@ -26,8 +27,10 @@ impl Telegram {
         let (chat, thread) = chat_of(&msg.origin)?;
         let chunks =
             crate::split::split_text(&msg.text, msg.footer.as_deref(), self.text_limit_for_html());
-        crate::send_parts(&chunks, progress, |chunk| {
-            self.send_chunk(chat, thread, chunk)
+        let keyboard = keyboard(&msg.actions);
+        crate::send_parts(&chunks, progress, |chunk, last| {
+            let buttons = keyboard.as_ref().filter(|_| last);
+            self.send_chunk(chat, thread, chunk, buttons)
         })
         .await
     }
@@ -44,6 +47,7 @@ impl Telegram {
         chat: ChatId,
         thread: Option<i32>,
         text: &str,
+        buttons: Option<&InlineKeyboardMarkup>,
     ) -> Result<(), ChannelError> {
         let html = format::to_html(text);
         let mut tries = 0;
@@ -61,6 +65,9 @@ impl Telegram {
             }
             if let Some(t) = thread {
                 req = req.message_thread_id(ThreadId(MessageId(t)));
+            }
+            if let Some(b) = buttons {
+                req = req.reply_markup(b.clone());
             }
             let err = match req.await {
                 Ok(_) => return Ok(()),
@@ -99,6 +106,14 @@ impl Telegram {
     }
 }
 
+/// The message's buttons as an inline keyboard (one row), if it has any.
+fn keyboard(actions: &[crate::Action]) -> Option<InlineKeyboardMarkup> {
+    let row: Vec<InlineKeyboardButton> = crate::renderable(actions)
+        .map(|a| InlineKeyboardButton::callback(a.label.clone(), a.id.clone()))
+        .collect();
+    (!row.is_empty()).then(|| InlineKeyboardMarkup::new(vec![row]))
+}
+
 /// Whether Telegram refused the request itself (4xx: retrying the same message cannot
 /// help), as opposed to failing on its side (5xx), which teloxide reports alike.
 fn is_refusal(e: &ApiError) -> bool {
@@ -116,6 +131,43 @@ fn is_refusal(e: &ApiError) -> bool {
     ]
     .iter()
     .any(|p| text.starts_with(p))
+}
+
+/// Longest notice `answerCallbackQuery` shows (Telegram's limit is 200 characters).
+const MAX_NOTICE: usize = 200;
+
+impl Telegram {
+    /// Give the gateway's answer to a press to Telegram: answer the callback query (the
+    /// presser sees the notice; an alert for a refusal), then, when the answer says so,
+    /// edit the pressed message to its new text, which drops its keyboard. Best effort:
+    /// the press was handled whatever Telegram says now.
+    pub(super) async fn answer_press(
+        &self,
+        callback: &super::convert::Callback,
+        answer: &crate::PressAnswer,
+    ) {
+        let notice: String = answer.notice.chars().take(MAX_NOTICE).collect();
+        let req = self
+            .bot
+            .answer_callback_query(callback.id.clone())
+            .text(notice)
+            .show_alert(answer.alert);
+        if let Err(e) = req.await {
+            tracing::warn!(error = %e, "telegram: answerCallbackQuery failed");
+        }
+        let Some(text) = &answer.update else {
+            return;
+        };
+        let text: String = text.chars().take(super::MAX_TEXT / 2).collect();
+        if let Err(e) = self
+            .bot
+            .edit_message_text(callback.chat, callback.message, text)
+            .await
+        {
+            // A press delivered again finds the message edited already.
+            tracing::debug!(error = %e, "telegram: editing the pressed message failed");
+        }
+    }
 }
 
 #[cfg(test)]

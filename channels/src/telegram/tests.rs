@@ -270,6 +270,7 @@ async fn a_split_message_resumes_after_its_delivered_parts() {
         },
         text,
         footer: None,
+        actions: Vec::new(),
         key: "k".into(),
     };
     tg.fail_after(
@@ -312,6 +313,7 @@ async fn the_footer_is_sent_whole_and_last() {
         },
         text: "first ".repeat(8).trim().to_string(),
         footer: Some(footer.into()),
+        actions: Vec::new(),
         key: "k".into(),
     };
     telegram

@@ -1,14 +1,16 @@
 //! `/approve <id> allow-once|allow-always|deny`: answer an exec approval request. Only the
 //! chat the request was posted to can answer it (routing's access check has already let
 //! only allowed senders of that chat through); an id of another chat changes nothing.
+//! The request's buttons (`buttons`, read back by `parse_press`) take the same path:
+//! [`answer`].
 
 use std::sync::Arc;
 
-use switchboard_channels::Origin;
+use switchboard_channels::{Action, Origin};
 
 use crate::agent::tools::approvals::{emit, ApprovalEvent};
 use crate::runtime::Runtime;
-use crate::store::{ApprovalStatus, StoreError};
+use crate::store::{ApprovalRow, ApprovalStatus, StoreError};
 
 pub const USAGE: &str = "Usage: /approve <id> allow-once|allow-always|deny";
 
@@ -21,7 +23,16 @@ pub enum Decision {
 }
 
 impl Decision {
-    fn status(self) -> ApprovalStatus {
+    /// The word of the text form and of a button's action id.
+    fn word(self) -> &'static str {
+        match self {
+            Decision::AllowOnce => "allow-once",
+            Decision::AllowAlways => "allow-always",
+            Decision::Deny => "deny",
+        }
+    }
+
+    pub fn status(self) -> ApprovalStatus {
         match self {
             Decision::AllowOnce => ApprovalStatus::AllowOnce,
             Decision::AllowAlways => ApprovalStatus::AllowAlways,
@@ -51,12 +62,63 @@ pub fn parse(args: &[&str]) -> Result<(String, Decision), String> {
     Ok((id, decision))
 }
 
+/// Prefix of the action ids of a request's buttons: `approve:<id>:<decision>`.
+const ACTION_PREFIX: &str = "approve:";
+
+/// The buttons under request `id`: allow once, allow always, deny.
+pub fn buttons(id: &str) -> Vec<Action> {
+    [
+        ("✅ Allow once", Decision::AllowOnce),
+        ("♾️ Allow always", Decision::AllowAlways),
+        ("🚫 Deny", Decision::Deny),
+    ]
+    .into_iter()
+    .map(|(label, d)| Action::new(label, format!("{ACTION_PREFIX}{id}:{}", d.word())))
+    .collect()
+}
+
+/// The request id and decision of a button's action id (as a platform gave it back:
+/// untrusted), read by the same rules as the text form; `None` if it is not one of ours.
+pub fn parse_press(action: &str) -> Option<(String, Decision)> {
+    let (id, decision) = action.strip_prefix(ACTION_PREFIX)?.split_once(':')?;
+    parse(&[id, decision]).ok()
+}
+
+/// What an answer did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The answer told to whoever answered.
+    pub text: String,
+    /// The request as it stands now, when it is this chat's.
+    pub request: Option<ApprovalRow>,
+    /// Whether this answer settled it (as opposed to finding it settled already).
+    pub settled_now: bool,
+}
+
+/// Answer request `id` from the chat at `origin`: the text form and the buttons alike.
 pub async fn execute(
     rt: &Arc<Runtime>,
     origin: &Origin,
     id: &str,
     decision: Decision,
 ) -> Result<String, StoreError> {
+    Ok(answer(rt, origin, id, decision).await?.text)
+}
+
+/// [`execute`], with the request as it stands afterwards.
+pub async fn answer(
+    rt: &Arc<Runtime>,
+    origin: &Origin,
+    id: &str,
+    decision: Decision,
+) -> Result<Outcome, StoreError> {
+    let own =
+        |r: &ApprovalRow| r.origin.channel == origin.channel && r.origin.chat_id == origin.chat_id;
+    let outcome = |text: String, request: Option<ApprovalRow>, settled_now| Outcome {
+        text,
+        request: request.filter(own),
+        settled_now,
+    };
     let by = format!("{}:{}", origin.channel, origin.chat_id);
     // A request whose run has ended (stopped, timed out) is settled, whatever the order in
     // which the run's end and this answer arrived.
@@ -84,9 +146,9 @@ pub async fn execute(
                         by: None,
                     },
                 );
-                return Ok(format!(
-                    "Approval {id} was already settled (cancelled): its run has ended."
-                ));
+                let text =
+                    format!("Approval {id} was already settled (cancelled): its run has ended.");
+                return Ok(outcome(text, rt.store.approval(id).await?, false));
             }
         }
     }
@@ -96,12 +158,14 @@ pub async fn execute(
         .await?;
     let Some(row) = answered else {
         // Only this chat's own requests are described; others do not exist for it.
-        return Ok(match rt.store.approval(id).await? {
-            Some(r) if r.origin.channel == origin.channel && r.origin.chat_id == origin.chat_id => {
+        let now = rt.store.approval(id).await?;
+        let text = match &now {
+            Some(r) if own(r) => {
                 format!("Approval {id} was already settled ({}).", r.status.as_str())
             }
             _ => format!("No pending approval {id} in this chat."),
-        });
+        };
+        return Ok(outcome(text, now, false));
     };
     rt.tools.approvals.wake(&row.id);
     emit(
@@ -115,7 +179,7 @@ pub async fn execute(
         },
     );
     tracing::info!(approval = %row.id, decision = decision.status().as_str(), "exec approval answered");
-    Ok(match decision {
+    let text = match decision {
         Decision::AllowOnce => format!("✅ Approved {id} once: the command runs now."),
         Decision::AllowAlways if row.executables.is_empty() => format!(
             "✅ Approved {id}: the command runs now (there was no program to remember for next time)."
@@ -126,7 +190,8 @@ pub async fn execute(
             row.executables.join(", ")
         ),
         Decision::Deny => format!("🚫 Denied {id}: the command was not run."),
-    })
+    };
+    Ok(outcome(text, Some(row), true))
 }
 
 #[cfg(test)]
@@ -150,6 +215,44 @@ mod tests {
                 Err(usage) => prop_assert_eq!(usage, USAGE),
             }
         }
+
+        /// A button's action id as a platform gives it back (untrusted): ours, or `None`,
+        /// never a panic; an accepted one names a short alphanumeric id. Catches: a crafted
+        /// `callback_data`/`custom_id` read as a decision on something else.
+        #[test]
+        fn any_action_id_is_ours_or_nothing(
+            action in prop_oneof![".*", "approve:.*", "approve:[a-f0-9]{8}:.*", "approve:.*:(allow-once|deny)"]
+        ) {
+            if let Some((id, _)) = parse_press(&action) {
+                prop_assert!(action.starts_with("approve:"));
+                prop_assert!(!id.is_empty() && id.len() <= 32 && id.chars().all(|c| c.is_ascii_alphanumeric()));
+            }
+        }
+    }
+
+    /// Each button reads back as its own decision, within Telegram's 64 bytes of
+    /// `callback_data`. Catches: a button that answers something else, or that Telegram
+    /// refuses (the whole request message with it).
+    #[test]
+    fn buttons_read_back_as_their_decisions() {
+        let id = "a1b2c3d4";
+        let read: Vec<_> = buttons(id)
+            .iter()
+            .map(|b| {
+                assert!(b.is_renderable(), "{b:?}");
+                parse_press(&b.id)
+            })
+            .collect();
+        assert_eq!(
+            read,
+            vec![
+                Some((id.to_string(), Decision::AllowOnce)),
+                Some((id.to_string(), Decision::AllowAlways)),
+                Some((id.to_string(), Decision::Deny)),
+            ]
+        );
+        assert_eq!(parse_press("approve:a1b2c3d4"), None);
+        assert_eq!(parse_press("other:a1b2c3d4:deny"), None);
     }
 
     #[test]

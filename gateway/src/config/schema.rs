@@ -225,6 +225,8 @@ pub struct AgentDefaults {
     /// Most model calls one run may make before it stops: 1 to 1000.
     pub max_steps: u32,
     pub subagents: SubagentDefaults,
+    /// Running `exec` under bubblewrap (`config/sandbox.rs`).
+    pub sandbox: super::sandbox::SandboxConfig,
 }
 
 impl Default for AgentDefaults {
@@ -237,6 +239,7 @@ impl Default for AgentDefaults {
             step_timeout_seconds: 120,
             max_steps: 32,
             subagents: SubagentDefaults::default(),
+            sandbox: Default::default(),
         }
     }
 }
@@ -292,6 +295,8 @@ pub struct AgentEntry {
     pub subagents: Option<AgentSubagents>,
     /// This agent's tool policy, applied after the global `tools` one.
     pub tools: Option<super::tools::AgentToolsConfig>,
+    /// This agent's sandbox settings, over `agents.defaults.sandbox`.
+    pub sandbox: Option<super::sandbox::AgentSandbox>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -57,6 +57,39 @@ pub async fn check(
     }
 }
 
+/// Whether the sender of a button press may press it: the same rules as a message (a
+/// press is always addressed), but read only — a stranger's press in a pairing DM gets no
+/// pairing code, only a refusal.
+pub async fn press_allowed(
+    store: &Store,
+    cfg: &Config,
+    msg: &InboundMessage,
+) -> Result<bool, StoreError> {
+    let Some(rules) = cfg.channels.access_rules(&msg.origin) else {
+        return Ok(true);
+    };
+    Ok(match msg.origin.kind {
+        ChatKind::Group => group_verdict(&rules, msg) == Verdict::Allow,
+        ChatKind::Direct => match rules.dm_policy {
+            _ if listed(
+                rules.allow_from,
+                &msg.sender_id,
+                msg.sender_username.as_deref(),
+            ) =>
+            {
+                true
+            }
+            DmPolicy::Open => true,
+            DmPolicy::Disabled | DmPolicy::Allowlist => false,
+            DmPolicy::Pairing => {
+                store
+                    .pairing_approved(&msg.origin.channel, &msg.sender_id)
+                    .await?
+            }
+        },
+    })
+}
+
 /// A group message: the group must be served (policy, listed), the sender allowed in it,
 /// and the message addressed to the bot unless the group says otherwise.
 fn group_verdict(rules: &AccessRules<'_>, msg: &InboundMessage) -> Verdict {

@@ -2,6 +2,7 @@
 //! busy), then agent + session key resolution and submission to the queue.
 
 pub mod access;
+pub mod press;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -166,6 +166,19 @@ impl Store {
         Ok(result)
     }
 
+    /// Whether `sender_id` was let in on `channel` by pairing (read only: unlike
+    /// [`Self::pairing_for`], a stranger gets no code).
+    pub async fn pairing_approved(&self, channel: &str, sender_id: &str) -> Result<bool> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM pairings WHERE channel = ? AND sender_id = ? AND status = 'approved'",
+        )
+        .bind(channel)
+        .bind(sender_id)
+        .fetch_one(&mut *self.reader().await)
+        .await?;
+        Ok(n > 0)
+    }
+
     /// Approve a pending pairing by its code (case-insensitive, dashes ignored).
     pub async fn approve_pairing(&self, channel: &str, code: &str) -> Result<Option<PairingRow>> {
         let code = normalized_code(code);

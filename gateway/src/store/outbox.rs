@@ -1,10 +1,10 @@
 //! The outbox: every message bound for a channel, at most once per idempotency key,
-//! with its footer (the announce's `Stats:` line) apart from its text, delivery state,
+//! with its footer (the announce's `Stats:` line) and its buttons apart from its text, delivery state,
 //! attempts, the time of the next attempt and how many parts of it were delivered. A chat's rows leave in order: none is due while an earlier row of the
 //! same chat (channel, chat, thread) is pending or being sent.
 
 use sqlx::Row;
-use switchboard_channels::Origin;
+use switchboard_channels::{Action, Origin};
 
 use super::{from_json, now_ms, to_json, Result, Store};
 
@@ -16,6 +16,8 @@ pub struct OutboxRow {
     pub text: String,
     /// A footer sent whole and last after the text (the announce's `Stats:` line).
     pub footer: Option<String>,
+    /// Buttons under the message (see `switchboard_channels::Action`).
+    pub actions: Vec<Action>,
     pub attempts: i64,
     /// Leading parts of the (split) message delivered by earlier attempts.
     pub parts_sent: i64,
@@ -25,6 +27,7 @@ pub(super) struct NewOutbox<'a> {
     pub key: &'a str,
     pub origin: &'a Origin,
     pub text: &'a str,
+    pub actions: &'a [Action],
 }
 
 /// Insert unless the key exists already (idempotent). Returns whether a row was added.
@@ -34,8 +37,8 @@ where
 {
     let now = now_ms();
     let r = sqlx::query(
-        "INSERT INTO outbox (key, channel, chat_id, thread_id, origin, text, next_attempt_at, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING",
+        "INSERT INTO outbox (key, channel, chat_id, thread_id, origin, text, actions, next_attempt_at, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING",
     )
     .bind(m.key)
     .bind(&m.origin.channel)
@@ -43,6 +46,7 @@ where
     .bind(&m.origin.thread_id)
     .bind(to_json(m.origin)?)
     .bind(m.text)
+    .bind(if m.actions.is_empty() { None } else { Some(to_json(&m.actions)?) })
     .bind(now)
     .bind(now)
     .execute(ex)
@@ -53,7 +57,25 @@ where
 impl Store {
     /// Queue a message for delivery. A second call with the same key is a no-op.
     pub async fn enqueue_outbox(&self, key: &str, origin: &Origin, text: &str) -> Result<bool> {
-        insert_outbox(&mut *self.writer().await, &NewOutbox { key, origin, text }).await
+        self.enqueue_outbox_with_actions(key, origin, text, &[])
+            .await
+    }
+
+    /// [`Self::enqueue_outbox`] with buttons under the message.
+    pub async fn enqueue_outbox_with_actions(
+        &self,
+        key: &str,
+        origin: &Origin,
+        text: &str,
+        actions: &[Action],
+    ) -> Result<bool> {
+        let m = NewOutbox {
+            key,
+            origin,
+            text,
+            actions,
+        };
+        insert_outbox(&mut *self.writer().await, &m).await
     }
 
     /// Pending messages whose next attempt is due, oldest first, without any row that an
@@ -62,7 +84,7 @@ impl Store {
     pub async fn due_outbox(&self, limit: i64) -> Result<Vec<OutboxRow>> {
         let now = now_ms();
         let rows = sqlx::query(
-            "SELECT id, key, origin, text, footer, attempts, parts_sent FROM outbox o
+            "SELECT id, key, origin, text, footer, actions, attempts, parts_sent FROM outbox o
              WHERE state = 'pending' AND next_attempt_at <= ?
                AND NOT EXISTS (SELECT 1 FROM outbox e
                    WHERE e.channel = o.channel AND e.chat_id IS o.chat_id
@@ -79,12 +101,17 @@ impl Store {
         rows.iter()
             .map(|r| {
                 let origin: String = r.try_get("origin")?;
+                let actions: Option<String> = r.try_get("actions")?;
                 Ok(OutboxRow {
                     id: r.try_get("id")?,
                     key: r.try_get("key")?,
                     origin: from_json(&origin)?,
                     text: r.try_get("text")?,
                     footer: r.try_get("footer")?,
+                    actions: match actions {
+                        Some(a) => from_json(&a)?,
+                        None => Vec::new(),
+                    },
                     attempts: r.try_get("attempts")?,
                     parts_sent: r.try_get("parts_sent")?,
                 })

@@ -203,6 +203,7 @@ impl FakeDiscord {
                     channel: channel_id,
                     delivered: None,
                     answered: None,
+                    pressed: None,
                 },
             );
             world.push_dispatch("INTERACTION_CREATE", interaction);

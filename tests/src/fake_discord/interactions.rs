@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::objects::{self, MessageParts};
 use super::rest::Reply;
-use super::routes::{check_content, mentions};
+use super::routes::{check_content, checked_components, mentions};
 use super::state::World;
 use super::types::{Followup, FollowupKind, InteractionResponse, APPLICATION_ID};
 
@@ -45,20 +45,41 @@ pub(super) fn callback(world: &mut World, id: Option<u64>, token: &str, body: &V
     }
     let kind = body["type"].as_u64().unwrap_or(0);
     let data = &body["data"];
-    let content = match kind {
-        4 => match check_content(world, route, data, false) {
+    // A button press may also be answered by updating its message (7) or acknowledging it
+    // (6); a command may not.
+    let press = interaction.pressed;
+    let mut components = None;
+    let content = match (kind, press) {
+        (4, _) => match check_content(world, route, data, false) {
             Ok(content) => content,
             Err(reply) => return reply,
         },
-        5 | 9 => data["content"].as_str().map(str::to_owned),
+        (5 | 9, _) | (6, Some(_)) => data["content"].as_str().map(str::to_owned),
+        (7, Some(message)) => {
+            components = match checked_components(world, route, data) {
+                Ok(c) => c,
+                Err(reply) => return reply,
+            };
+            let content = data["content"].as_str().map(str::to_owned);
+            if let Some((text, kept)) = world.bot_messages.get_mut(&message) {
+                if let Some(c) = &content {
+                    text.clone_from(c);
+                }
+                // `components` given (even empty) replaces them; absent keeps them.
+                if data.get("components").is_some() {
+                    kept.clone_from(&components);
+                }
+            }
+            content
+        }
         _ => {
             world.violation(format!(
-                "{route}: callback type {kind} is not valid for a command"
+                "{route}: callback type {kind} is not valid for this interaction"
             ));
             return Reply::invalid_form(
                 "type",
                 "BASE_TYPE_CHOICES",
-                "Value must be one of (4, 5, 9).",
+                "Value must be one of (4, 5, 9), or (4, 5, 6, 7, 9) for a component.",
             );
         }
     };
@@ -71,6 +92,7 @@ pub(super) fn callback(world: &mut World, id: Option<u64>, token: &str, body: &V
         kind,
         content,
         ephemeral: flags & 64 != 0,
+        components,
         at: Instant::now(),
     });
     Reply::no_content()

@@ -12,7 +12,7 @@ const DISCORD_EPOCH_MS: u64 = 1_420_070_400_000;
 /// A fixed `joined_at` for members: when the fake's users "joined" every guild.
 const JOINED_AT: &str = "2024-01-01T00:00:00.000000+00:00";
 /// Permissions of every member and of the bot in interactions: all of them.
-const ALL_PERMISSIONS: &str = "2251799813685247";
+pub(super) const ALL_PERMISSIONS: &str = "2251799813685247";
 
 /// A snowflake as Discord writes it: a string.
 pub(super) fn sf(id: u64) -> Value {

@@ -44,6 +44,8 @@ pub(super) struct Interaction {
     pub(super) delivered: Option<Instant>,
     /// The callback type of the first answer.
     pub(super) answered: Option<u64>,
+    /// For a button press (a component interaction): the message the button is on.
+    pub(super) pressed: Option<u64>,
 }
 
 /// A frame for a gateway connection's writer.
@@ -113,6 +115,8 @@ pub(super) struct World {
     /// Path and query of every gateway WebSocket request.
     pub(super) gateway_requests: Vec<String>,
     pub(super) sent: Vec<SentMessage>,
+    /// Each bot message's content and components as they stand now (type 7 updates them).
+    pub(super) bot_messages: HashMap<u64, (String, Option<Value>)>,
     pub(super) interactions: HashMap<u64, Interaction>,
     pub(super) interaction_responses: Vec<InteractionResponse>,
     pub(super) followups: Vec<Followup>,
@@ -148,6 +152,7 @@ impl World {
             gateway_requests: Vec::new(),
             sent: Vec::new(),
             interactions: HashMap::new(),
+            bot_messages: HashMap::new(),
             interaction_responses: Vec::new(),
             followups: Vec::new(),
             commands: Vec::new(),

@@ -68,7 +68,34 @@ pub struct SentMessage {
     pub reply_to: Option<u64>,
     /// `allowed_mentions` as sent.
     pub allowed_mentions: Option<Value>,
+    /// `components` as sent (action rows of buttons).
+    pub components: Option<Value>,
     pub at: Instant,
+}
+
+impl SentMessage {
+    /// `(label, custom_id)` of every button in its components.
+    pub fn buttons(&self) -> Vec<(String, String)> {
+        buttons(self.components.as_ref())
+    }
+}
+
+/// `(label, custom_id)` of every button in `components` (action rows).
+pub(super) fn buttons(components: Option<&Value>) -> Vec<(String, String)> {
+    components
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|row| row["components"].as_array())
+        .flatten()
+        .filter(|c| c["type"] == 2)
+        .map(|b| {
+            (
+                b["label"].as_str().unwrap_or_default().to_owned(),
+                b["custom_id"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
 }
 
 /// A `POST /interactions/{id}/{token}/callback` the fake accepted.
@@ -81,6 +108,8 @@ pub struct InteractionResponse {
     pub content: Option<String>,
     /// `data.flags` has EPHEMERAL (64).
     pub ephemeral: bool,
+    /// `data.components`, when given (type 7 replaces the message's components with them).
+    pub components: Option<Value>,
     pub at: Instant,
 }
 

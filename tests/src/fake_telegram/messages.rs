@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::html;
 use super::state::{State, World};
-use super::types::{unix_now, SentMessage, User};
+use super::types::{inline_buttons, unix_now, CallbackAnswer, EditedMessage, SentMessage, User};
 use super::updates::BotMessage;
 use super::wire::{flag, int, structured, text, Reply};
 
@@ -95,6 +95,7 @@ fn try_send_message(state: &State, params: &Value) -> Result<Reply, Reply> {
     };
     let reply_anyway = flag(&reply_parameters, "allow_sending_without_reply")
         || flag(params, "allow_sending_without_reply");
+    let reply_markup = checked_markup(params)?;
     let reply = state.change(|world| {
         check_known_chat(world, "sendMessage", chat);
         if let Some(reply_to) = reply_to {
@@ -110,6 +111,7 @@ fn try_send_message(state: &State, params: &Value) -> Result<Reply, Reply> {
                 raw: raw.clone(),
                 plain: plain.clone(),
                 thread_id,
+                reply_markup: reply_markup.clone(),
             },
         );
         world.sent.push(SentMessage {
@@ -121,6 +123,7 @@ fn try_send_message(state: &State, params: &Value) -> Result<Reply, Reply> {
             message_id,
             at: Instant::now(),
             reply_to,
+            reply_markup,
         });
         Reply::Ok(message)
     });
@@ -148,12 +151,14 @@ fn try_edit_message_text(state: &State, params: &Value) -> Result<Reply, Reply> 
     let raw = text(params, "text").unwrap_or_default();
     let parse_mode = text(params, "parse_mode").filter(|mode| !mode.is_empty());
     let plain = checked_text(&raw, parse_mode.as_deref())?;
+    // Without `reply_markup` the message loses its inline keyboard, as on Telegram.
+    let reply_markup = checked_markup(params)?;
     let reply = state.change(|world| {
         check_known_chat(world, "editMessageText", chat);
         let Some(known) = world.bot_texts.get_mut(&(chat, message_id)) else {
             return Reply::bad_request("message to edit not found");
         };
-        if known.raw == raw {
+        if known.raw == raw && known.reply_markup == reply_markup {
             return Reply::bad_request(
                 "message is not modified: specified new message content and reply markup are \
                  exactly the same as a current content and reply markup of the message",
@@ -161,7 +166,14 @@ fn try_edit_message_text(state: &State, params: &Value) -> Result<Reply, Reply> 
         }
         known.raw = raw;
         known.plain = plain.clone();
+        known.reply_markup = reply_markup.clone();
         let thread_id = known.thread_id;
+        world.edits.push(EditedMessage {
+            chat_id: chat,
+            message_id,
+            plain_text: plain.clone(),
+            reply_markup,
+        });
         let mut message = message_json(world, chat, message_id, &plain, thread_id);
         message["edit_date"] = json!(unix_now());
         Reply::Ok(message)
@@ -182,5 +194,69 @@ pub(super) fn delete_message(state: &State, params: &Value) -> Reply {
         }
         world.bot_texts.remove(&(chat, message_id));
         Reply::Ok(json!(true))
+    })
+}
+
+/// Longest `callback_data`, in bytes.
+const MAX_CALLBACK_DATA: usize = 64;
+/// Longest callback answer text, in characters.
+const MAX_CALLBACK_TEXT: usize = 200;
+
+/// The `reply_markup` parameter: an inline keyboard whose buttons each have a text and
+/// 1–64 bytes of `callback_data` (the only kind of button the fake takes), or nothing.
+fn checked_markup(params: &Value) -> Result<Option<Value>, Reply> {
+    let Some(markup) = structured(params, "reply_markup") else {
+        return Ok(None);
+    };
+    let Some(rows) = markup["inline_keyboard"].as_array() else {
+        return Err(Reply::bad_request(
+            "can't parse reply keyboard markup JSON object",
+        ));
+    };
+    for row in rows {
+        let Some(buttons) = row.as_array() else {
+            return Err(Reply::bad_request("can't parse inline keyboard button"));
+        };
+        for b in buttons {
+            let text_ok = b["text"].as_str().is_some_and(|t| !t.trim().is_empty());
+            let data_ok = b["callback_data"]
+                .as_str()
+                .is_some_and(|d| (1..=MAX_CALLBACK_DATA).contains(&d.len()));
+            if !text_ok || !data_ok {
+                return Err(Reply::bad_request("BUTTON_DATA_INVALID"));
+            }
+        }
+    }
+    if inline_buttons(Some(&markup)).is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(markup))
+}
+
+/// `answerCallbackQuery`: once per delivered query (Telegram refuses a second answer and an
+/// unknown id).
+pub(super) fn answer_callback_query(state: &State, params: &Value) -> Reply {
+    let id = text(params, "callback_query_id").unwrap_or_default();
+    let answer_text = text(params, "text");
+    if answer_text
+        .as_ref()
+        .is_some_and(|t| t.chars().count() > MAX_CALLBACK_TEXT)
+    {
+        return Reply::bad_request("MESSAGE_TOO_LONG");
+    }
+    let show_alert = flag(params, "show_alert");
+    state.change(|world| match world.callbacks.get_mut(&id) {
+        Some(answered) if !*answered => {
+            *answered = true;
+            world.callback_answers.push(CallbackAnswer {
+                callback_query_id: id,
+                text: answer_text,
+                show_alert,
+            });
+            Reply::Ok(json!(true))
+        }
+        _ => Reply::bad_request(
+            "query is too old and response timeout expired or query ID is invalid",
+        ),
     })
 }

@@ -18,6 +18,7 @@ const METHODS: &[&str] = &[
     "sendMessage",
     "sendChatAction",
     "editMessageText",
+    "answerCallbackQuery",
     "deleteMessage",
     "setMyCommands",
     "getMyCommands",
@@ -79,6 +80,7 @@ pub(super) async fn dispatch(
         "sendMessage" => messages::send_message(state, params),
         "editMessageText" => messages::edit_message_text(state, params),
         "deleteMessage" => messages::delete_message(state, params),
+        "answerCallbackQuery" => messages::answer_callback_query(state, params),
         "sendChatAction" => send_chat_action(state, params),
         "setMyCommands" => set_my_commands(state, params),
         "getMyCommands" => Reply::Ok(state.read(|world| {
@@ -174,9 +176,22 @@ fn set_webhook(state: &State, params: &Value) -> Reply {
     let url = text(params, "url").unwrap_or_default();
     let secret_token = text(params, "secret_token");
     let drop_pending = flag(params, "drop_pending_updates");
+    let allowed_updates = match structured(params, "allowed_updates") {
+        Some(Value::Array(kinds)) => Some(
+            kinds
+                .iter()
+                .filter_map(|kind| kind.as_str().map(str::to_owned))
+                .collect(),
+        ),
+        _ => None,
+    };
     state.change(|world| {
         // An empty URL removes the webhook, as on Telegram.
-        world.webhook = (!url.is_empty()).then_some(Webhook { url, secret_token });
+        world.webhook = (!url.is_empty()).then_some(Webhook {
+            url,
+            secret_token,
+            allowed_updates,
+        });
         if drop_pending {
             world.updates.clear();
         }

@@ -8,7 +8,9 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::types::{guessed_chat_json, Call, Failure, SentMessage, Webhook};
+use super::types::{
+    guessed_chat_json, Call, CallbackAnswer, EditedMessage, Failure, SentMessage, Webhook,
+};
 use super::updates::BotMessage;
 
 /// Everything the fake knows, behind one lock.
@@ -38,6 +40,11 @@ pub(super) struct World {
     pub(super) commands: Vec<(String, String)>,
     pub(super) chat_actions: Vec<(i64, String)>,
     pub(super) webhook: Option<Webhook>,
+    pub(super) edits: Vec<EditedMessage>,
+    /// Callback queries delivered, by id: whether each was answered.
+    pub(super) callbacks: HashMap<String, bool>,
+    pub(super) callback_answers: Vec<CallbackAnswer>,
+    pub(super) next_callback: u64,
 }
 
 impl World {

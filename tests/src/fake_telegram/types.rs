@@ -181,7 +181,7 @@ pub enum Failure {
 }
 
 /// A message the bot sent successfully with `sendMessage`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SentMessage {
     pub chat_id: i64,
     /// `message_thread_id`: the forum topic it was posted in.
@@ -195,6 +195,51 @@ pub struct SentMessage {
     pub at: Instant,
     /// The message replied to (`reply_parameters.message_id` or `reply_to_message_id`).
     pub reply_to: Option<i64>,
+    /// The `reply_markup` sent with it (an inline keyboard), as JSON.
+    pub reply_markup: Option<Value>,
+}
+
+impl SentMessage {
+    /// The `callback_data` of its inline keyboard buttons, row by row, with their texts.
+    pub fn buttons(&self) -> Vec<(String, String)> {
+        inline_buttons(self.reply_markup.as_ref())
+    }
+}
+
+/// `(text, callback_data)` of every button of an inline keyboard markup.
+pub(super) fn inline_buttons(markup: Option<&Value>) -> Vec<(String, String)> {
+    markup
+        .and_then(|m| m["inline_keyboard"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_array)
+        .flatten()
+        .map(|b| {
+            (
+                b["text"].as_str().unwrap_or_default().to_owned(),
+                b["callback_data"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// A successful `editMessageText`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EditedMessage {
+    pub chat_id: i64,
+    pub message_id: i64,
+    /// The new text users see.
+    pub plain_text: String,
+    /// The keyboard the message keeps (none: its buttons are gone).
+    pub reply_markup: Option<Value>,
+}
+
+/// An `answerCallbackQuery` call for a query the fake delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallbackAnswer {
+    pub callback_query_id: String,
+    pub text: Option<String>,
+    pub show_alert: bool,
 }
 
 /// One Bot API call the fake received (with the right token or not).
@@ -215,6 +260,8 @@ pub struct Call {
 pub struct Webhook {
     pub url: String,
     pub secret_token: Option<String>,
+    /// `allowed_updates` as given (`None`: not given, Telegram's default kinds).
+    pub allowed_updates: Option<Vec<String>>,
 }
 
 /// Seconds since the Unix epoch, for `date` fields.

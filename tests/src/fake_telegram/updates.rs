@@ -17,6 +17,8 @@ pub(super) struct BotMessage {
     /// What users see.
     pub(super) plain: String,
     pub(super) thread_id: Option<i64>,
+    /// Its inline keyboard, if any.
+    pub(super) reply_markup: Option<Value>,
 }
 
 /// A `{"message": …}` update (without `update_id`) for `text` written by `from` in `chat`.
@@ -72,6 +74,35 @@ fn topic_start(chat: &Chat, creator: &User, chat_json: &Value, date: i64) -> Opt
         "is_topic_message": true,
         "forum_topic_created": {"name": format!("Topic {thread_id}"), "icon_color": TOPIC_ICON_COLOR},
     }))
+}
+
+/// A `{"callback_query": …}` update: `from` pressed the button with `data` under bot message
+/// `message_id` in `chat` (the message as the bot left it, keyboard included).
+pub(super) fn callback_query(
+    world: &World,
+    chat: &Chat,
+    from: &User,
+    message_id: i64,
+    data: &str,
+    query_id: &str,
+) -> Value {
+    let mut message = bot_message(world, chat, message_id);
+    if let Some(markup) = world
+        .bot_texts
+        .get(&(chat.id, message_id))
+        .and_then(|m| m.reply_markup.clone())
+    {
+        message["reply_markup"] = markup;
+    }
+    json!({
+        "callback_query": {
+            "id": query_id,
+            "from": from.to_json(),
+            "message": message,
+            "chat_instance": format!("ci{}", chat.id.unsigned_abs()),
+            "data": data,
+        }
+    })
 }
 
 /// The `Message` object of bot message `message_id` in `chat` (empty text if the bot never

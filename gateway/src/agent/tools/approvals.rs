@@ -1,7 +1,7 @@
 //! Exec approvals in chat (README, Tools): a command that needs approval becomes a durable
 //! request (`store::approvals`), posted through the outbox to the chat that owns the run
-//! (a sub-agent's: its requester's chat) with the text form `/approve <id>
-//! allow-once|allow-always|deny`, and announced on the event bus as `approval.requested`
+//! (a sub-agent's: its requester's chat) with buttons (where the platform has them) and the
+//! text form `/approve <id> allow-once|allow-always|deny`, and announced on the event bus as `approval.requested`
 //! (`approval.resolved` when it ends) so a web page can show it. The run waits until an
 //! answer, `/stop`, or `tools.exec.approvalTimeout`; a shutdown leaves the request
 //! pending, and the resumed run (which re-executes the call, see [`resumable_calls`])
@@ -132,8 +132,14 @@ pub async fn ask(ctx: &ToolContext<'_>, ask: &Ask<'_>) -> Result<ApprovalStatus,
     }
     // Idempotent by key: a resumed run re-posting is a no-op.
     let text = request_text(&row, ask.why);
+    let buttons = crate::commands::approve::buttons(&row.id);
     store
-        .enqueue_outbox(&format!("approval:{}", row.id), &row.origin, &text)
+        .enqueue_outbox_with_actions(
+            &format!("approval:{}", row.id),
+            &row.origin,
+            &text,
+            &buttons,
+        )
         .await?;
     ctx.rt.outbox_wake.notify_one();
     if created {
@@ -297,6 +303,32 @@ fn request_text(row: &ApprovalRow, why: &str) -> String {
     format!(
         "🔐 Approval needed [{id}]\nAgent: {agent}\nDirectory: {dir}\nCommand: {cmd}\nWhy: {why}\n\
          Reply /approve {id} allow-once|allow-always|deny (expires in {minutes} min)",
+        id = row.id,
+        dir = row.workdir,
+        cmd = cut(&row.command, SHOWN_COMMAND),
+    )
+}
+
+/// The request message once settled (what a pressed button turns it into): the outcome,
+/// who settled it when a press did, and what was asked; no buttons, no text form.
+pub fn settled_text(row: &ApprovalRow, by: Option<&str>) -> String {
+    let outcome = match row.status {
+        ApprovalStatus::Pending => "⏳ waiting for an answer",
+        ApprovalStatus::AllowOnce => "✅ allowed once",
+        ApprovalStatus::AllowAlways => "✅ allowed always",
+        ApprovalStatus::Denied => "🚫 denied",
+        ApprovalStatus::Cancelled => "✖️ cancelled (the run was stopped)",
+        ApprovalStatus::Expired => "⌛ expired without an answer",
+    };
+    let by = by
+        .map(|b| format!(" by {}", cut(b, 64)))
+        .unwrap_or_default();
+    let agent = match &row.label {
+        Some(label) => format!("{} (sub-agent \"{label}\")", row.agent_id),
+        None => row.agent_id.clone(),
+    };
+    format!(
+        "🔐 Approval [{id}]: {outcome}{by}\nAgent: {agent}\nDirectory: {dir}\nCommand: {cmd}",
         id = row.id,
         dir = row.workdir,
         cmd = cut(&row.command, SHOWN_COMMAND),

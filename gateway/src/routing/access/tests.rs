@@ -44,6 +44,7 @@ fn msg(
         text: "hi".into(),
         message_id: None,
         addressed,
+        press: None,
     }
 }
 

@@ -143,3 +143,75 @@ async fn edits_and_deletes_bot_messages() {
     );
     telegram.assert_no_violations();
 }
+
+/// Buttons: `reply_markup` is recorded and checked (`callback_data` of 1–64 bytes); a press
+/// arrives as a `callback_query` update carrying the message and its keyboard; the query is
+/// answered once; an edit without `reply_markup` drops the keyboard.
+#[tokio::test]
+async fn inline_keyboards_are_pressed_answered_once_and_dropped_by_an_edit() {
+    let telegram = start().await;
+    known_private_chat(&telegram).await;
+    let too_long = "x".repeat(65);
+    let (status, _) = send(
+        &telegram,
+        json!({"chat_id": 42, "text": "pick", "reply_markup": {"inline_keyboard": [[{"text": "A", "callback_data": too_long}]]}}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    let (status, body) = send(
+        &telegram,
+        json!({"chat_id": 42, "text": "pick", "reply_markup": {"inline_keyboard": [[{"text": "A", "callback_data": "a"}]]}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let id = body["result"]["message_id"].as_i64().unwrap();
+    assert_eq!(
+        telegram.sent_messages()[0].buttons(),
+        vec![("A".to_string(), "a".to_string())]
+    );
+    assert!(telegram
+        .press_button(Chat::private(42), alice(), id, "b")
+        .is_err());
+    let query = telegram
+        .press_button(Chat::private(42), alice(), id, "a")
+        .unwrap();
+    let (_, updates) = call(
+        &telegram,
+        "GetUpdates",
+        json!({"allowed_updates": ["message", "callback_query"]}),
+    )
+    .await;
+    let q = &updates["result"][0]["callback_query"];
+    assert_eq!(
+        (q["id"].as_str(), q["data"].as_str()),
+        (Some(query.as_str()), Some("a"))
+    );
+    assert_eq!(
+        q["message"]["reply_markup"]["inline_keyboard"][0][0]["callback_data"],
+        "a"
+    );
+    let answer = json!({"callback_query_id": query, "text": "ok"});
+    assert_eq!(
+        call(&telegram, "AnswerCallbackQuery", answer.clone())
+            .await
+            .0,
+        200
+    );
+    assert_eq!(call(&telegram, "AnswerCallbackQuery", answer).await.0, 400);
+    assert_eq!(telegram.callback_answers().len(), 1);
+    let (status, _) = call(
+        &telegram,
+        "EditMessageText",
+        json!({"chat_id": 42, "message_id": id, "text": "picked"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(telegram.edits()[0].reply_markup, None);
+    assert!(
+        telegram
+            .press_button(Chat::private(42), alice(), id, "a")
+            .is_err(),
+        "no keyboard left"
+    );
+    telegram.assert_no_violations();
+}

@@ -59,6 +59,8 @@ pub struct Spec<'a> {
     /// Keep a pipe to the command's stdin (`process write`); else stdin is empty.
     pub stdin: bool,
     pub session_key: &'a str,
+    /// Run it under bubblewrap (`sandbox.rs`).
+    pub sandbox: Option<&'a super::sandbox::Sandbox>,
 }
 
 impl Job {
@@ -69,7 +71,14 @@ impl Job {
         shutdown: &CancellationToken,
     ) -> std::io::Result<Arc<Job>> {
         let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
-        let mut cmd = Command::new("/bin/sh");
+        let mut cmd = match spec.sandbox {
+            Some(s) => {
+                let mut c = Command::new(&s.program);
+                c.args(&s.args).arg("/bin/sh");
+                c
+            }
+            None => Command::new("/bin/sh"),
+        };
         cmd.arg("-c")
             .arg(spec.command)
             .current_dir(spec.workdir)

@@ -10,6 +10,7 @@ pub mod env;
 pub mod job;
 pub mod output;
 mod resolve;
+pub mod sandbox;
 pub mod shell;
 
 use std::sync::Arc;
@@ -38,11 +39,53 @@ const MAX_COMMAND: usize = 64 * 1024;
 
 pub struct Exec {
     procs: Arc<Processes>,
+    sandboxes: sandbox::Probes,
 }
 
 impl Exec {
     pub fn new(procs: Arc<Processes>) -> Self {
-        Exec { procs }
+        Exec {
+            procs,
+            sandboxes: sandbox::Probes::default(),
+        }
+    }
+
+    /// The sandbox this call's command runs in, if its agent's `sandbox.mode` covers its
+    /// session; an error (the command is not run) when bubblewrap does not work here.
+    async fn sandbox(
+        &self,
+        ctx: &ToolContext<'_>,
+        workdir: &std::path::Path,
+    ) -> Result<Option<sandbox::Sandbox>, ToolError> {
+        let settings = ctx
+            .cfg
+            .agents
+            .defaults
+            .sandbox
+            .for_agent(ctx.agent.and_then(|a| a.sandbox.as_ref()));
+        if !settings.applies(ctx.agent_id, ctx.session_key) {
+            return Ok(None);
+        }
+        if let Err(why) = self.sandboxes.check(&settings.bwrap).await {
+            return Err(ToolError::Model(format!(
+                "not run: this session's commands must run in the sandbox (sandbox.mode {:?}), and it is unavailable: {why}",
+                settings.mode
+            )));
+        }
+        let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let workspace = canonical(ctx.workspace);
+        let state_dir = canonical(&ctx.rt.state_dir);
+        let database_dir = sandbox::database_dir(ctx.cfg, &ctx.rt.state_dir).map(|d| canonical(&d));
+        let config_file = sandbox::Sandbox::config_file().map(canonical);
+        let layout = sandbox::Layout {
+            workspace: &workspace,
+            workdir: &canonical(workdir),
+            state_dir: &state_dir,
+            database_dir: database_dir.as_deref(),
+            config_file: config_file.as_deref(),
+            network: settings.network,
+        };
+        Ok(Some(sandbox::Sandbox::new(&settings, &layout)))
     }
 }
 
@@ -167,6 +210,8 @@ impl Tool for Exec {
             .map(|(_, v)| v.clone())
             .unwrap_or_default();
         let workdir_text = workdir.display().to_string();
+        // Refused before anyone is asked to approve a command that could not run.
+        let sandbox = self.sandbox(ctx, &workdir).await?;
 
         let needs_check = policy.decide(false) != policy.decide(true);
         let checked = if needs_check {
@@ -220,6 +265,7 @@ impl Tool for Exec {
             timeout: Duration::from_secs(timeout),
             stdin: background,
             session_key: ctx.session_key,
+            sandbox: sandbox.as_ref(),
         };
         let job = Job::start(&spec, &ctx.rt.tasks, &ctx.rt.shutdown)
             .map_err(|e| ToolError::Model(format!("cannot start the command: {e}")))?;

@@ -5,6 +5,7 @@ mod common;
 mod tools_support;
 
 mod access;
+mod agents_fan_in;
 mod agents_files;
 mod agents_models;
 mod api;

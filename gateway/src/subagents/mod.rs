@@ -10,3 +10,4 @@ pub mod fan_in;
 pub mod render;
 pub mod spawn;
 pub mod spawn_args;
+pub mod tool;

@@ -228,5 +228,9 @@ impl Tool for AgentsList {
 
 /// Registered by the tool registry.
 pub fn tools() -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(SessionsSpawn), Arc::new(AgentsList)]
+    vec![
+        Arc::new(SessionsSpawn),
+        Arc::new(AgentsList),
+        Arc::new(super::tool::Subagents),
+    ]
 }

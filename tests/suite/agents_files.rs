@@ -207,3 +207,61 @@ async fn config_validate_checks_agent_files() {
     let stdout = String::from_utf8_lossy(&bad.stdout);
     assert!(stdout.contains("1 agent file ok"), "{stdout}");
 }
+
+/// Agent files are hot-reloaded: a file added while the daemon runs is listed (and
+/// spawnable) without a restart, and a file edited into a bad one is dropped and logged
+/// with its path, line and field while the others stay. (Catches: agent files read only
+/// at start.)
+#[tokio::test]
+async fn agent_files_are_reloaded_without_a_restart() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = GatewayBuilder::new(BIN)
+        .config(config_for(&fake, json!({})))
+        .file("agents/first.md", "---\ndescription: one\n---\n")
+        .file("agents/keeper.md", "---\ndescription: stays\n---\n")
+        .start()
+        .await
+        .unwrap();
+    let mut ws = chat(&gw, "main").await;
+    let dir = gw.state_dir().join("agents");
+    let replace = |name: &str, text: &str| {
+        let tmp = dir.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, dir.join(name)).unwrap();
+    };
+    replace(
+        "late.md",
+        "---\ndescription: added later\naliases: [tardy]\n---\n",
+    );
+    replace("first.md", "---\nmaxSteps: -1\n---\n");
+    // Ask until the change shows (bounded): the folders are looked at again within a second.
+    let mut ids = Vec::new();
+    for i in 0..60 {
+        let marker = format!("who now {i}");
+        fake.push_for(
+            &marker,
+            Step::ToolCalls(vec![ToolCall::new("agents_list", "{}")]),
+        );
+        fake.push_for(&marker, Step::text(format!("listed {i}")));
+        ws.send_text(&marker).await.unwrap();
+        assert_eq!(ws.next_message(WAIT).await.unwrap(), format!("listed {i}"));
+        ids = tool_results(&fake, &marker)[0]["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["id"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>();
+        if ids.contains(&"late".to_string()) && !ids.contains(&"first".to_string()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        ids,
+        ["explore", "general", "keeper", "late", "main", "plan"]
+    );
+    gw.wait_for_log("first.md:2: `maxSteps`: must be a whole number", WAIT)
+        .await
+        .unwrap();
+    fake.assert_no_violations();
+}

@@ -111,7 +111,8 @@ impl Tool for SessionsSpawn {
         let mut warning = None;
         let defined = def.as_ref().and_then(|d| d.model.clone()).filter(|m| {
             let ok = models::resolve(&cfg, Some(m), &ctx.rt.http, &ctx.rt.env_keys).is_ok();
-            if !ok {
+            // (No warning about a model an explicit `model` replaces anyway.)
+            if !ok && a.model.is_none() {
                 warning = Some(format!(
                     "the model `{m}` of agent `{agent_id}` cannot be used; the sub-agent uses the default model"
                 ));

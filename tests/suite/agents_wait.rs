@@ -9,10 +9,11 @@ use switchboard_testkit::fake_model::{FakeModel, Step, ToolCall};
 use crate::common::{answer_and_announces, chat, start};
 use crate::subagents::spawn_call;
 
-/// `subagents {action: "wait"}` blocks until every active child of the session has ended
-/// and announced, and returns each one normalized (state, status, result); children are
+/// `subagents {action: "wait"}` blocks until every child this turn spawned (also one that
+/// already ended before the call) and every active one has ended and announced, and returns each one normalized (state, status, result); children are
 /// not offered the tool. (Catches: a parent that cannot collect its children's results
-/// within its turn, or `wait` returning before they settled.)
+/// within its turn, `wait` returning before they settled, or a child that ended before the
+/// call left out of the results.)
 #[tokio::test]
 async fn a_parent_waits_for_its_children_and_gets_their_results() {
     let fake = FakeModel::start().await.unwrap();

@@ -1,6 +1,6 @@
 //! The model-facing `subagents` tool (README, Sub-agents), for the requester only:
 //! `list` its children, `wait` (bounded) until the named ones — or all of this session's
-//! active ones — have ended and announced, `stop` one or all, `send` one a message. `list`
+//! active ones and those this run spawned — have ended and announced, `stop` one or all, `send` one a message. `list`
 //! and `wait` give each child in one normalized shape.
 
 use std::sync::Arc;
@@ -84,7 +84,7 @@ impl Tool for Subagents {
         ToolSpec {
             name: "subagents".into(),
             description: "Manage the sub-agents you spawned. `list`: each one's state and result. `wait`: block until \
-                `target` (or every active one) has ended, at most `timeoutSeconds` (default 60, max 600), and get their \
+                `target` (or every active one and every one this turn spawned) has ended, at most `timeoutSeconds` (default 60, max 600), and get their \
                 results. `stop`: stop `target` (or `all`). `send`: send `message` to `target` and get its reply. \
                 `target` is `#n` (as `list` numbers them, newest first) or a run id prefix."
                 .into(),
@@ -175,9 +175,11 @@ async fn wait(
             .map_err(|e| ToolError::Model(e.to_string()))?
             .run_id
             .clone()],
+        // Every child still active, and every child this run spawned even if it has
+        // already ended (a quick child must not drop out of "spawn, then wait").
         _ => rows
             .iter()
-            .filter(|r| !settled(r))
+            .filter(|r| !settled(r) || r.requester_run_id.as_deref() == Some(ctx.run_id))
             .map(|r| r.run_id.clone())
             .collect(),
     };

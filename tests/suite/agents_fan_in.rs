@@ -2,7 +2,7 @@
 //! so the requester's next model call knows what the child found.
 
 use serde_json::json;
-use switchboard_testkit::fake_model::{FakeModel, Step};
+use switchboard_testkit::fake_model::{FakeModel, Gate, Step};
 
 use crate::common::{answer_and_announces, chat, start, WAIT};
 use crate::subagents::spawn_call;
@@ -65,4 +65,72 @@ async fn the_parents_next_model_call_sees_the_childs_result() {
     // The new message is the last one; the child's result came before it.
     assert_eq!(messages.last().unwrap()["content"], "compare now");
     fake.assert_no_violations();
+}
+
+/// A kill while the child's announce step waits on the model, then a restart: the
+/// announce completes once after the restart, and the parent's next model call carries the
+/// child's result exactly once. (Catches: the transcript record written apart from the
+/// announce's commit — lost when the process dies between them, or written again when the
+/// announce is retried.)
+#[tokio::test]
+async fn a_restart_neither_loses_nor_doubles_the_childs_result() {
+    let fake = FakeModel::start().await.unwrap();
+    let gate = Gate::new();
+    fake.push_for(
+        "research please",
+        Step::ToolCalls(vec![spawn_call(
+            "count the moons of Jupiter",
+            json!({"label": "moons"}),
+        )]),
+    );
+    fake.push_for("research please", Step::text("started"));
+    fake.push_for("count the moons", Step::text("Jupiter has 95 known moons."));
+    // The first announce step hangs until the kill; the one after the restart answers.
+    fake.push_for(
+        "Your task has ended",
+        Step::gated(&gate, Step::text("never")),
+    );
+    fake.push_for("Your task has ended", Step::text("95 moons."));
+    fake.push_for("compare now", Step::text("compared"));
+    let mut gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("research please").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "started");
+    let asked = |fake: &FakeModel| {
+        fake.requests()
+            .iter()
+            .filter(|r| r.body.to_string().contains("Your task has ended"))
+            .count()
+    };
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while asked(&fake) == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "no announce step");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    gw.kill().await.unwrap();
+    gw.restart().await.unwrap();
+    let mut ws = chat(&gw, "main").await;
+    let announce = ws.next_message(WAIT).await.unwrap();
+    assert!(
+        announce.starts_with("Status: success\nResult: 95 moons."),
+        "{announce}"
+    );
+    ws.send_text("compare now").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "compared");
+    let req = fake
+        .requests()
+        .into_iter()
+        .find(|r| r.body.to_string().contains("compare now"))
+        .unwrap();
+    let fan_in: Vec<String> = req.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .filter(|c| c.starts_with("[sub-agent result"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(fan_in.len(), 1, "{fan_in:?}");
+    assert!(fan_in[0].contains("Result: 95 moons."), "{}", fan_in[0]);
+    drop(gate);
 }

@@ -105,13 +105,24 @@ pub struct FileError {
     pub message: String,
 }
 
-/// Whether `s` may be an agent id or alias: 1 to 64 of `A-Z a-z 0-9 _ - .`, starting with
-/// a letter or digit (ids become part of session keys, so no `:`).
-pub fn valid_id(s: &str) -> bool {
+/// Whether `s` may be an alias: 1 to 64 of `A-Z a-z 0-9 _ - .`, starting with a letter or
+/// digit.
+pub fn valid_alias(s: &str) -> bool {
     let mut chars = s.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
         && s.chars().count() <= MAX_ID_CHARS
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// Whether `s` may be an agent id: as in `agents.list`, 1 to 64 lowercase letters, digits,
+/// `_` or `-`, starting with a letter or digit (ids become part of session keys).
+pub fn valid_id(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && s.chars().count() <= MAX_ID_CHARS
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-'))
 }
 
 /// Reads an agent file's text. `stem` (the file name without `.md`) is the id when the
@@ -163,7 +174,7 @@ pub fn from_file(path: PathBuf, stem: &str, text: &str) -> Result<AgentDef, File
                 if aliases.len() > MAX_ALIASES {
                     return Err(fail(e, format!("at most {MAX_ALIASES} aliases")));
                 }
-                if let Some(bad) = aliases.iter().find(|a| !valid_id(a)) {
+                if let Some(bad) = aliases.iter().find(|a| !valid_alias(a)) {
                     return Err(fail(e, format!("{bad:?} is not a valid alias (1 to {MAX_ID_CHARS} letters, digits, `_`, `-`, `.`)")));
                 }
                 def.aliases = aliases;
@@ -227,7 +238,7 @@ fn id(e: &Entry) -> Result<String, String> {
     match &e.value {
         Value::Scalar(s) if valid_id(s) => Ok(s.clone()),
         Value::Scalar(s) => Err(format!(
-            "{s:?} is not a valid id (1 to {MAX_ID_CHARS} letters, digits, `_`, `-`, `.`, starting with a letter or digit)"
+            "{s:?} is not a valid id (1 to {MAX_ID_CHARS} lowercase letters, digits, `_` or `-`, starting with a letter or digit)"
         )),
         Value::List(_) => Err("must be a single value, not a list".into()),
     }

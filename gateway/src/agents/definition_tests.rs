@@ -10,7 +10,7 @@ fn read(text: &str) -> Result<AgentDef, FileError> {
 #[test]
 fn reads_every_field() {
     let def = read(
-        "---\nname: Rev-1\ndescription: Reviews code\nmodel: openai/gpt-x\ntools: Read, Grep, exec, group:web\n\
+        "---\nname: rev-1\ndescription: Reviews code\nmodel: openai/gpt-x\ntools: Read, Grep, exec, group:web\n\
          allowAgents: [a, b]\nmaxSteps: 5\ntimeout: 10m\nthinking: high\nisolation: worktree\n\
          aliases:\n  - r\n  - Code.Review\ncolor: blue\n---\nYou review code.\n",
     )
@@ -18,7 +18,7 @@ fn reads_every_field() {
     assert_eq!(
         def,
         AgentDef {
-            id: "Rev-1".into(),
+            id: "rev-1".into(),
             description: Some("Reviews code".into()),
             aliases: vec!["r".into(), "Code.Review".into()],
             model: Some("openai/gpt-x".into()),
@@ -77,7 +77,7 @@ fn errors_name_the_path_line_and_field() {
     );
     assert_eq!(
         msg("---\nname: a:b\n---\n"),
-        "/a/reviewer.md:2: `name`: \"a:b\" is not a valid id (1 to 64 letters, digits, `_`, `-`, `.`, starting with a letter or digit)"
+        "/a/reviewer.md:2: `name`: \"a:b\" is not a valid id (1 to 64 lowercase letters, digits, `_` or `-`, starting with a letter or digit)"
     );
     assert_eq!(
         msg("---\naliases: [ok, \"not ok\"]\n---\n"),
@@ -105,19 +105,29 @@ fn errors_name_the_path_line_and_field() {
     );
 }
 
+/// Catches: an id the config would refuse (upper case, a dot) becoming part of session keys.
 #[test]
-fn valid_ids() {
-    for ok in [
-        "a",
-        "A1",
-        "explore",
-        "code-review.v2",
-        "x_y",
-        &"a".repeat(64),
-    ] {
+fn valid_ids_and_aliases() {
+    for ok in ["a", "a1", "explore", "code-review", "x_y", &"a".repeat(64)] {
         assert!(valid_id(ok), "{ok}");
     }
-    for bad in ["", "-a", ".a", "a:b", "a b", "é", &"a".repeat(65), "a/b"] {
+    for bad in [
+        "",
+        "-a",
+        "A1",
+        "a.b",
+        "a:b",
+        "a b",
+        "é",
+        &"a".repeat(65),
+        "a/b",
+    ] {
         assert!(!valid_id(bad), "{bad}");
+    }
+    for ok in ["Rev", "code.review", "A-1"] {
+        assert!(valid_alias(ok), "{ok}");
+    }
+    for bad in ["", ".a", "a:b", "a b", &"a".repeat(65)] {
+        assert!(!valid_alias(bad), "{bad}");
     }
 }

@@ -77,7 +77,10 @@ impl Registry {
             put(&mut agents, def);
         }
         for entry in &cfg.agents.list {
-            put(&mut agents, AgentDef::bare(&entry.id, Source::Config));
+            let mut def = AgentDef::bare(&entry.id, Source::Config);
+            def.description = entry.description.clone();
+            def.aliases = entry.aliases.clone();
+            put(&mut agents, def);
         }
         let default = routing::default_agent_id(cfg);
         if !agents.iter().any(|a| a.id.eq_ignore_ascii_case(&default)) {

@@ -55,6 +55,8 @@ fn later_sources_win_by_id_and_the_default_agent_is_there() {
         agents: crate::config::AgentsConfig {
             list: vec![AgentEntry {
                 id: "ops".into(),
+                description: Some("runs things".into()),
+                aliases: vec!["Operator".into()],
                 ..Default::default()
             }],
             ..Default::default()
@@ -77,6 +79,11 @@ fn later_sources_win_by_id_and_the_default_agent_is_there() {
         Some("second")
     );
     assert_eq!(reg.get("ops").map(|a| &a.source), Some(&Source::Config));
+    assert_eq!(
+        reg.get("ops").and_then(|a| a.description.as_deref()),
+        Some("runs things")
+    );
+    assert_eq!(reg.resolve("operator").map(|a| a.id.as_str()), Ok("ops"));
     let empty = Registry::build(&Config::default(), vec![], vec![]);
     assert!(empty.get("main").is_some(), "the implied default agent");
 }

@@ -8,6 +8,7 @@ mod access;
 mod agents_fan_in;
 mod agents_files;
 mod agents_models;
+mod agents_telegram;
 mod agents_wait;
 mod api;
 mod bad_input;

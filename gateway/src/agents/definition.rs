@@ -166,7 +166,9 @@ pub fn from_file(path: PathBuf, stem: &str, text: &str) -> Result<AgentDef, File
                         return Err(fail(e, why));
                     }
                 }
-                def.tools.allow = Some(tools);
+                // An empty `tools:` means no list (every tool the policy allows), as other
+                // agent tools read it, not "no tools at all".
+                def.tools.allow = Some(tools).filter(|t| !t.is_empty());
             }
             "allowAgents" => def.allow_agents = Some(list(e)),
             "aliases" => {

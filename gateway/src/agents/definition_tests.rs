@@ -50,6 +50,10 @@ fn the_file_name_is_the_id_without_a_name_and_inherit_is_no_model() {
     assert_eq!(def.timeout, Some(Duration::from_secs(90)));
     assert_eq!(def.instructions, None);
     assert!(def.tools.permits("read") && !def.tools.permits("exec"));
+    // Catches: an empty `tools:` (as other agent tools write "inherit every tool") read as
+    // "no tools at all".
+    let empty = read("---\ntools:\n---\n").expect("valid");
+    assert!(empty.tools.permits("read") && empty.tools.permits("exec"));
     let plain = read("Just instructions.").expect("valid");
     assert_eq!(plain.instructions.as_deref(), Some("Just instructions."));
     assert!(plain.tools.permits("exec"));

@@ -70,6 +70,8 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         opts.state_dir.clone(),
         runs_cancel.clone(),
     );
+    // Read the agent files now, so a bad one is reported at start, not at first use.
+    rt.agents(&rt.config());
     let tasks = TaskTracker::new();
     crate::agent::tools::exec::sandbox::set_config_file(&opts.config_path);
 

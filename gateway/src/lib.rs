@@ -5,6 +5,7 @@
 
 pub mod adapters;
 pub mod agent;
+pub mod agents;
 pub mod app;
 pub mod cli;
 pub mod commands;

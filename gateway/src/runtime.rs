@@ -98,6 +98,8 @@ pub struct Runtime {
     pub tools: ToolRegistry,
     /// Workspace bootstrap files, as read lately (see `prompt::FRESH_FOR`).
     pub bootstrap: Bootstrap,
+    /// The agent definitions in force (built-ins, agent files, `agents.list`).
+    pub agents: crate::agents::Catalog,
     pub state_dir: PathBuf,
     pub channels: Mutex<HashMap<String, Arc<dyn Channel>>>,
     active: Mutex<HashMap<String, ActiveRun>>,
@@ -139,6 +141,10 @@ impl Runtime {
             env_keys,
             tools: ToolRegistry::builtin(),
             bootstrap: Bootstrap::new(FRESH_FOR),
+            agents: crate::agents::Catalog::new(
+                state_dir.clone(),
+                crate::agents::sources::FRESH_FOR,
+            ),
             state_dir,
             channels: Mutex::new(HashMap::new()),
             active: Mutex::new(HashMap::new()),
@@ -156,6 +162,11 @@ impl Runtime {
     /// The config in force right now.
     pub fn config(&self) -> Arc<Config> {
         self.config.borrow().clone()
+    }
+
+    /// The agents in force under `cfg` (the config in force).
+    pub fn agents(&self, cfg: &Arc<Config>) -> Arc<crate::agents::Registry> {
+        self.agents.registry(cfg)
     }
 
     pub fn channel(&self, id: &str) -> Option<Arc<dyn Channel>> {

@@ -95,9 +95,18 @@ async fn env_keys_anthropic_and_the_agents_an_agent_may_spawn() {
     let mut ws = chat(&gw, "main").await;
     ws.send_text("who may I spawn?").await.unwrap();
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "listed");
+    let listed = tool_results(&fake, "who may I spawn");
+    let allowed: Vec<&Value> = listed[0]["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["allowed"] == true)
+        .collect();
     assert_eq!(
-        tool_results(&fake, "who may I spawn"),
-        [json!({"agents": [{"id": "writer", "name": null, "self": false}]})]
+        allowed,
+        [
+            &json!({"id": "writer", "name": "writer", "description": null, "aliases": [], "allowed": true, "self": false})
+        ]
     );
 
     ws.send_text("get writing").await.unwrap();
@@ -131,7 +140,7 @@ async fn env_keys_anthropic_and_the_agents_an_agent_may_spawn() {
         assert_eq!(r.body["model"], "gpt-x");
     }
 
-    // "*": every configured agent.
+    // "*": every agent (the configured ones and the built-ins).
     let answer: Value = gw
         .http()
         .post(format!(
@@ -150,14 +159,20 @@ async fn env_keys_anthropic_and_the_agents_an_agent_may_spawn() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|a| (a["id"].as_str().unwrap().to_string(), a["self"] == true))
+        .map(|a| {
+            assert_eq!(a["allowed"], true, "{a}");
+            (a["id"].as_str().unwrap().to_string(), a["self"] == true)
+        })
         .collect();
     assert_eq!(
         ids,
         [
+            ("boss".to_string(), true),
+            ("explore".to_string(), false),
+            ("general".to_string(), false),
             ("main".to_string(), false),
+            ("plan".to_string(), false),
             ("writer".to_string(), false),
-            ("boss".to_string(), true)
         ]
     );
     fake.assert_no_violations();

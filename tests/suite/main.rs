@@ -5,7 +5,11 @@ mod common;
 mod tools_support;
 
 mod access;
+mod agents_fan_in;
+mod agents_files;
 mod agents_models;
+mod agents_telegram;
+mod agents_wait;
 mod api;
 mod approvals_discord;
 mod approvals_telegram;

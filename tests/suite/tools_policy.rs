@@ -48,6 +48,7 @@ async fn the_model_is_offered_only_what_the_policy_allows() {
             "sessions_list",
             "sessions_send",
             "sessions_spawn",
+            "subagents",
             "write"
         ]
     );

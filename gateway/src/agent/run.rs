@@ -84,6 +84,9 @@ impl Progress {
 pub struct Setup {
     cfg: Arc<Config>,
     agent: Option<AgentEntry>,
+    /// The agent's definition (built-in, file or config), for its instructions, tool list
+    /// and limits.
+    def: Option<Arc<crate::agents::AgentDef>>,
     model: Result<ResolvedModel, ModelError>,
 }
 
@@ -93,15 +96,24 @@ impl Setup {
     pub fn new(rt: &Runtime, agent_id: &str, model: Option<&str>) -> Setup {
         let cfg = rt.config();
         let agent = routing::agent_entry(&cfg, agent_id);
+        let def = rt.agents(&cfg).get(agent_id).cloned();
         let reference = model.map(str::to_string).or_else(|| {
             models::default_reference(
                 &cfg,
-                agent.as_ref().and_then(|a| a.model.as_deref()),
+                agent
+                    .as_ref()
+                    .and_then(|a| a.model.as_deref())
+                    .or(def.as_ref().and_then(|d| d.model.as_deref())),
                 &rt.env_keys,
             )
         });
         let model = models::resolve(&cfg, reference.as_deref(), &rt.http, &rt.env_keys);
-        Setup { cfg, agent, model }
+        Setup {
+            cfg,
+            agent,
+            def,
+            model,
+        }
     }
 
     /// The model reference recorded when the run starts.
@@ -213,7 +225,12 @@ async fn run_started(
         transcript: rows,
         started_at,
     } = started;
-    let Setup { cfg, agent, model } = setup;
+    let Setup {
+        cfg,
+        agent,
+        def,
+        model,
+    } = setup;
     let active = &activation.active;
     let is_subagent = run.lane == crate::queue::SUBAGENT;
 
@@ -255,14 +272,24 @@ async fn run_started(
     let workspace = routing::workspace_for(&cfg, agent.as_ref(), &rt.state_dir);
     let system = prompt::system_prompt(
         &rt.bootstrap.files(&workspace, is_subagent),
-        agent.as_ref().and_then(|a| a.system_prompt.as_deref()),
+        agent
+            .as_ref()
+            .and_then(|a| a.system_prompt.as_deref())
+            .or(def.as_ref().and_then(|d| d.instructions.as_deref())),
         is_subagent,
     );
-    let tools = rt.tools.for_run(&cfg, agent.as_ref(), is_subagent);
+    let mut tools = rt.tools.for_run(&cfg, agent.as_ref(), is_subagent);
+    // An agent definition's tool list narrows the policy; it never widens it.
+    if let Some(d) = &def {
+        tools.retain(|name, _| d.tools.permits(name));
+    }
     let run_timeout = match run.timeout_ms {
         Some(ms) => Some(Duration::from_millis(ms.max(0) as u64)),
         None if is_subagent => None,
-        None => cfg.agents.defaults.timeout,
+        None => def
+            .as_ref()
+            .and_then(|d| d.timeout)
+            .or(cfg.agents.defaults.timeout),
     };
     // The run's clock runs from its first start, through restarts: a resumed run gets
     // what is left of its timeout.
@@ -281,6 +308,10 @@ async fn run_started(
         system,
         tools,
         is_subagent,
+        max_steps: def
+            .as_ref()
+            .and_then(|d| d.max_steps)
+            .unwrap_or(cfg.agents.defaults.max_steps),
         cancel: cancel.clone(),
     };
 
@@ -353,7 +384,11 @@ async fn run_started(
             finish_with_reply(rt, &run, &session.id, &progress, &model, text, deliver).await?
         }
         Some(Some(LoopEnd::StepLimit(n))) => {
-            let msg = format!("stopped after {n} model calls (agents.defaults.maxSteps)");
+            let limit = match def.as_ref().and_then(|d| d.max_steps) {
+                Some(_) => format!("maxSteps of agent `{}`", run.agent_id),
+                None => "agents.defaults.maxSteps".into(),
+            };
+            let msg = format!("stopped after {n} model calls ({limit})");
             finish(
                 rt,
                 &run,

@@ -16,6 +16,10 @@ pub fn to_chat(rows: &[MessageRow]) -> Vec<ChatMessage> {
     // Calls of the latest assistant message still waiting for a result.
     let mut open: Vec<(String, String)> = Vec::new();
     let mut answered: HashSet<String> = HashSet::new();
+    // User messages stored while calls were open (a child's announce recorded mid-turn,
+    // fan-in): given after those calls' results, so the pairing holds and no result is
+    // lost.
+    let mut deferred: Vec<ChatMessage> = Vec::new();
     let close_open = |out: &mut Vec<ChatMessage>, open: &mut Vec<(String, String)>| {
         for (id, name) in open.drain(..) {
             out.push(ChatMessage {
@@ -43,9 +47,20 @@ pub fn to_chat(rows: &[MessageRow]) -> Vec<ChatMessage> {
                     tool_call_id: Some(id.clone()),
                     tool_name: m.tool_name.clone(),
                 });
+                if open.is_empty() {
+                    out.append(&mut deferred);
+                }
             }
+            Role::User if !open.is_empty() => deferred.push(ChatMessage {
+                role: Role::User,
+                content: m.content.clone(),
+                tool_calls: vec![],
+                tool_call_id: None,
+                tool_name: None,
+            }),
             Role::User | Role::Assistant => {
                 close_open(&mut out, &mut open);
+                out.append(&mut deferred);
                 let calls: Vec<_> = m
                     .tool_calls
                     .iter()
@@ -67,6 +82,7 @@ pub fn to_chat(rows: &[MessageRow]) -> Vec<ChatMessage> {
         }
     }
     close_open(&mut out, &mut open);
+    out.append(&mut deferred);
     out
 }
 
@@ -123,5 +139,38 @@ mod tests {
         );
         assert_eq!(chat[2].content, MISSING_RESULT);
         assert!(needs_answer(&rows));
+    }
+
+    /// Catches: a child's announce recorded in the requester's transcript while one of its
+    /// tool calls was running (fan-in) taking the place of that call's result (the model
+    /// would read "no result was recorded" and lose the real one).
+    #[test]
+    fn a_user_message_stored_between_calls_and_results_comes_after_the_results() {
+        let call = |id: &str| ToolCallRecord {
+            id: id.into(),
+            name: "t".into(),
+            arguments: "{}".into(),
+        };
+        let rows = vec![
+            row(Role::User, "go", vec![], None),
+            row(Role::Assistant, "", vec![call("c1"), call("c2")], None),
+            row(Role::Tool, "r1", vec![], Some("c1")),
+            row(Role::User, "[sub-agent result]", vec![], None),
+            row(Role::Tool, "r2", vec![], Some("c2")),
+            row(Role::Assistant, "done", vec![], None),
+        ];
+        let chat = to_chat(&rows);
+        let got: Vec<(Role, &str)> = chat.iter().map(|m| (m.role, m.content.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (Role::User, "go"),
+                (Role::Assistant, ""),
+                (Role::Tool, "r1"),
+                (Role::Tool, "r2"),
+                (Role::User, "[sub-agent result]"),
+                (Role::Assistant, "done"),
+            ]
+        );
     }
 }

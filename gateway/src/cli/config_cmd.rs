@@ -82,9 +82,11 @@ fn pretty(v: &Value) -> String {
 
 async fn validate(path: &std::path::Path, env: &dyn Fn(&str) -> Option<String>) -> ExitCode {
     match config::load_file(path, env).await {
-        Ok(Some(_)) => {
+        Ok(Some(cfg)) => {
             println!("{}: ok", path.display());
-            ExitCode::SUCCESS
+            // The agent files the daemon would read with this config, checked too.
+            let state_dir = config::Paths::resolve(Some(path.to_path_buf()), env).state_dir;
+            crate::agents::sources::report(&cfg, &state_dir)
         }
         Ok(None) => {
             eprintln!("{}: no such file", path.display());

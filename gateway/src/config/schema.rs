@@ -288,6 +288,10 @@ pub struct AgentEntry {
     /// The agent that gets messages no binding claims. At most one; default: the first.
     pub default: bool,
     pub name: Option<String>,
+    /// What the agent is for, shown by `agents_list`.
+    pub description: Option<String>,
+    /// Other names `sessions_spawn` takes for this agent (case-insensitive).
+    pub aliases: Vec<String>,
     pub model: Option<String>,
     pub workspace: Option<PathBuf>,
     /// Extra system prompt text for this agent.

@@ -183,7 +183,7 @@ fn errors_in_every_section_are_all_reported() {
             e("agents.list[1].id", 9, 9, "agent id \"Main\" must be lowercase letters, digits, '_' or '-', starting with a letter or digit"),
             e("agents.list[1].model", 9, 21, "unknown provider \"remote\" in model \"remote/x\"; known providers (models.providers): local"),
             e("agents.list[2].id", 10, 9, "duplicate agent id \"main\" (also agents.list[0])"),
-            e("agents.list[2].color", 10, 36, "unknown key \"color\"; expected one of: id, default, name, model, workspace, systemPrompt, subagents, tools, sandbox"),
+            e("agents.list[2].color", 10, 36, "unknown key \"color\"; expected one of: id, default, name, description, aliases, model, workspace, systemPrompt, subagents, tools, sandbox"),
             e("tools.deny", 13, 12, "invalid type: string \"shell\", expected an array"),
             e("messages.queue.mode", 14, 24, "unknown value \"later\"; expected one of: collect, followup, interrupt, steer"),
             e("channels.webchat.enabled", 15, 26, "invalid type: string \"yes\", expected a boolean"),

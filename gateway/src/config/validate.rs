@@ -161,6 +161,14 @@ fn agents(config: &Config, out: &mut Vec<Issue>) {
         } else {
             seen.insert(&agent.id, i);
         }
+        for (j, alias) in agent.aliases.iter().enumerate() {
+            if !valid_alias(alias) {
+                out.push(Issue::new(
+                    at.key("aliases").index(j),
+                    format!("alias {alias:?} must be 1 to 64 letters, digits, '_', '-' or '.', starting with a letter or digit"),
+                ));
+            }
+        }
         if agent.default {
             match first_default {
                 Some(first) => out.push(Issue::new(
@@ -171,6 +179,14 @@ fn agents(config: &Config, out: &mut Vec<Issue>) {
             }
         }
     }
+}
+
+/// `[A-Za-z0-9][A-Za-z0-9_.-]{0,63}` (as in agent files).
+fn valid_alias(a: &str) -> bool {
+    let mut chars = a.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && a.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// `[a-z0-9][a-z0-9_-]*`
@@ -251,7 +267,10 @@ mod tests {
                 default: true,
                 ..agent("main")
             },
-            agent("ok_2-x"),
+            AgentEntry {
+                aliases: vec!["Ok.Alias".into(), "no spaces".into()],
+                ..agent("ok_2-x")
+            },
         ];
         assert_eq!(
             check(&c),
@@ -263,6 +282,7 @@ mod tests {
                 ("agents.list[2].id".into(), "agent id \"Main\" must be lowercase letters, digits, '_' or '-', starting with a letter or digit".into()),
                 ("agents.list[3].id".into(), "duplicate agent id \"main\" (also agents.list[0])".into()),
                 ("agents.list[3].default".into(), "only one agent may have default: true (also agents.list[0])".into()),
+                ("agents.list[4].aliases[1]".into(), "alias \"no spaces\" must be 1 to 64 letters, digits, '_', '-' or '.', starting with a letter or digit".into()),
                 ("agents.defaults.maxSteps".into(), "must be between 1 and 1000, got 0".into()),
             ]
         );

@@ -13,8 +13,16 @@ use super::{now_ms, Result, Store};
 /// the step's answer is stored only then, the outbox row only then (`changes()` is the
 /// UPDATE's count), and the timer only for the archive the UPDATE just set (`archive_at`
 /// is this call's time; a repeat in the same millisecond re-arms the same timer).
+///
+/// Fan-in: the first statement records the announce in the requester's active session
+/// (when the caller gives its text), under the same `pending` guard, so a restart neither
+/// loses nor doubles it.
 static COMPLETE_ANNOUNCE: Script = script!(
-    "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
+    "INSERT INTO messages (session_id, run_id, role, content, created_at)
+         SELECT s.id, NULL, 'user', ?, ? FROM subagent_runs r
+             JOIN sessions s ON s.key = r.requester_session_key AND s.status = 'active'
+         WHERE ? AND r.run_id = ? AND r.announce_state = 'pending';
+     INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
          SELECT ?, NULL, ?, ?, ?, ?, ?, ? WHERE ?
              AND EXISTS (SELECT 1 FROM subagent_runs WHERE run_id = ? AND announce_state = 'pending');
      UPDATE subagent_runs SET announce_state = ?, archive_at = CASE WHEN ? THEN ? ELSE archive_at END
@@ -83,6 +91,20 @@ impl Store {
         archive_now: bool,
         step_answer: Option<(&str, &NewMessage)>,
     ) -> Result<bool> {
+        self.complete_announce_fan_in(run_id, message, archive_now, step_answer, None)
+            .await
+    }
+
+    /// [`Store::complete_announce`], and `fan_in` (the announce as the requester agent
+    /// reads it) appended to the requester's active session in the same transaction.
+    pub async fn complete_announce_fan_in(
+        &self,
+        run_id: &str,
+        message: Option<AnnounceMessage<'_>>,
+        archive_now: bool,
+        step_answer: Option<(&str, &NewMessage)>,
+        fan_in: Option<&str>,
+    ) -> Result<bool> {
         let now = now_ms();
         let (session_id, m) = step_answer.unzip();
         let state = if message.is_some() {
@@ -90,8 +112,14 @@ impl Store {
         } else {
             "skipped"
         };
+        // the requester's transcript
+        let args = Args::default()
+            .bind(fan_in)
+            .bind(now)
+            .bind(fan_in.is_some())
+            .bind(run_id);
         // the step's answer
-        let args = bind_message(Args::default().bind(session_id), m)?
+        let args = bind_message(args.bind(session_id), m)?
             .bind(now)
             .bind(m.is_some())
             .bind(run_id)

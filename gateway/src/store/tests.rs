@@ -584,4 +584,5 @@ async fn an_announce_completes_once() {
 }
 
 mod delivery;
+mod fan_in;
 mod lifecycle;

@@ -183,8 +183,25 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
     };
     let step_answer = step_answer.as_ref().map(|m| (row.session_id.as_str(), m));
     if result.as_deref().map(str::trim) == Some(SKIP) {
+        let skipped = render::render(&announce_of(
+            &row,
+            &outcome,
+            Some(super::fan_in::SKIPPED_RESULT.into()),
+        ));
+        let fan_in = super::fan_in::message(
+            run_id,
+            row.label.as_deref(),
+            &row.agent_id,
+            &skipped.to_string(),
+        );
         rt.store
-            .complete_announce(run_id, None, row.cleanup == "delete", step_answer)
+            .complete_announce_fan_in(
+                run_id,
+                None,
+                row.cleanup == "delete",
+                step_answer,
+                Some(&fan_in),
+            )
             .await?;
         rt.timers_wake.notify_one();
         tracing::info!(run_id, "announce skipped (ANNOUNCE_SKIP)");
@@ -195,9 +212,21 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
         text: &rendered.text,
         footer: &rendered.footer,
     };
+    let fan_in = super::fan_in::message(
+        run_id,
+        row.label.as_deref(),
+        &row.agent_id,
+        &rendered.to_string(),
+    );
     if rt
         .store
-        .complete_announce(run_id, Some(message), row.cleanup == "delete", step_answer)
+        .complete_announce_fan_in(
+            run_id,
+            Some(message),
+            row.cleanup == "delete",
+            step_answer,
+            Some(&fan_in),
+        )
         .await?
     {
         rt.outbox_wake.notify_one();

@@ -6,6 +6,8 @@
 pub mod announce;
 pub mod archive;
 pub mod control;
+pub mod fan_in;
 pub mod render;
 pub mod spawn;
 pub mod spawn_args;
+pub mod tool;

@@ -9,6 +9,7 @@ use crate::agent::dispatch;
 use crate::agent::models;
 use crate::agent::provider::ToolSpec;
 use crate::agent::tools::{Tool, ToolContext, ToolError};
+use crate::agents::Registry;
 use crate::config::limits::MAX_RUN_TIMEOUT_SECS;
 use crate::config::Config;
 use crate::routing;
@@ -16,22 +17,26 @@ use crate::store::NewSubagent;
 
 use super::spawn_args;
 
-/// The agent ids `agent_id` may spawn under: its `subagents.allowAgents`, default only
-/// itself; `["*"]` means every configured agent.
-pub fn allowed_agents(cfg: &Config, agent_id: &str) -> Vec<String> {
-    let entry = routing::agent_entry(cfg, agent_id);
-    let allow = entry
+/// The agent ids `agent_id` may spawn under: its `subagents.allowAgents` (or its agent
+/// file's `allowAgents`), default only itself; `["*"]` means every agent in `agents`.
+/// Entries that name an agent by alias or in another case are given as its id.
+pub fn allowed_agents(cfg: &Config, agents: &Registry, agent_id: &str) -> Vec<String> {
+    let allow = routing::agent_entry(cfg, agent_id)
         .and_then(|a| a.subagents)
         .and_then(|s| s.allow_agents)
+        .or_else(|| agents.get(agent_id).and_then(|d| d.allow_agents.clone()))
         .unwrap_or_else(|| vec![agent_id.to_string()]);
     if allow.iter().any(|a| a == "*") {
-        let mut all: Vec<String> = cfg.agents.list.iter().map(|a| a.id.clone()).collect();
-        if all.is_empty() {
-            all.push(routing::default_agent_id(cfg));
-        }
-        return all;
+        return agents.all().iter().map(|a| a.id.clone()).collect();
     }
-    allow
+    let mut out: Vec<String> = Vec::new();
+    for a in allow {
+        let id = agents.resolve(&a).map(|d| d.id.clone()).unwrap_or(a);
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    out
 }
 
 pub struct SessionsSpawn;
@@ -42,7 +47,8 @@ impl Tool for SessionsSpawn {
         ToolSpec {
             name: "sessions_spawn".into(),
             description: "Start a sub-agent: a background run in its own session. Returns at once; when it ends, \
-                a Status/Result/Notes/Stats announce is posted to this chat."
+                a Status/Result/Notes/Stats announce is posted to this chat and added to your conversation. \
+                `agentId` takes an agent id or alias (see agents_list)."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -68,11 +74,22 @@ impl Tool for SessionsSpawn {
         }
         let a = spawn_args::parse(&args)?;
         let cfg = ctx.rt.config();
-        let agent_id = a
-            .agent_id
-            .clone()
+        let agents = ctx.rt.agents(&cfg);
+        // An id or an alias, any case; unknown: the error lists what is accepted.
+        let def = match a.agent_id.as_deref() {
+            Some(name) => Some(
+                agents
+                    .resolve(name)
+                    .map_err(|e| ToolError::Model(e.to_string()))?
+                    .clone(),
+            ),
+            None => agents.get(ctx.agent_id).cloned(),
+        };
+        let agent_id = def
+            .as_ref()
+            .map(|d| d.id.clone())
             .unwrap_or_else(|| ctx.agent_id.to_string());
-        let allowed = allowed_agents(&cfg, ctx.agent_id);
+        let allowed = allowed_agents(&cfg, &agents, ctx.agent_id);
         if !allowed.contains(&agent_id) {
             return Err(ToolError::Model(format!(
                 "agentId `{agent_id}` is not allowed for this agent; allowed: {}",
@@ -80,18 +97,35 @@ impl Tool for SessionsSpawn {
             )));
         }
         // Validation holds the configured default to the same range as the argument.
+        // Explicit > the agent definition's `timeout` > the configured default.
         let timeout_secs = a
             .run_timeout_seconds
+            .or_else(|| def.as_ref().and_then(|d| d.timeout).map(|t| t.as_secs()))
             .unwrap_or(cfg.agents.defaults.subagents.run_timeout_seconds)
             .min(MAX_RUN_TIMEOUT_SECS);
 
-        // Model: explicit > per-agent subagents.model > defaults.subagents.model > caller's.
+        // Model: explicit > the agent definition's > per-agent subagents.model >
+        // defaults.subagents.model > caller's.
         let target = routing::agent_entry(&cfg, &agent_id);
         let requester = routing::agent_entry(&cfg, ctx.agent_id);
-        let fallback = target
-            .as_ref()
-            .and_then(|a| a.subagents.as_ref())
-            .and_then(|s| s.model.clone())
+        let mut warning = None;
+        let defined = def.as_ref().and_then(|d| d.model.clone()).filter(|m| {
+            let ok = models::resolve(&cfg, Some(m), &ctx.rt.http, &ctx.rt.env_keys).is_ok();
+            // (No warning about a model an explicit `model` replaces anyway.)
+            if !ok && a.model.is_none() {
+                warning = Some(format!(
+                    "the model `{m}` of agent `{agent_id}` cannot be used; the sub-agent uses the default model"
+                ));
+            }
+            ok
+        });
+        let fallback = defined
+            .or_else(|| {
+                target
+                    .as_ref()
+                    .and_then(|a| a.subagents.as_ref())
+                    .and_then(|s| s.model.clone())
+            })
             .or_else(|| cfg.agents.defaults.subagents.model.clone())
             .or_else(|| {
                 models::default_reference(
@@ -100,7 +134,6 @@ impl Tool for SessionsSpawn {
                     &ctx.rt.env_keys,
                 )
             });
-        let mut warning = None;
         let model = match a.model.clone() {
             Some(m) => match models::resolve(&cfg, Some(&m), &ctx.rt.http, &ctx.rt.env_keys) {
                 Ok(_) => Some(m),
@@ -133,7 +166,10 @@ impl Tool for SessionsSpawn {
                     label: a.label.as_deref(),
                     agent_id: &agent_id,
                     model: model.as_deref(),
-                    thinking: a.thinking.as_deref(),
+                    thinking: a
+                        .thinking
+                        .as_deref()
+                        .or(def.as_ref().and_then(|d| d.thinking.as_deref())),
                     cleanup: a.cleanup.as_str(),
                     // At most MAX_RUN_TIMEOUT_SECS (seven days): no cast below can wrap.
                     run_timeout_seconds: timeout_secs as i64,
@@ -158,26 +194,44 @@ impl Tool for AgentsList {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "agents_list".into(),
-            description: "List the agent ids you may pass as `agentId` to sessions_spawn.".into(),
+            description:
+                "List the agents: id, name, description, aliases, and whether you may pass it \
+                (or an alias) as `agentId` to sessions_spawn (`allowed`)."
+                    .into(),
             parameters: json!({"type": "object", "properties": {}}),
         }
     }
 
     async fn call(&self, ctx: &ToolContext<'_>, _args: Value) -> Result<String, ToolError> {
         let cfg = ctx.rt.config();
-        let allowed = allowed_agents(&cfg, ctx.agent_id);
-        let agents: Vec<Value> = allowed
+        let agents = ctx.rt.agents(&cfg);
+        let allowed = allowed_agents(&cfg, &agents, ctx.agent_id);
+        let list: Vec<Value> = agents
+            .all()
             .iter()
-            .map(|id| {
-                let e = routing::agent_entry(&cfg, id);
-                json!({"id": id, "name": e.as_ref().and_then(|a| a.name.clone()), "self": id == ctx.agent_id})
+            .map(|d| {
+                let name = routing::agent_entry(&cfg, &d.id)
+                    .and_then(|a| a.name)
+                    .unwrap_or_else(|| d.id.clone());
+                json!({
+                    "id": d.id,
+                    "name": name,
+                    "description": d.description,
+                    "aliases": d.aliases,
+                    "allowed": allowed.contains(&d.id),
+                    "self": d.id == ctx.agent_id,
+                })
             })
             .collect();
-        Ok(json!({"agents": agents}).to_string())
+        Ok(json!({"agents": list}).to_string())
     }
 }
 
 /// Registered by the tool registry.
 pub fn tools() -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(SessionsSpawn), Arc::new(AgentsList)]
+    vec![
+        Arc::new(SessionsSpawn),
+        Arc::new(AgentsList),
+        Arc::new(super::tool::Subagents),
+    ]
 }

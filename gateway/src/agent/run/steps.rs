@@ -43,6 +43,8 @@ pub(super) struct LoopCtx<'a> {
     pub(super) system: String,
     pub(super) tools: BTreeMap<String, Arc<dyn Tool>>,
     pub(super) is_subagent: bool,
+    /// Most model calls of this run (the agent definition's `maxSteps`, else the default).
+    pub(super) max_steps: u32,
     pub(super) cancel: CancellationToken,
 }
 
@@ -73,7 +75,7 @@ pub(super) async fn run_loop(
     }
     loop {
         // A resumed run goes on counting from the steps it made before the restart.
-        if progress.steps >= defaults.max_steps {
+        if progress.steps >= ctx.max_steps {
             return LoopEnd::StepLimit(progress.steps);
         }
         if steer && progress.steps > 0 {

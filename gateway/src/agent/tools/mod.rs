@@ -278,6 +278,7 @@ mod tests {
                 "sessions_list",
                 "sessions_send",
                 "sessions_spawn",
+                "subagents",
                 "web_fetch",
                 "write"
             ]

@@ -12,6 +12,7 @@ pub const SUBAGENT_FORBIDDEN: &[&str] = &[
     "sessions_send",
     "sessions_spawn",
     "agents_list",
+    "subagents",
 ];
 
 /// Whether `tool` is offered to a run of `agent` under `cfg`.

@@ -346,8 +346,8 @@ fn info(r: &SubagentRow) -> String {
 
 fn state(r: &SubagentRow) -> String {
     match &r.outcome {
-        Some(o) => o.clone(),
-        None => r.status.clone(),
+        Some(o) => o.to_string(),
+        None => r.status.as_str().to_string(),
     }
 }
 

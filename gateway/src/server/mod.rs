@@ -15,6 +15,7 @@ mod metrics;
 pub mod origin;
 mod routes;
 mod telegram;
+mod views;
 mod visibility;
 mod ws;
 

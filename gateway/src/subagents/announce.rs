@@ -16,7 +16,9 @@ use crate::agent::models;
 use crate::agent::provider::{complete_with_retry, ModelRequest, RetryPolicy};
 use crate::routing;
 use crate::runtime::Runtime;
-use crate::store::{AnnounceMessage, NewMessage, Role, StoreError, SubagentRow};
+use crate::store::{
+    AnnounceMessage, AnnounceState, Cleanup, NewMessage, Outcome, Role, StoreError, SubagentRow,
+};
 
 use super::render::{self, Announce};
 
@@ -166,12 +168,12 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
     let Some(row) = rt.store.subagent(run_id).await? else {
         return Ok(());
     };
-    if row.announce_state != "pending" {
+    if row.announce_state != AnnounceState::Pending {
         return Ok(());
     }
-    let outcome = row.outcome.clone().unwrap_or_else(|| "cancelled".into());
+    let outcome = row.outcome.unwrap_or(Outcome::Cancelled).as_str();
     // The announce step's answer is stored with the announce, in one transaction.
-    let (result, step_answer) = match prompt_for(&outcome, row.error.as_deref()) {
+    let (result, step_answer) = match prompt_for(outcome, row.error.as_deref()) {
         Some(prompt) => match announce_step(rt, &row, &prompt).await? {
             Step::Answered(text) => {
                 let m = NewMessage::assistant(text.clone(), vec![]);
@@ -184,20 +186,25 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
     let step_answer = step_answer.as_ref().map(|m| (row.session_id.as_str(), m));
     if result.as_deref().map(str::trim) == Some(SKIP) {
         rt.store
-            .complete_announce(run_id, None, row.cleanup == "delete", step_answer)
+            .complete_announce(run_id, None, row.cleanup == Cleanup::Delete, step_answer)
             .await?;
         rt.timers_wake.notify_one();
         tracing::info!(run_id, "announce skipped (ANNOUNCE_SKIP)");
         return Ok(());
     }
-    let rendered = render::render(&announce_of(&row, &outcome, result));
+    let rendered = render::render(&announce_of(&row, outcome, result));
     let message = AnnounceMessage {
         text: &rendered.text,
         footer: &rendered.footer,
     };
     if rt
         .store
-        .complete_announce(run_id, Some(message), row.cleanup == "delete", step_answer)
+        .complete_announce(
+            run_id,
+            Some(message),
+            row.cleanup == Cleanup::Delete,
+            step_answer,
+        )
         .await?
     {
         rt.outbox_wake.notify_one();

@@ -134,7 +134,7 @@ impl Tool for SessionsSpawn {
                     agent_id: &agent_id,
                     model: model.as_deref(),
                     thinking: a.thinking.as_deref(),
-                    cleanup: a.cleanup.as_str(),
+                    cleanup: a.cleanup,
                     // At most MAX_RUN_TIMEOUT_SECS (seven days): no cast below can wrap.
                     run_timeout_seconds: timeout_secs as i64,
                 },

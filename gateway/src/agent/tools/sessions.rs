@@ -47,7 +47,7 @@ impl Tool for SessionsList {
                     "sessionKey": s.key,
                     "sessionId": s.id,
                     "agentId": s.agent_id,
-                    "status": s.status,
+                    "status": s.status.as_str(),
                     "updatedAt": s.updated_at,
                     "channel": s.origin.as_ref().map(|o| o.channel.clone()),
                 })
@@ -90,7 +90,7 @@ impl Tool for SessionsHistory {
             .filter(|m| tools || m.role != crate::store::Role::Tool)
             .map(|m| json!({"role": m.role, "content": m.content, "at": m.created_at}))
             .collect();
-        Ok(json!({"sessionKey": key, "sessionId": session.id, "status": session.status, "messages": msgs}).to_string())
+        Ok(json!({"sessionKey": key, "sessionId": session.id, "status": session.status.as_str(), "messages": msgs}).to_string())
     }
 }
 

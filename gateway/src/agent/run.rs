@@ -5,6 +5,7 @@
 
 mod after;
 mod end;
+mod outcome;
 mod steps;
 
 use std::sync::Arc;
@@ -25,7 +26,8 @@ use crate::store::{
 };
 use after::after;
 pub use after::after_panic;
-use end::{finish, finish_with_reply, stopped_before_start, stopped_waiting};
+use end::{finish, finish_failed, finish_with_reply, stopped_before_start, stopped_waiting};
+use outcome::Failure;
 use steps::{run_loop, LoopCtx, LoopEnd};
 
 /// Run `run_id` to its end (`row`: its row, if the caller has it; else it is read), as
@@ -230,17 +232,8 @@ async fn run_started(
     let model = match model {
         Ok(m) => m,
         Err(e) => {
-            let msg = e.to_string();
-            let finished = finish(
-                rt,
-                &run,
-                RunStatus::Failed,
-                Some(msg.clone()),
-                &progress,
-                None,
-                Some(msg),
-            )
-            .await?;
+            let failure = Failure::NoModel(e.to_string());
+            let finished = finish_failed(rt, &run, &progress, None, failure).await?;
             return Ok(Some((run, finished)));
         }
     };
@@ -317,82 +310,37 @@ async fn run_started(
                 return Ok(None);
             }
             Some(_) => {
-                let mut finished = finish(
-                    rt,
-                    &run,
-                    RunStatus::Cancelled,
-                    Some("stopped".into()),
-                    &progress,
-                    Some(&model),
-                    None,
-                )
-                .await?;
+                let mut finished =
+                    finish_failed(rt, &run, &progress, Some(&model), Failure::Stopped).await?;
                 finished.waiting = stopped_waiting();
                 finished
             }
         },
-        Some(None) => {
-            let limit = run_timeout.unwrap_or_default();
-            let msg = format!(
-                "the run timed out after {}",
-                humantime::format_duration(limit)
-            );
-            finish(
-                rt,
-                &run,
-                RunStatus::Timeout,
-                Some(msg.clone()),
-                &progress,
-                Some(&model),
-                Some(format!("⚠️ {msg}")),
-            )
-            .await?
-        }
-        Some(Some(LoopEnd::Final(text))) => {
-            let deliver = (!text.trim().is_empty()).then(|| text.clone());
-            finish_with_reply(rt, &run, &session.id, &progress, &model, text, deliver).await?
-        }
-        Some(Some(LoopEnd::StepLimit(n))) => {
-            let msg = format!("stopped after {n} model calls (agents.defaults.maxSteps)");
-            finish(
-                rt,
-                &run,
-                RunStatus::Failed,
-                Some(msg.clone()),
-                &progress,
-                Some(&model),
-                Some(format!("⚠️ {msg}")),
-            )
-            .await?
-        }
-        Some(Some(LoopEnd::Provider(e))) => {
-            let msg = e.to_string();
-            finish(
-                rt,
-                &run,
-                RunStatus::Failed,
-                Some(msg.clone()),
-                &progress,
-                Some(&model),
-                Some(format!("⚠️ The model call failed: {msg}")),
-            )
-            .await?
-        }
-        Some(Some(LoopEnd::Fatal(msg))) => {
-            finish(
-                rt,
-                &run,
-                RunStatus::Failed,
-                Some(msg.clone()),
-                &progress,
-                Some(&model),
-                Some(format!("⚠️ The run failed: {msg}")),
-            )
-            .await?
-        }
-        Some(Some(LoopEnd::Store(e))) => return Err(e),
+        Some(end) => match answer_or_failure(end, run_timeout)? {
+            Ok(text) => {
+                let deliver = (!text.trim().is_empty()).then(|| text.clone());
+                finish_with_reply(rt, &run, &session.id, &progress, &model, text, deliver).await?
+            }
+            Err(failure) => finish_failed(rt, &run, &progress, Some(&model), failure).await?,
+        },
     };
     Ok(Some((run, finished)))
+}
+
+/// The loop's end (`None`: it ran out of `run_timeout`) as the run's final answer or the
+/// way it failed; a store error ends the run as an error.
+fn answer_or_failure(
+    end: Option<LoopEnd>,
+    run_timeout: Option<Duration>,
+) -> Result<Result<String, Failure>, StoreError> {
+    Ok(match end {
+        Some(LoopEnd::Final(text)) => Ok(text),
+        None => Err(Failure::TimedOut(run_timeout.unwrap_or_default())),
+        Some(LoopEnd::StepLimit(n)) => Err(Failure::StepLimit(n)),
+        Some(LoopEnd::Provider(e)) => Err(Failure::Provider(e.to_string())),
+        Some(LoopEnd::Fatal(msg)) => Err(Failure::Fatal(msg)),
+        Some(LoopEnd::Store(e)) => return Err(e),
+    })
 }
 
 async fn maybe_timeout<F: std::future::Future>(

@@ -18,8 +18,7 @@ use switchboard_channels::Origin;
 use super::models::{self, ModelError, ResolvedModel};
 use super::provider::{ChatMessage, Usage};
 use super::{prompt, transcript};
-use crate::config::{AgentEntry, Config};
-use crate::routing;
+use crate::config::{self, AgentEntry, Config};
 use crate::runtime::{ActiveRun, CancelReason, Runtime};
 use crate::store::{
     now_ms, Claim, MessageRow, RunFinished, RunRow, RunStatus, SessionRow, Started, StoreError,
@@ -94,15 +93,8 @@ impl Setup {
     /// default model).
     pub fn new(rt: &Runtime, agent_id: &str, model: Option<&str>) -> Setup {
         let cfg = rt.config();
-        let agent = routing::agent_entry(&cfg, agent_id);
-        let reference = model.map(str::to_string).or_else(|| {
-            models::default_reference(
-                &cfg,
-                agent.as_ref().and_then(|a| a.model.as_deref()),
-                &rt.env_keys,
-            )
-        });
-        let model = models::resolve(&cfg, reference.as_deref(), &rt.http, &rt.env_keys);
+        let agent = config::agent_entry(&cfg, agent_id);
+        let model = models::resolve_for(&cfg, agent.as_ref(), model, &rt.http, &rt.env_keys);
         Setup { cfg, agent, model }
     }
 
@@ -245,7 +237,7 @@ async fn run_started(
         let _ = ch.typing(o, true).await;
     }
 
-    let workspace = routing::workspace_for(&cfg, agent.as_ref(), &rt.state_dir);
+    let workspace = config::workspace_for(&cfg, agent.as_ref(), &rt.state_dir);
     let system = prompt::system_prompt(
         &rt.bootstrap.files(&workspace, is_subagent),
         agent.as_ref().and_then(|a| a.system_prompt.as_deref()),

@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 
 use crate::agent::models;
 use crate::agent::provider::{complete_with_retry, ModelRequest, RetryPolicy};
-use crate::routing;
+use crate::config;
 use crate::runtime::Runtime;
 use crate::store::{
     AnnounceMessage, AnnounceState, Cleanup, NewMessage, Outcome, Role, StoreError, SubagentRow,
@@ -272,15 +272,9 @@ async fn announce_step(
     prompt: &str,
 ) -> Result<Step, AnnounceError> {
     let cfg = rt.config();
-    let agent = routing::agent_entry(&cfg, &row.agent_id);
-    let reference = row.model.clone().or_else(|| {
-        models::default_reference(
-            &cfg,
-            agent.as_ref().and_then(|a| a.model.as_deref()),
-            &rt.env_keys,
-        )
-    });
-    let model = match models::resolve(&cfg, reference.as_deref(), &rt.http, &rt.env_keys) {
+    let agent = config::agent_entry(&cfg, &row.agent_id);
+    let explicit = row.model.as_deref();
+    let model = match models::resolve_for(&cfg, agent.as_ref(), explicit, &rt.http, &rt.env_keys) {
         Ok(m) => m,
         Err(_) => return Ok(Step::Fallback(last_reply(rt, row).await?)),
     };

@@ -10,8 +10,7 @@ use crate::agent::models;
 use crate::agent::provider::ToolSpec;
 use crate::agent::tools::{Tool, ToolContext, ToolError};
 use crate::config::limits::MAX_RUN_TIMEOUT_SECS;
-use crate::config::Config;
-use crate::routing;
+use crate::config::{self, Config};
 use crate::store::NewSubagent;
 
 use super::spawn_args;
@@ -19,7 +18,7 @@ use super::spawn_args;
 /// The agent ids `agent_id` may spawn under: its `subagents.allowAgents`, default only
 /// itself; `["*"]` means every configured agent.
 pub fn allowed_agents(cfg: &Config, agent_id: &str) -> Vec<String> {
-    let entry = routing::agent_entry(cfg, agent_id);
+    let entry = config::agent_entry(cfg, agent_id);
     let allow = entry
         .and_then(|a| a.subagents)
         .and_then(|s| s.allow_agents)
@@ -27,7 +26,7 @@ pub fn allowed_agents(cfg: &Config, agent_id: &str) -> Vec<String> {
     if allow.iter().any(|a| a == "*") {
         let mut all: Vec<String> = cfg.agents.list.iter().map(|a| a.id.clone()).collect();
         if all.is_empty() {
-            all.push(routing::default_agent_id(cfg));
+            all.push(config::default_agent_id(cfg));
         }
         return all;
     }
@@ -86,20 +85,14 @@ impl Tool for SessionsSpawn {
             .min(MAX_RUN_TIMEOUT_SECS);
 
         // Model: explicit > per-agent subagents.model > defaults.subagents.model > caller's.
-        let target = routing::agent_entry(&cfg, &agent_id);
-        let requester = routing::agent_entry(&cfg, ctx.agent_id);
+        let target = config::agent_entry(&cfg, &agent_id);
+        let requester = config::agent_entry(&cfg, ctx.agent_id);
         let fallback = target
             .as_ref()
             .and_then(|a| a.subagents.as_ref())
             .and_then(|s| s.model.clone())
             .or_else(|| cfg.agents.defaults.subagents.model.clone())
-            .or_else(|| {
-                models::default_reference(
-                    &cfg,
-                    requester.as_ref().and_then(|a| a.model.as_deref()),
-                    &ctx.rt.env_keys,
-                )
-            });
+            .or_else(|| models::reference_for(&cfg, requester.as_ref(), None, &ctx.rt.env_keys));
         let mut warning = None;
         let model = match a.model.clone() {
             Some(m) => match models::resolve(&cfg, Some(&m), &ctx.rt.http, &ctx.rt.env_keys) {
@@ -169,7 +162,7 @@ impl Tool for AgentsList {
         let agents: Vec<Value> = allowed
             .iter()
             .map(|id| {
-                let e = routing::agent_entry(&cfg, id);
+                let e = config::agent_entry(&cfg, id);
                 json!({"id": id, "name": e.as_ref().and_then(|a| a.name.clone()), "self": id == ctx.agent_id})
             })
             .collect();

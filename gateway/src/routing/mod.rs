@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use switchboard_channels::{ChatKind, InboundMessage, Origin};
 
-use crate::agent::dispatch;
+use crate::agent::{dispatch, AgentError};
 use crate::commands;
 use crate::config::{Config, DmScope};
 use crate::runtime::Runtime;
@@ -118,15 +118,23 @@ pub async fn handle_inbound(rt: &Arc<Runtime>, msg: InboundMessage) -> Handled {
         }
         return Handled::Taken;
     }
+    let submission = dispatch::Submission {
+        session_key: &key,
+        agent_id: &agent_id,
+        origin: &msg.origin,
+        sender_id: &msg.sender_id,
+        text: &msg.text,
+    };
     let submitted = match &msg.message_id {
-        Some(id) => dispatch::submit_message_once(rt, &key, &agent_id, &msg.origin, &msg.sender_id, &msg.text, id)
+        Some(id) => dispatch::submit_message_once(rt, &submission, id)
             .await
+            .map_err(AgentError::from)
             .map(|s| {
                 if s.is_none() {
                     tracing::info!(channel = %msg.origin.channel, message_id = %id, "duplicate inbound message ignored");
                 }
             }),
-        None => dispatch::submit_message(rt, &key, &agent_id, &msg.origin, &msg.sender_id, &msg.text).await.map(|_| ()),
+        None => dispatch::submit_message(rt, &submission).await.map(|_| ()),
     };
     match submitted {
         Ok(()) => Handled::Taken,

@@ -137,8 +137,14 @@ pub async fn post_message(
     };
     // Subscribe before submitting so the run's end cannot be missed.
     let mut run_ends = state.rt.run_ends.subscribe(&key);
-    let sub =
-        dispatch::submit_message(&state.rt, &key, &agent_id, &origin, "api", &body.text).await?;
+    let submission = dispatch::Submission {
+        session_key: &key,
+        agent_id: &agent_id,
+        origin: &origin,
+        sender_id: "api",
+        text: &body.text,
+    };
+    let sub = dispatch::submit_message(&state.rt, &submission).await?;
     if !body.wait {
         return Ok((
             StatusCode::ACCEPTED,

@@ -64,6 +64,12 @@ pub enum ToolError {
     Fatal(String),
 }
 
+impl From<super::AgentError> for ToolError {
+    fn from(e: super::AgentError) -> Self {
+        ToolError::Fatal(e.to_string())
+    }
+}
+
 impl From<crate::store::StoreError> for ToolError {
     fn from(e: crate::store::StoreError) -> Self {
         ToolError::Fatal(e.to_string())

@@ -135,9 +135,14 @@ impl Tool for SessionsSend {
             reply_handle: None,
         });
         let sender = format!("session:{}", ctx.session_key);
-        let sub =
-            dispatch::submit_message(ctx.rt, key, &session.agent_id, &origin, &sender, message)
-                .await?;
+        let submission = dispatch::Submission {
+            session_key: key,
+            agent_id: &session.agent_id,
+            origin: &origin,
+            sender_id: &sender,
+            text: message,
+        };
+        let sub = dispatch::submit_message(ctx.rt, &submission).await?;
         Ok(json!({"status": "accepted", "sessionKey": key, "runId": sub.run_id}).to_string())
     }
 }

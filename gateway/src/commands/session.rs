@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::agent::{dispatch, models};
-use crate::routing;
+use crate::config;
 use crate::runtime::{CancelReason, Runtime};
 use crate::store::StoreError;
 
@@ -13,7 +13,7 @@ pub async fn status(
     agent_id: &str,
 ) -> Result<String, StoreError> {
     let cfg = rt.config();
-    let agent = routing::agent_entry(&cfg, agent_id);
+    let agent = config::agent_entry(&cfg, agent_id);
     let model = models::reference_for(&cfg, agent.as_ref(), None, &rt.env_keys)
         .unwrap_or_else(|| "none configured".into());
     let lane = rt.lanes.get(dispatch::lane_for(session_key)).stats();

@@ -16,6 +16,7 @@ mod outbox;
 mod runs;
 mod sessions;
 mod starts;
+mod states;
 mod subagents;
 mod text;
 mod transcripts;

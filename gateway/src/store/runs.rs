@@ -8,52 +8,10 @@ use switchboard_channels::Origin;
 
 use super::messages::{bind_message, NewMessage};
 use super::outbox::API_CHANNEL;
-use super::subagents::Outcome;
+use super::states::Outcome;
+pub use super::states::RunStatus;
 use super::writer::{script, Args, Params, Script};
 use super::{from_json, now_ms, to_json, Result, Store, StoreError};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunStatus {
-    Queued,
-    Running,
-    Succeeded,
-    Failed,
-    Timeout,
-    Cancelled,
-    Interrupted,
-}
-
-impl RunStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Queued => "queued",
-            RunStatus::Running => "running",
-            RunStatus::Succeeded => "succeeded",
-            RunStatus::Failed => "failed",
-            RunStatus::Timeout => "timeout",
-            RunStatus::Cancelled => "cancelled",
-            RunStatus::Interrupted => "interrupted",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<RunStatus> {
-        Ok(match s {
-            "queued" => RunStatus::Queued,
-            "running" => RunStatus::Running,
-            "succeeded" => RunStatus::Succeeded,
-            "failed" => RunStatus::Failed,
-            "timeout" => RunStatus::Timeout,
-            "cancelled" => RunStatus::Cancelled,
-            "interrupted" => RunStatus::Interrupted,
-            other => return Err(StoreError::Corrupt(format!("unknown run status {other}"))),
-        })
-    }
-
-    pub fn is_terminal(self) -> bool {
-        !matches!(self, RunStatus::Queued | RunStatus::Running)
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -5,63 +5,12 @@
 use sqlx::Row;
 use switchboard_channels::Origin;
 
-use super::runs::{queued_row, NewRun, RunRow, RunStatus};
+use super::runs::{queued_row, NewRun, RunRow};
 use super::sessions::{SessionRow, SessionStatus};
-use super::text::text_enum;
+use super::states::RunStatus;
+pub use super::states::{AnnounceState, Cleanup, Outcome};
 use super::writer::{script, Args, Params, Script};
 use super::{from_json, now_ms, to_json, Result, Store};
-
-text_enum! {
-    /// How a child's run ended (`subagent_runs.outcome`), from its run's status.
-    pub enum Outcome {
-        Success = "success",
-        Error = "error",
-        Timeout = "timeout",
-        /// Stopped (`/stop`, `/subagents stop`, the API).
-        Cancelled = "cancelled",
-        /// Cut by a restart with `subagents.onRestart: "interrupt"`.
-        Interrupted = "interrupted",
-    }
-}
-
-impl Outcome {
-    /// The outcome recorded for a child whose run ended with `status`.
-    pub fn of(status: RunStatus) -> Outcome {
-        match status {
-            RunStatus::Succeeded => Outcome::Success,
-            RunStatus::Failed => Outcome::Error,
-            RunStatus::Timeout => Outcome::Timeout,
-            RunStatus::Interrupted => Outcome::Interrupted,
-            RunStatus::Cancelled | RunStatus::Queued | RunStatus::Running => Outcome::Cancelled,
-        }
-    }
-}
-
-text_enum! {
-    /// What becomes of a child session after its announce (`cleanup`).
-    pub enum Cleanup {
-        /// Archived `archiveAfterMinutes` after its run ended.
-        Keep = "keep",
-        /// Archived right after the announce.
-        Delete = "delete",
-    }
-}
-
-text_enum! {
-    /// Where a child's announce is (`announce_state`).
-    pub enum AnnounceState {
-        /// The child's run has not ended.
-        None = "none",
-        /// Its run ended: the announce is to be made (survives restarts).
-        Pending = "pending",
-        /// Posted to the requester's chat (through the outbox).
-        Queued = "queued",
-        /// The child answered `ANNOUNCE_SKIP`: nothing posted.
-        Skipped = "skipped",
-        /// Given up after repeated failures.
-        Failed = "failed",
-    }
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SubagentRow {

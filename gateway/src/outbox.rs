@@ -28,8 +28,7 @@ pub const BACKOFF: Backoff = Backoff::new(Duration::from_secs(1), MAX_BACKOFF);
 const MAX_ATTEMPTS: i64 = 25;
 /// Idle re-check interval, in case a wake-up was missed.
 const IDLE_POLL: Duration = Duration::from_secs(5);
-/// Channel id of HTTP-API callers: their replies live in the transcript; nothing to send.
-pub const API_CHANNEL: &str = "api";
+pub use crate::store::API_CHANNEL;
 
 /// Run the delivery loop until `cancel` fires, then make one last bounded pass.
 pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {

@@ -228,8 +228,8 @@ async fn sigkills_across_a_hundred_children_announce_each_once_and_fire_every_ti
     let (mut duplicates, mut retried) = (0, 0);
     for c in &children {
         let what = format!("child {} ({}), seed {seed}", c.run_id, c.task);
-        assert_eq!(c.outcome.as_deref(), Some("success"), "{what}");
-        assert_eq!(c.status, "succeeded", "{what}");
+        assert_eq!(c.outcome.map(|o| o.as_str()), Some("success"), "{what}");
+        assert_eq!(c.status.as_str(), "succeeded", "{what}");
         let outbox = store
             .outbox_state(&format!("announce:{}", c.run_id))
             .await
@@ -253,7 +253,7 @@ async fn sigkills_across_a_hundred_children_announce_each_once_and_fire_every_ti
             other => panic!("announce {other}: {what}"),
         }
         assert_eq!(c.announce_attempts, 0, "no announce failed: {what}");
-        if c.cleanup == "delete" {
+        if c.cleanup.as_str() == "delete" {
             assert!(c.archived_at.is_some(), "archive timer never fired: {what}");
         } else {
             assert_eq!(c.archived_at, None, "archived without a timer: {what}");
@@ -277,7 +277,7 @@ async fn sigkills_across_a_hundred_children_announce_each_once_and_fire_every_ti
         delivered.len(),
         children
             .iter()
-            .filter(|c| c.announce_state == "queued")
+            .filter(|c| c.announce_state.as_str() == "queued")
             .count(),
         "announces only for the registry's children"
     );

@@ -13,7 +13,7 @@ mod waiting;
 
 pub use waiting::{after_run, drop_waiting, recover};
 
-use super::run;
+use super::{run, AgentError};
 use crate::config::QueueMode;
 use crate::queue::{self, Job, Slot};
 use crate::runtime::{CancelReason, Runtime};
@@ -37,55 +37,52 @@ pub fn lane_for(session_key: &str) -> &'static str {
     }
 }
 
-/// Accept a message for `session_key`: store it (committed first), then make sure a run
-/// will take it, following `messages.queue.mode`. With a platform `message_id`, a
-/// message taken before is ignored (`Ok(None)`): dedupe and queueing commit together.
-pub async fn submit_message(
-    rt: &Arc<Runtime>,
-    session_key: &str,
-    agent_id: &str,
-    origin: &Origin,
-    sender_id: &str,
-    text: &str,
-) -> Result<Submitted> {
-    let sub = submit(rt, session_key, agent_id, origin, sender_id, text, None).await?;
-    // Without a message id there is no dedupe, so a message is always taken.
-    sub.ok_or_else(|| {
-        crate::store::StoreError::Corrupt("message without an id reported as a duplicate".into())
-    })
+/// A message submitted to a session: what was said, by whom, from which chat, and the
+/// agent that answers it.
+#[derive(Debug, Clone, Copy)]
+pub struct Submission<'a> {
+    pub session_key: &'a str,
+    pub agent_id: &'a str,
+    /// The chat it came from (its replies go there).
+    pub origin: &'a Origin,
+    pub sender_id: &'a str,
+    pub text: &'a str,
 }
 
-/// [`submit_message`] for a message with a platform id: `Ok(None)` if it was taken before.
+/// Accept a message: store it (committed first), then make sure a run will take it,
+/// following `messages.queue.mode`.
+pub async fn submit_message(
+    rt: &Arc<Runtime>,
+    s: &Submission<'_>,
+) -> std::result::Result<Submitted, AgentError> {
+    // Without a message id there is no dedupe, so a message is always taken.
+    submit(rt, s, None)
+        .await?
+        .ok_or(AgentError::DuplicateWithoutId)
+}
+
+/// [`submit_message`] for a message with a platform `message_id`: a message taken before
+/// is ignored (`Ok(None)`); dedupe and queueing commit together.
 pub async fn submit_message_once(
     rt: &Arc<Runtime>,
-    session_key: &str,
-    agent_id: &str,
-    origin: &Origin,
-    sender_id: &str,
-    text: &str,
+    s: &Submission<'_>,
     message_id: &str,
 ) -> Result<Option<Submitted>> {
-    submit(
-        rt,
+    submit(rt, s, Some(message_id)).await
+}
+
+async fn submit(
+    rt: &Arc<Runtime>,
+    s: &Submission<'_>,
+    message_id: Option<&str>,
+) -> Result<Option<Submitted>> {
+    let Submission {
         session_key,
         agent_id,
         origin,
         sender_id,
         text,
-        Some(message_id),
-    )
-    .await
-}
-
-async fn submit(
-    rt: &Arc<Runtime>,
-    session_key: &str,
-    agent_id: &str,
-    origin: &Origin,
-    sender_id: &str,
-    text: &str,
-    message_id: Option<&str>,
-) -> Result<Option<Submitted>> {
+    } = *s;
     let session = rt
         .store
         .ensure_session(session_key, agent_id, Some(origin))

@@ -2,6 +2,7 @@
 //! resolution, the system prompt, and tools.
 
 pub mod dispatch;
+mod error;
 pub mod models;
 pub mod prompt;
 pub mod provider;
@@ -9,3 +10,5 @@ pub mod run;
 pub mod tools;
 mod transcript;
 pub mod waiters;
+
+pub use error::AgentError;

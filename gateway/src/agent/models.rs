@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::config::{Config, ModelCost, ProviderApi, ProviderConfig};
+use crate::config::{AgentEntry, Config, ModelCost, ProviderApi, ProviderConfig};
 use crate::runtime::EnvKeys;
 
 use super::provider::{self, Provider};
@@ -57,6 +57,33 @@ pub fn default_reference(cfg: &Config, agent_model: Option<&str>, env: &EnvKeys)
         return Some(ANTHROPIC_DEFAULT.into());
     }
     None
+}
+
+/// The model reference a run of `agent` uses: `explicit` (a model the run names), else the
+/// agent's model, else the default.
+pub fn reference_for(
+    cfg: &Config,
+    agent: Option<&AgentEntry>,
+    explicit: Option<&str>,
+    env: &EnvKeys,
+) -> Option<String> {
+    match explicit {
+        Some(m) => Some(m.to_string()),
+        None => default_reference(cfg, agent.and_then(|a| a.model.as_deref()), env),
+    }
+}
+
+/// The model a run of `agent` calls: [`reference_for`], resolved. Every caller (a run's
+/// setup, an announce step) resolves a model this one way.
+pub fn resolve_for(
+    cfg: &Config,
+    agent: Option<&AgentEntry>,
+    explicit: Option<&str>,
+    http: &reqwest::Client,
+    env: &EnvKeys,
+) -> Result<ResolvedModel, ModelError> {
+    let reference = reference_for(cfg, agent, explicit, env);
+    resolve(cfg, reference.as_deref(), http, env)
 }
 
 /// Resolve a `provider/model` reference against the config and the environment.
@@ -170,5 +197,23 @@ mod tests {
             output: 15.0,
         });
         assert_eq!(estimate_cost(c, 1_000_000, 100_000), Some(4.5));
+    }
+
+    /// Catches: a caller picking a run's model in another order than the run itself
+    /// (the model the run names, then its agent's, then the default).
+    #[test]
+    fn a_run_s_model_is_its_own_then_its_agent_s_then_the_default() {
+        let mut cfg = Config::default();
+        cfg.agents.defaults.model = Some("p/default".into());
+        let env = EnvKeys::default();
+        let agent = AgentEntry {
+            model: Some("p/agent".into()),
+            ..AgentEntry::default()
+        };
+        let pick =
+            |agent: Option<&AgentEntry>, explicit| reference_for(&cfg, agent, explicit, &env);
+        assert_eq!(pick(Some(&agent), Some("p/run")).as_deref(), Some("p/run"));
+        assert_eq!(pick(Some(&agent), None).as_deref(), Some("p/agent"));
+        assert_eq!(pick(None, None).as_deref(), Some("p/default"));
     }
 }

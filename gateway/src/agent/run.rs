@@ -5,6 +5,7 @@
 
 mod after;
 mod end;
+mod outcome;
 mod steps;
 
 use std::sync::Arc;
@@ -17,15 +18,15 @@ use switchboard_channels::Origin;
 use super::models::{self, ModelError, ResolvedModel};
 use super::provider::{ChatMessage, Usage};
 use super::{prompt, transcript};
-use crate::config::{AgentEntry, Config};
-use crate::routing;
+use crate::config::{self, AgentEntry, Config};
 use crate::runtime::{ActiveRun, CancelReason, Runtime};
 use crate::store::{
     now_ms, Claim, MessageRow, RunFinished, RunRow, RunStatus, SessionRow, Started, StoreError,
 };
 use after::after;
 pub use after::after_panic;
-use end::{finish, finish_with_reply, stopped_before_start, stopped_waiting};
+use end::{finish, finish_failed, finish_with_reply, stopped_before_start, stopped_waiting};
+use outcome::Failure;
 use steps::{run_loop, LoopCtx, LoopEnd};
 
 /// Run `run_id` to its end (`row`: its row, if the caller has it; else it is read), as
@@ -95,7 +96,7 @@ impl Setup {
     /// default model).
     pub fn new(rt: &Runtime, agent_id: &str, model: Option<&str>) -> Setup {
         let cfg = rt.config();
-        let agent = routing::agent_entry(&cfg, agent_id);
+        let agent = config::agent_entry(&cfg, agent_id);
         let def = rt.agents(&cfg).get(agent_id).cloned();
         let reference = model.map(str::to_string).or_else(|| {
             models::default_reference(
@@ -247,17 +248,8 @@ async fn run_started(
     let model = match model {
         Ok(m) => m,
         Err(e) => {
-            let msg = e.to_string();
-            let finished = finish(
-                rt,
-                &run,
-                RunStatus::Failed,
-                Some(msg.clone()),
-                &progress,
-                None,
-                Some(msg),
-            )
-            .await?;
+            let failure = Failure::NoModel(e.to_string());
+            let finished = finish_failed(rt, &run, &progress, None, failure).await?;
             return Ok(Some((run, finished)));
         }
     };
@@ -269,7 +261,7 @@ async fn run_started(
         let _ = ch.typing(o, true).await;
     }
 
-    let workspace = routing::workspace_for(&cfg, agent.as_ref(), &rt.state_dir);
+    let workspace = config::workspace_for(&cfg, agent.as_ref(), &rt.state_dir);
     let system = prompt::system_prompt(
         &rt.bootstrap.files(&workspace, is_subagent),
         agent
@@ -348,86 +340,48 @@ async fn run_started(
                 return Ok(None);
             }
             Some(_) => {
-                let mut finished = finish(
-                    rt,
-                    &run,
-                    RunStatus::Cancelled,
-                    Some("stopped".into()),
-                    &progress,
-                    Some(&model),
-                    None,
-                )
-                .await?;
+                let mut finished =
+                    finish_failed(rt, &run, &progress, Some(&model), Failure::Stopped).await?;
                 finished.waiting = stopped_waiting();
                 finished
             }
         },
-        Some(None) => {
-            let limit = run_timeout.unwrap_or_default();
-            let msg = format!(
-                "the run timed out after {}",
-                humantime::format_duration(limit)
-            );
-            finish(
-                rt,
-                &run,
-                RunStatus::Timeout,
-                Some(msg.clone()),
-                &progress,
-                Some(&model),
-                Some(format!("⚠️ {msg}")),
-            )
-            .await?
+        Some(end) => {
+            let step_limit_agent = def
+                .as_ref()
+                .and_then(|d| d.max_steps)
+                .map(|_| run.agent_id.as_str());
+            match answer_or_failure(end, run_timeout, step_limit_agent)? {
+                Ok(text) => {
+                    let deliver = (!text.trim().is_empty()).then(|| text.clone());
+                    finish_with_reply(rt, &run, &session.id, &progress, &model, text, deliver)
+                        .await?
+                }
+                Err(failure) => finish_failed(rt, &run, &progress, Some(&model), failure).await?,
+            }
         }
-        Some(Some(LoopEnd::Final(text))) => {
-            let deliver = (!text.trim().is_empty()).then(|| text.clone());
-            finish_with_reply(rt, &run, &session.id, &progress, &model, text, deliver).await?
-        }
-        Some(Some(LoopEnd::StepLimit(n))) => {
-            let limit = match def.as_ref().and_then(|d| d.max_steps) {
-                Some(_) => format!("maxSteps of agent `{}`", run.agent_id),
-                None => "agents.defaults.maxSteps".into(),
-            };
-            let msg = format!("stopped after {n} model calls ({limit})");
-            finish(
-                rt,
-                &run,
-                RunStatus::Failed,
-                Some(msg.clone()),
-                &progress,
-                Some(&model),
-                Some(format!("⚠️ {msg}")),
-            )
-            .await?
-        }
-        Some(Some(LoopEnd::Provider(e))) => {
-            let msg = e.to_string();
-            finish(
-                rt,
-                &run,
-                RunStatus::Failed,
-                Some(msg.clone()),
-                &progress,
-                Some(&model),
-                Some(format!("⚠️ The model call failed: {msg}")),
-            )
-            .await?
-        }
-        Some(Some(LoopEnd::Fatal(msg))) => {
-            finish(
-                rt,
-                &run,
-                RunStatus::Failed,
-                Some(msg.clone()),
-                &progress,
-                Some(&model),
-                Some(format!("⚠️ The run failed: {msg}")),
-            )
-            .await?
-        }
-        Some(Some(LoopEnd::Store(e))) => return Err(e),
     };
     Ok(Some((run, finished)))
+}
+
+/// The loop's end (`None`: it ran out of `run_timeout`) as the run's final answer or the
+/// way it failed; a store error ends the run as an error.
+/// `step_limit_agent`: the agent whose own `maxSteps` bounded the run, if it had one.
+fn answer_or_failure(
+    end: Option<LoopEnd>,
+    run_timeout: Option<Duration>,
+    step_limit_agent: Option<&str>,
+) -> Result<Result<String, Failure>, StoreError> {
+    Ok(match end {
+        Some(LoopEnd::Final(text)) => Ok(text),
+        None => Err(Failure::TimedOut(run_timeout.unwrap_or_default())),
+        Some(LoopEnd::StepLimit(n)) => {
+            Err(Failure::StepLimit(n, step_limit_agent.map(str::to_string)))
+        }
+        Some(LoopEnd::Provider(e)) => Err(Failure::Provider(e.to_string())),
+        Some(LoopEnd::Fatal(msg)) => Err(Failure::Fatal(msg)),
+        Some(LoopEnd::Store(e)) => return Err(e),
+    })
 }
 
 async fn maybe_timeout<F: std::future::Future>(

@@ -100,15 +100,19 @@ pub async fn execute(
     origin: &Origin,
     cmd: Command,
 ) -> String {
-    let result = match cmd {
-        Command::Help => Ok(HELP.to_string()),
-        Command::Usage(u) => Ok(u),
-        Command::Status => session::status(rt, session_key, agent_id).await,
-        Command::New => session::new_session(rt, session_key).await,
-        Command::Stop => session::stop(rt, session_key).await,
-        Command::Subagents(sub) => subagents::execute(rt, session_key, sub).await,
-        Command::Approve(id, decision) => approve::execute(rt, origin, &id, decision).await,
-    };
+    match cmd {
+        Command::Help => HELP.to_string(),
+        Command::Usage(u) => u,
+        Command::Status => answer(session::status(rt, session_key, agent_id).await),
+        Command::New => answer(session::new_session(rt, session_key).await),
+        Command::Stop => answer(session::stop(rt, session_key).await),
+        Command::Subagents(sub) => answer(subagents::execute(rt, session_key, sub).await),
+        Command::Approve(id, decision) => answer(approve::execute(rt, origin, &id, decision).await),
+    }
+}
+
+/// A command's answer, or what went wrong.
+fn answer<E: std::fmt::Display>(result: Result<String, E>) -> String {
     result.unwrap_or_else(|e| format!("⚠️ {e}"))
 }
 

@@ -19,7 +19,7 @@ async fn ended_child(rt: &Runtime) {
         agent_id: "main",
         model: None,
         thinking: None,
-        cleanup: "keep",
+        cleanup: crate::store::Cleanup::Keep,
         run_timeout_seconds: 0,
     };
     rt.store.create_subagent(&spawn, None).await.unwrap();

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::agent::{dispatch, models};
-use crate::routing;
+use crate::config;
 use crate::runtime::{CancelReason, Runtime};
 use crate::store::StoreError;
 
@@ -13,13 +13,9 @@ pub async fn status(
     agent_id: &str,
 ) -> Result<String, StoreError> {
     let cfg = rt.config();
-    let agent = routing::agent_entry(&cfg, agent_id);
-    let model = models::default_reference(
-        &cfg,
-        agent.as_ref().and_then(|a| a.model.as_deref()),
-        &rt.env_keys,
-    )
-    .unwrap_or_else(|| "none configured".into());
+    let agent = config::agent_entry(&cfg, agent_id);
+    let model = models::reference_for(&cfg, agent.as_ref(), None, &rt.env_keys)
+        .unwrap_or_else(|| "none configured".into());
     let lane = rt.lanes.get(dispatch::lane_for(session_key)).stats();
     let waiting = rt.store.inbox_len(session_key).await?;
     let running = match rt.active_run(session_key) {

@@ -3,10 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::dispatch;
 use crate::agent::waiters::RunWait;
+use crate::agent::{dispatch, AgentError};
 use crate::runtime::Runtime;
-use crate::store::{now_ms, NewInbound, NewRun, Role, StoreError, SubagentRow};
+use crate::store::{now_ms, NewInbound, NewRun, Role, SubagentRow};
 use crate::subagents::control::{self, resolve};
 use crate::subagents::render;
 
@@ -117,7 +117,7 @@ pub async fn execute(
     rt: &Arc<Runtime>,
     session_key: &str,
     cmd: SubCommand,
-) -> Result<String, StoreError> {
+) -> Result<String, AgentError> {
     let rows = rt.store.subagents_of(session_key, 1000).await?;
     match cmd {
         SubCommand::List => Ok(list(&rows)),
@@ -203,7 +203,7 @@ pub async fn execute(
     }
 }
 
-async fn send(rt: &Arc<Runtime>, row: &SubagentRow, message: &str) -> Result<String, StoreError> {
+async fn send(rt: &Arc<Runtime>, row: &SubagentRow, message: &str) -> Result<String, AgentError> {
     if row.archived_at.is_some() {
         return Ok(format!(
             "Sub-agent {} is archived; its session no longer takes messages.",
@@ -246,9 +246,7 @@ async fn send(rt: &Arc<Runtime>, row: &SubagentRow, message: &str) -> Result<Str
         message_id: None,
     };
     let Some((inbox_id, queued)) = rt.store.accept_message(&inbound, run.as_ref()).await? else {
-        return Err(StoreError::Corrupt(
-            "a message without an id was reported as a duplicate".into(),
-        ));
+        return Err(AgentError::DuplicateWithoutId);
     };
     if let Some(queued) = queued {
         dispatch::schedule_row(rt, queued);
@@ -346,8 +344,8 @@ fn info(r: &SubagentRow) -> String {
 
 fn state(r: &SubagentRow) -> String {
     match &r.outcome {
-        Some(o) => o.clone(),
-        None => r.status.clone(),
+        Some(o) => o.to_string(),
+        None => r.status.as_str().to_string(),
     }
 }
 

@@ -7,6 +7,7 @@
 //! [`spawn_watcher`] re-reads the file on change and sends what [`plan_reload`] says
 //! applies live.
 
+mod agents;
 mod channels;
 pub mod duration;
 pub mod edit;
@@ -25,6 +26,7 @@ mod tools;
 mod validate;
 mod watch;
 
+pub use agents::{agent_entry, default_agent_id, workspace_for, DEFAULT_AGENT};
 pub use channels::{
     AccessRules, DiscordConfig, DiscordGuildConfig, DmAccess, DmPolicy, GroupConfig, GroupPolicy,
     GroupRule, TelegramConfig, TelegramMode, ANY_GROUP,

@@ -4,42 +4,16 @@
 pub mod access;
 pub mod press;
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use switchboard_channels::{ChatKind, InboundMessage, Origin};
 
-use crate::agent::dispatch;
+use crate::agent::{dispatch, AgentError};
 use crate::commands;
-use crate::config::{AgentEntry, Config, DmScope};
+use crate::config::{Config, DmScope};
 use crate::runtime::Runtime;
 
-/// Agent id used when the config lists no agents.
-pub const DEFAULT_AGENT: &str = "main";
-
-/// The agent that takes messages by default: the one marked `default`, else the first
-/// listed, else `main`.
-pub fn default_agent_id(cfg: &Config) -> String {
-    cfg.agents
-        .list
-        .iter()
-        .find(|a| a.default)
-        .or(cfg.agents.list.first())
-        .map(|a| a.id.clone())
-        .unwrap_or_else(|| DEFAULT_AGENT.to_string())
-}
-
-pub fn agent_entry(cfg: &Config, id: &str) -> Option<AgentEntry> {
-    cfg.agents.list.iter().find(|a| a.id == id).cloned()
-}
-
-/// The workspace folder of an agent: its own, else the default, else `<state>/workspace`.
-pub fn workspace_for(cfg: &Config, agent: Option<&AgentEntry>, state_dir: &Path) -> PathBuf {
-    agent
-        .and_then(|a| a.workspace.clone())
-        .or_else(|| cfg.agents.defaults.workspace.clone())
-        .unwrap_or_else(|| state_dir.join("workspace"))
-}
+pub use crate::config::{agent_entry, default_agent_id, workspace_for, DEFAULT_AGENT};
 
 /// Session key of a chat (README: Decisions, on queue modes; Security, on sessions): a
 /// group's key names its chat (and thread); a direct message's key follows
@@ -145,15 +119,23 @@ pub async fn handle_inbound(rt: &Arc<Runtime>, msg: InboundMessage) -> Handled {
         }
         return Handled::Taken;
     }
+    let submission = dispatch::Submission {
+        session_key: &key,
+        agent_id: &agent_id,
+        origin: &msg.origin,
+        sender_id: &msg.sender_id,
+        text: &msg.text,
+    };
     let submitted = match &msg.message_id {
-        Some(id) => dispatch::submit_message_once(rt, &key, &agent_id, &msg.origin, &msg.sender_id, &msg.text, id)
+        Some(id) => dispatch::submit_message_once(rt, &submission, id)
             .await
+            .map_err(AgentError::from)
             .map(|s| {
                 if s.is_none() {
                     tracing::info!(channel = %msg.origin.channel, message_id = %id, "duplicate inbound message ignored");
                 }
             }),
-        None => dispatch::submit_message(rt, &key, &agent_id, &msg.origin, &msg.sender_id, &msg.text).await.map(|_| ()),
+        None => dispatch::submit_message(rt, &submission).await.map(|_| ()),
     };
     match submitted {
         Ok(()) => Handled::Taken,

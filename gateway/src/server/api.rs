@@ -15,6 +15,7 @@ use switchboard_channels::{ChatKind, Origin};
 use super::error::ApiError;
 use super::layers::MAX_WAIT;
 use super::message_body;
+use super::views::SubagentView;
 use super::AppState;
 use crate::agent::dispatch;
 use crate::agent::waiters::RunWait;
@@ -50,7 +51,7 @@ pub async fn list_sessions(
                 "sessionKey": s.key,
                 "sessionId": s.id,
                 "agentId": s.agent_id,
-                "status": s.status,
+                "status": s.status.as_str(),
                 "origin": s.origin,
                 "createdAt": s.created_at,
                 "updatedAt": s.updated_at,
@@ -136,8 +137,14 @@ pub async fn post_message(
     };
     // Subscribe before submitting so the run's end cannot be missed.
     let mut run_ends = state.rt.run_ends.subscribe(&key);
-    let sub =
-        dispatch::submit_message(&state.rt, &key, &agent_id, &origin, "api", &body.text).await?;
+    let submission = dispatch::Submission {
+        session_key: &key,
+        agent_id: &agent_id,
+        origin: &origin,
+        sender_id: "api",
+        text: &body.text,
+    };
+    let sub = dispatch::submit_message(&state.rt, &submission).await?;
     if !body.wait {
         return Ok((
             StatusCode::ACCEPTED,
@@ -217,6 +224,7 @@ pub async fn list_subagents(
         Some(r) => state.rt.store.subagents_of(&r, limit).await?,
         None => state.rt.store.all_subagents(limit).await?,
     };
+    let rows: Vec<SubagentView> = rows.into_iter().map(SubagentView::from).collect();
     Ok(Json(json!({ "subagents": rows })))
 }
 
@@ -230,7 +238,9 @@ pub async fn get_subagent(
         .subagent(&id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no sub-agent run `{id}`")))?;
-    Ok(Json(serde_json::to_value(row).unwrap_or_default()))
+    Ok(Json(
+        serde_json::to_value(SubagentView::from(row)).unwrap_or_default(),
+    ))
 }
 
 pub async fn stop_subagent(

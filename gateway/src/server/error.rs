@@ -35,6 +35,18 @@ impl IntoResponse for ApiError {
     }
 }
 
+impl From<crate::agent::AgentError> for ApiError {
+    fn from(e: crate::agent::AgentError) -> Self {
+        match e {
+            crate::agent::AgentError::Store(e) => e.into(),
+            other => {
+                tracing::error!(error = %other, "agent error in API");
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
+            }
+        }
+    }
+}
+
 impl From<crate::store::StoreError> for ApiError {
     fn from(e: crate::store::StoreError) -> Self {
         tracing::error!(error = %e, "store error in API");

@@ -16,6 +16,7 @@ pub mod origin;
 mod routes;
 mod status;
 mod telegram;
+mod views;
 mod visibility;
 mod ws;
 

@@ -6,7 +6,8 @@
 use sqlx::Row;
 
 use super::messages::{bind_message, NewMessage};
-use super::writer::{script, Args, Script};
+use super::subagents::AnnounceState;
+use super::writer::{script, Args, Params, Script};
 use super::{now_ms, Result, Store};
 
 /// Finishing an announce. Only a `pending` announce moves (the UPDATE's row says it did):
@@ -48,6 +49,105 @@ static ANNOUNCE_PROMPT: Script = script!(
      UPDATE subagent_runs SET announce_prompt_at = ? WHERE run_id = ? AND announce_prompt_at IS NULL;"
 );
 
+/// The parameters of [`COMPLETE_ANNOUNCE`].
+pub(super) struct CompleteAnnounce<'a> {
+    pub(super) run_id: &'a str,
+    /// `None`: a skipped announce.
+    pub(super) message: Option<AnnounceMessage<'a>>,
+    pub(super) archive_now: bool,
+    /// The child's answer to the announce prompt and its session.
+    pub(super) step_answer: Option<(&'a str, &'a NewMessage)>,
+    /// The announce as the requester agent reads it (fan-in), if it is recorded.
+    pub(super) fan_in: Option<&'a str>,
+    pub(super) now: i64,
+}
+
+impl Params for CompleteAnnounce<'_> {
+    fn script(&self) -> &'static Script {
+        &COMPLETE_ANNOUNCE
+    }
+
+    fn args(&self) -> Result<Args> {
+        let CompleteAnnounce {
+            run_id,
+            message,
+            archive_now,
+            fan_in,
+            now,
+            ..
+        } = *self;
+        let (session_id, m) = self.step_answer.unzip();
+        let state = if message.is_some() {
+            AnnounceState::Queued
+        } else {
+            AnnounceState::Skipped
+        };
+        // the requester's transcript
+        let args = Args::default()
+            .bind(fan_in)
+            .bind(now)
+            .bind(fan_in.is_some())
+            .bind(run_id);
+        // the step's answer
+        Ok(bind_message(args.bind(session_id), m)?
+            .bind(now)
+            .bind(m.is_some())
+            .bind(run_id)
+            // the registry
+            .bind(state.as_str())
+            .bind(archive_now)
+            .bind(now)
+            .bind(run_id)
+            // the announce message
+            .bind(format!("announce:{run_id}"))
+            .bind(message.map(|m| m.text))
+            .bind(message.map(|m| m.footer))
+            .bind(now)
+            .bind(now)
+            .bind(run_id)
+            .bind(message.is_some())
+            // the archive timer
+            .bind(now)
+            .bind(run_id)
+            .bind(archive_now)
+            .bind(state.as_str())
+            .bind(now))
+    }
+}
+
+/// The parameters of [`ANNOUNCE_PROMPT`].
+pub(super) struct AskForAnnounce<'a> {
+    pub(super) run_id: &'a str,
+    pub(super) session_id: &'a str,
+    /// The prompt.
+    pub(super) text: &'a str,
+    pub(super) now: i64,
+}
+
+impl Params for AskForAnnounce<'_> {
+    fn script(&self) -> &'static Script {
+        &ANNOUNCE_PROMPT
+    }
+
+    fn args(&self) -> Result<Args> {
+        let AskForAnnounce {
+            run_id,
+            session_id,
+            text,
+            now,
+        } = *self;
+        Ok(Args::default()
+            // the prompt
+            .bind(session_id)
+            .bind(text)
+            .bind(now)
+            .bind(run_id)
+            // the registry
+            .bind(now)
+            .bind(run_id))
+    }
+}
+
 /// The announce message for the requester's chat: its text and its footer (the `Stats:`
 /// line), which the outbox keeps apart so every adapter sends it whole and last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,15 +160,13 @@ impl Store {
     /// Store the announce prompt `text` in the child's transcript (session `session_id`),
     /// unless it was stored for this announce before.
     pub async fn ask_for_announce(&self, run_id: &str, session_id: &str, text: &str) -> Result<()> {
-        let now = now_ms();
-        let args = Args::default()
-            .bind(session_id)
-            .bind(text)
-            .bind(now)
-            .bind(run_id)
-            .bind(now)
-            .bind(run_id);
-        self.conns.write(&ANNOUNCE_PROMPT, args).await?;
+        let ask = AskForAnnounce {
+            run_id,
+            session_id,
+            text,
+            now: now_ms(),
+        };
+        self.conns.write(&ask).await?;
         Ok(())
     }
 
@@ -105,44 +203,15 @@ impl Store {
         step_answer: Option<(&str, &NewMessage)>,
         fan_in: Option<&str>,
     ) -> Result<bool> {
-        let now = now_ms();
-        let (session_id, m) = step_answer.unzip();
-        let state = if message.is_some() {
-            "queued"
-        } else {
-            "skipped"
+        let complete = CompleteAnnounce {
+            run_id,
+            message,
+            archive_now,
+            step_answer,
+            fan_in,
+            now: now_ms(),
         };
-        // the requester's transcript
-        let args = Args::default()
-            .bind(fan_in)
-            .bind(now)
-            .bind(fan_in.is_some())
-            .bind(run_id);
-        // the step's answer
-        let args = bind_message(args.bind(session_id), m)?
-            .bind(now)
-            .bind(m.is_some())
-            .bind(run_id)
-            // the registry
-            .bind(state)
-            .bind(archive_now)
-            .bind(now)
-            .bind(run_id)
-            // the announce message
-            .bind(format!("announce:{run_id}"))
-            .bind(message.map(|m| m.text))
-            .bind(message.map(|m| m.footer))
-            .bind(now)
-            .bind(now)
-            .bind(run_id)
-            .bind(message.is_some())
-            // the archive timer
-            .bind(now)
-            .bind(run_id)
-            .bind(archive_now)
-            .bind(state)
-            .bind(now);
-        let rows = self.conns.write(&COMPLETE_ANNOUNCE, args).await?;
+        let rows = self.conns.write(&complete).await?;
         Ok(!rows.is_empty())
     }
 

@@ -23,7 +23,7 @@ use sqlx::ConnectOptions;
 use tokio::sync::{Mutex, MutexGuard};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::writer::{Args, Script, Writer};
+use super::writer::{Params, Writer};
 use super::Result;
 
 /// Reader connections. Readers never block each other or the writer in WAL mode.
@@ -107,12 +107,10 @@ impl Conns {
         self.writer.lock().await
     }
 
-    /// Run `script` through the group-commit writer (see `writer`).
-    pub(super) async fn write(
-        &self,
-        script: &'static Script,
-        args: Args,
-    ) -> Result<Vec<SqliteRow>> {
+    /// Run a script with its parameters through the group-commit writer (see `writer`).
+    pub(super) async fn write(&self, params: &impl Params) -> Result<Vec<SqliteRow>> {
+        let (script, args) = (params.script(), params.args()?);
+        debug_assert_eq!(args.len(), script.placeholders, "{}", script.body);
         self.batches.write(script, args).await
     }
 

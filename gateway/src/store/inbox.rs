@@ -7,8 +7,8 @@ use switchboard_channels::Origin;
 use sqlx::sqlite::SqliteRow;
 
 use super::runs::{queued_row, NewRun, RunRow, RunStatus};
-use super::starts::{start_args, start_sql, StartRun, Started};
-use super::writer::{script, Args, Script};
+use super::starts::{start_sql, StartRun, Started};
+use super::writer::{script, Args, Params, Script};
 use super::{from_json, now_ms, to_json, Result, Store};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -211,42 +211,82 @@ pub struct NewInbound<'a> {
     pub message_id: Option<&'a str>,
 }
 
-/// The binds of `accept_sql!`.
-fn accept_args(m: &NewInbound<'_>, run: Option<&NewRun<'_>>, now: i64) -> Result<Args> {
-    Ok(Args::default()
-        // inbound_seen
-        .bind(m.origin.channel.as_str())
-        .bind(m.message_id)
-        .bind(now)
-        .bind(m.message_id)
-        // inbox
-        .bind(m.session_key)
-        .bind(to_json(m.origin)?)
-        .bind(m.origin.channel.as_str())
-        .bind(m.origin.chat_id.as_str())
-        .bind(m.origin.thread_id.as_deref())
-        .bind(m.sender_id)
-        .bind(m.text)
-        .bind(now)
-        .bind(m.message_id)
-        // runs
-        .bind(run.map(|r| r.id))
-        .bind(run.map(|r| r.session_key))
-        .bind(run.map(|r| r.session_id))
-        .bind(run.map(|r| r.agent_id))
-        .bind(run.map(|r| r.lane))
-        .bind(run.map(|r| if r.claim_all { "all" } else { "one" }))
-        .bind(run.and_then(|r| r.origin).map(to_json).transpose()?)
-        .bind(run.and_then(|r| r.origin).map(|o| o.channel.as_str()))
-        .bind(run.and_then(|r| r.origin).map(|o| o.chat_id.as_str()))
-        .bind(
-            run.and_then(|r| r.origin)
-                .and_then(|o| o.thread_id.as_deref()),
-        )
-        .bind(run.and_then(|r| r.model))
-        .bind(run.and_then(|r| r.timeout_ms))
-        .bind(now)
-        .bind(run.is_some()))
+/// Accepting a message (and maybe its run): the parameters of `accept_sql!` ([`ACCEPT`],
+/// and the first half of [`ACCEPT_START`]).
+pub(super) struct Accept<'a> {
+    pub(super) message: &'a NewInbound<'a>,
+    /// The queued run that takes it, if one is needed.
+    pub(super) run: Option<&'a NewRun<'a>>,
+    pub(super) now: i64,
+}
+
+impl Params for Accept<'_> {
+    fn script(&self) -> &'static Script {
+        &ACCEPT
+    }
+
+    fn args(&self) -> Result<Args> {
+        self.bind(Args::default())
+    }
+}
+
+impl Accept<'_> {
+    /// The binds of `accept_sql!`, after `args`.
+    fn bind(&self, args: Args) -> Result<Args> {
+        let Accept {
+            message: m,
+            run,
+            now,
+        } = *self;
+        let run_origin = run.and_then(|r| r.origin);
+        Ok(args
+            // inbound_seen
+            .bind(m.origin.channel.as_str())
+            .bind(m.message_id)
+            .bind(now)
+            .bind(m.message_id)
+            // inbox
+            .bind(m.session_key)
+            .bind(to_json(m.origin)?)
+            .bind(m.origin.channel.as_str())
+            .bind(m.origin.chat_id.as_str())
+            .bind(m.origin.thread_id.as_deref())
+            .bind(m.sender_id)
+            .bind(m.text)
+            .bind(now)
+            .bind(m.message_id)
+            // runs
+            .bind(run.map(|r| r.id))
+            .bind(run.map(|r| r.session_key))
+            .bind(run.map(|r| r.session_id))
+            .bind(run.map(|r| r.agent_id))
+            .bind(run.map(|r| r.lane))
+            .bind(run.map(|r| if r.claim_all { "all" } else { "one" }))
+            .bind(run_origin.map(to_json).transpose()?)
+            .bind(run_origin.map(|o| o.channel.as_str()))
+            .bind(run_origin.map(|o| o.chat_id.as_str()))
+            .bind(run_origin.and_then(|o| o.thread_id.as_deref()))
+            .bind(run.and_then(|r| r.model))
+            .bind(run.and_then(|r| r.timeout_ms))
+            .bind(now)
+            .bind(run.is_some()))
+    }
+}
+
+/// The parameters of [`ACCEPT_START`]: the accept's, then the start's.
+pub(super) struct AcceptStart<'a> {
+    pub(super) accept: Accept<'a>,
+    pub(super) start: &'a StartRun<'a>,
+}
+
+impl Params for AcceptStart<'_> {
+    fn script(&self) -> &'static Script {
+        &ACCEPT_START
+    }
+
+    fn args(&self) -> Result<Args> {
+        Ok(self.start.bind(self.accept.bind(Args::default())?))
+    }
 }
 
 /// The inbox id a script's `accept_sql!` returned, if it stored the message.
@@ -271,10 +311,12 @@ impl Store {
         m: &NewInbound<'_>,
         run: Option<&NewRun<'_>>,
     ) -> Result<Option<(i64, Option<RunRow>)>> {
-        let rows = self
-            .conns
-            .write(&ACCEPT, accept_args(m, run, now_ms())?)
-            .await?;
+        let accept = Accept {
+            message: m,
+            run,
+            now: now_ms(),
+        };
+        let rows = self.conns.write(&accept).await?;
         Ok(accepted_id(&rows)?.map(|id| (id, run.map(queued_row))))
     }
 
@@ -303,9 +345,20 @@ impl Store {
             model,
             claim: Some(claim),
             cached: self.transcripts.get(run.session_id),
+            now,
         };
-        let args = start_args(accept_args(m, Some(run), now)?, &start, now);
-        let rows = self.conns.write(&ACCEPT_START, args).await?;
+        let accept = Accept {
+            message: m,
+            run: Some(run),
+            now,
+        };
+        let rows = self
+            .conns
+            .write(&AcceptStart {
+                accept,
+                start: &start,
+            })
+            .await?;
         let (Some(id), Some(started)) = (accepted_id(&rows)?, self.started(&start, &rows)?) else {
             return Ok(None);
         };

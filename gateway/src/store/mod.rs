@@ -17,7 +17,9 @@ mod outbox;
 mod runs;
 mod sessions;
 mod starts;
+mod states;
 mod subagents;
+mod text;
 mod transcripts;
 mod writer;
 
@@ -35,11 +37,11 @@ pub use channels::{Pairing, PairingRow};
 pub use inbox::{Claim, InboxItem, NewInbound, WaitingSession};
 pub use ledger::PoisonedUpdate;
 pub use messages::{MessageRow, NewMessage, Role, ToolCallRecord};
-pub use outbox::OutboxRow;
+pub use outbox::{OutboxRow, API_CHANNEL};
 pub use runs::{NewRun, RunEnd, RunFinished, RunRow, RunStatus};
-pub use sessions::SessionRow;
+pub use sessions::{SessionRow, SessionStatus};
 pub use starts::Started;
-pub use subagents::{NewSubagent, SubagentRow};
+pub use subagents::{AnnounceState, Cleanup, NewSubagent, Outcome, SubagentRow, INTERNAL_CHANNEL};
 
 /// Embedded migrations, applied at start.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");

@@ -8,6 +8,10 @@ use switchboard_channels::{Action, Origin};
 
 use super::{from_json, now_ms, to_json, Result, Store};
 
+/// Channel id of HTTP-API callers: their replies live in the transcript, so a run's end
+/// never queues one here (nothing to send).
+pub const API_CHANNEL: &str = "api";
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutboxRow {
     pub id: i64,

@@ -7,51 +7,11 @@ use sqlx::Row;
 use switchboard_channels::Origin;
 
 use super::messages::{bind_message, NewMessage};
-use super::writer::{script, Args, Script};
+use super::outbox::API_CHANNEL;
+use super::states::Outcome;
+pub use super::states::RunStatus;
+use super::writer::{script, Args, Params, Script};
 use super::{from_json, now_ms, to_json, Result, Store, StoreError};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunStatus {
-    Queued,
-    Running,
-    Succeeded,
-    Failed,
-    Timeout,
-    Cancelled,
-    Interrupted,
-}
-
-impl RunStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Queued => "queued",
-            RunStatus::Running => "running",
-            RunStatus::Succeeded => "succeeded",
-            RunStatus::Failed => "failed",
-            RunStatus::Timeout => "timeout",
-            RunStatus::Cancelled => "cancelled",
-            RunStatus::Interrupted => "interrupted",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<RunStatus> {
-        Ok(match s {
-            "queued" => RunStatus::Queued,
-            "running" => RunStatus::Running,
-            "succeeded" => RunStatus::Succeeded,
-            "failed" => RunStatus::Failed,
-            "timeout" => RunStatus::Timeout,
-            "cancelled" => RunStatus::Cancelled,
-            "interrupted" => RunStatus::Interrupted,
-            other => return Err(StoreError::Corrupt(format!("unknown run status {other}"))),
-        })
-    }
-
-    pub fn is_terminal(self) -> bool {
-        !matches!(self, RunStatus::Queued | RunStatus::Running)
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -265,6 +225,62 @@ static FINISH: Script = script!(
          ON CONFLICT(kind, target) DO UPDATE SET due_at = excluded.due_at;"
 );
 
+/// The parameters of [`FINISH`].
+pub(super) struct Finish<'a> {
+    pub(super) id: &'a str,
+    pub(super) end: &'a RunEnd,
+    /// The run's final answer and the session it goes to.
+    pub(super) last: Option<(&'a str, &'a NewMessage)>,
+    pub(super) now: i64,
+}
+
+impl Params for Finish<'_> {
+    fn script(&self) -> &'static Script {
+        &FINISH
+    }
+
+    fn args(&self) -> Result<Args> {
+        let Finish { id, end, now, .. } = *self;
+        let (last_session, last) = self.last.unzip();
+        // the last message
+        Ok(
+            bind_message(Args::default().bind(last_session).bind(id), last)?
+                .bind(now)
+                .bind(last.is_some())
+                .bind(id)
+                // the waiting messages
+                .bind(end.drop_inbox)
+                .bind(id)
+                // the run
+                .bind(end.status.as_str())
+                .bind(end.error.as_deref())
+                .bind(end.model.as_deref())
+                .bind(end.steps)
+                .bind(end.input_tokens)
+                .bind(end.output_tokens)
+                .bind(end.cost_usd)
+                .bind(end.reply.as_deref())
+                .bind(now)
+                .bind(id)
+                // the reply's delivery
+                .bind(format!("run:{id}:reply"))
+                .bind(end.deliver.as_deref())
+                .bind(now)
+                .bind(now)
+                .bind(id)
+                .bind(end.deliver.is_some())
+                .bind(API_CHANNEL)
+                // the sub-agent registry and its archive timer
+                .bind(Outcome::of(end.status).as_str())
+                .bind(end.error.as_deref())
+                .bind(now)
+                .bind(end.archive_after_ms.map(|ms| now + ms))
+                .bind(id)
+                .bind(id),
+        )
+    }
+}
+
 impl Store {
     /// Insert a queued run; returns its row (`created_at` read from the clock again).
     pub async fn create_run(&self, run: &NewRun<'_>) -> Result<RunRow> {
@@ -315,43 +331,15 @@ impl Store {
         end: &RunEnd,
         last: Option<(&str, &NewMessage)>,
     ) -> Result<RunFinished> {
-        let now = now_ms();
-        let (last_session, last) = last.unzip();
-        // the last message
-        let args = bind_message(Args::default().bind(last_session).bind(id), last)?
-            .bind(now)
-            .bind(last.is_some())
-            .bind(id)
-            // the waiting messages
-            .bind(end.drop_inbox)
-            .bind(id)
-            // the run
-            .bind(end.status.as_str())
-            .bind(end.error.as_deref())
-            .bind(end.model.as_deref())
-            .bind(end.steps)
-            .bind(end.input_tokens)
-            .bind(end.output_tokens)
-            .bind(end.cost_usd)
-            .bind(end.reply.as_deref())
-            .bind(now)
-            .bind(id)
-            // the reply's delivery
-            .bind(format!("run:{id}:reply"))
-            .bind(end.deliver.as_deref())
-            .bind(now)
-            .bind(now)
-            .bind(id)
-            .bind(end.deliver.is_some())
-            .bind(crate::outbox::API_CHANNEL)
-            // the sub-agent registry and its archive timer
-            .bind(super::subagents::outcome_of(end.status))
-            .bind(end.error.as_deref())
-            .bind(now)
-            .bind(end.archive_after_ms.map(|ms| now + ms))
-            .bind(id)
-            .bind(id);
-        let rows = self.conns.write(&FINISH, args).await?;
+        let rows = self
+            .conns
+            .write(&Finish {
+                id,
+                end,
+                last,
+                now: now_ms(),
+            })
+            .await?;
         let mut finished = None;
         let mut announce = false;
         for r in &rows {

@@ -8,8 +8,17 @@ use sqlx::Row;
 use switchboard_channels::Origin;
 use uuid::Uuid;
 
-use super::writer::{script, Args, Script};
+use super::text::text_enum;
+use super::writer::{script, Args, Params, Script};
 use super::{from_json, now_ms, to_json, Result, Store, StoreError};
+
+text_enum! {
+    /// A session row's state: one `active` row per key; `/new` and archiving retire it.
+    pub enum SessionStatus {
+        Active = "active",
+        Archived = "archived",
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRow {
@@ -17,7 +26,7 @@ pub struct SessionRow {
     pub key: String,
     pub agent_id: String,
     pub origin: Option<Origin>,
-    pub status: String,
+    pub status: SessionStatus,
     pub created_at: i64,
     pub updated_at: i64,
     pub archived_at: Option<i64>,
@@ -30,7 +39,7 @@ fn row_to_session(r: &sqlx::sqlite::SqliteRow) -> Result<SessionRow> {
         key: r.try_get("key")?,
         agent_id: r.try_get("agent_id")?,
         origin: origin.as_deref().map(from_json).transpose()?,
-        status: r.try_get("status")?,
+        status: SessionStatus::parse(r.try_get("status")?)?,
         created_at: r.try_get("created_at")?,
         updated_at: r.try_get("updated_at")?,
         archived_at: r.try_get("archived_at")?,
@@ -47,6 +56,51 @@ static ENSURE: Script = script!(
          WHERE changes() = 0 AND key = ? AND status = 'active' AND ? AND origin IS NOT ?;
      SELECT 'session' AS part, * FROM sessions WHERE key = ? AND status = 'active';"
 );
+
+/// The parameters of [`ENSURE`].
+pub(super) struct Ensure<'a> {
+    /// The id of the session, if it is created.
+    pub(super) id: &'a str,
+    pub(super) key: &'a str,
+    pub(super) agent_id: &'a str,
+    /// Its last-known origin, if the caller has one.
+    pub(super) origin: Option<&'a Origin>,
+    pub(super) now: i64,
+}
+
+impl Params for Ensure<'_> {
+    fn script(&self) -> &'static Script {
+        &ENSURE
+    }
+
+    fn args(&self) -> Result<Args> {
+        let Ensure {
+            id,
+            key,
+            agent_id,
+            origin,
+            now,
+        } = *self;
+        let origin_json = origin.map(to_json).transpose()?;
+        Ok(Args::default()
+            // INSERT
+            .bind(id)
+            .bind(key)
+            .bind(agent_id)
+            .bind(origin_json.clone())
+            .bind(now)
+            .bind(now)
+            .bind(key)
+            // UPDATE
+            .bind(origin_json.clone())
+            .bind(now)
+            .bind(key)
+            .bind(origin.is_some())
+            .bind(origin_json)
+            // SELECT
+            .bind(key))
+    }
+}
 
 impl Store {
     /// The active session for `key`, created if there is none. `origin`, when given and
@@ -68,27 +122,15 @@ impl Store {
                 return Ok(hit);
             }
         }
-        let now = now_ms();
-        let origin_json = origin.map(to_json).transpose()?;
-        let args = Args::default()
-            // INSERT
-            .bind(Uuid::new_v4().to_string())
-            .bind(key)
-            .bind(agent_id)
-            .bind(origin_json.clone())
-            .bind(now)
-            .bind(now)
-            .bind(key)
-            // UPDATE
-            .bind(origin_json.clone())
-            .bind(now)
-            .bind(key)
-            .bind(origin.is_some())
-            .bind(origin_json)
-            // SELECT
-            .bind(key);
+        let ensure = Ensure {
+            id: &Uuid::new_v4().to_string(),
+            key,
+            agent_id,
+            origin,
+            now: now_ms(),
+        };
         let forgotten = self.sessions.forgotten();
-        let rows = self.conns.write(&ENSURE, args).await?;
+        let rows = self.conns.write(&ensure).await?;
         let row = rows
             .first()
             .map(row_to_session)
@@ -251,7 +293,7 @@ mod tests {
             key: key.into(),
             agent_id: "main".into(),
             origin: None,
-            status: "active".into(),
+            status: SessionStatus::Active,
             created_at: 0,
             updated_at: 0,
             archived_at: None,

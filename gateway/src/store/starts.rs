@@ -9,7 +9,7 @@ use sqlx::Row;
 
 use super::inbox::{row_to_claimed, Claim, InboxItem};
 use super::messages::{row_to_message, MessageRow};
-use super::writer::{script, Args, Script};
+use super::writer::{script, Args, Params, Script};
 use super::{now_ms, Result, Store};
 
 /// What starting a run found: the messages it claimed (oldest first), the session's
@@ -49,7 +49,8 @@ pub(super) use start_sql;
 
 static START: Script = script!(start_sql!());
 
-/// A run's start, as `start_sql!` takes it.
+/// A run's start: the parameters of `start_sql!` ([`START`], and the second half of the
+/// accept-and-start script).
 pub(super) struct StartRun<'a> {
     pub(super) id: &'a str,
     pub(super) session_key: &'a str,
@@ -58,40 +59,54 @@ pub(super) struct StartRun<'a> {
     pub(super) claim: Option<Claim>,
     /// The session's transcript as cached: the start reads the messages after it.
     pub(super) cached: Arc<Vec<MessageRow>>,
+    pub(super) now: i64,
 }
 
-/// The binds of `start_sql!` for `run`, after `args`.
-pub(super) fn start_args(args: Args, run: &StartRun<'_>, now: i64) -> Args {
-    let StartRun {
-        id,
-        session_key,
-        session_id,
-        model,
-        claim,
-        ..
-    } = *run;
-    let limit: i64 = match claim {
-        Some(Claim::All) => -1,
-        Some(Claim::Oldest) => 1,
-        None => 0,
-    };
-    args
-        // UPDATE
-        .bind(now)
-        .bind(session_id)
-        .bind(model)
-        .bind(id)
-        // INSERT … SELECT (the claim)
-        .bind(session_id)
-        .bind(id)
-        .bind(now)
-        .bind(session_key)
-        .bind(id)
-        .bind(limit)
-        // SELECT (the transcript past the cached part)
-        .bind(session_id)
-        .bind(run.cached.last().map_or(0, |m| m.seq))
-        .bind(id)
+impl Params for StartRun<'_> {
+    fn script(&self) -> &'static Script {
+        &START
+    }
+
+    fn args(&self) -> Result<Args> {
+        Ok(self.bind(Args::default()))
+    }
+}
+
+impl StartRun<'_> {
+    /// The binds of `start_sql!`, after `args`.
+    pub(super) fn bind(&self, args: Args) -> Args {
+        let StartRun {
+            id,
+            session_key,
+            session_id,
+            model,
+            claim,
+            now,
+            ..
+        } = *self;
+        let limit: i64 = match claim {
+            Some(Claim::All) => -1,
+            Some(Claim::Oldest) => 1,
+            None => 0,
+        };
+        args
+            // UPDATE
+            .bind(now)
+            .bind(session_id)
+            .bind(model)
+            .bind(id)
+            // INSERT … SELECT (the claim)
+            .bind(session_id)
+            .bind(id)
+            .bind(now)
+            .bind(session_key)
+            .bind(id)
+            .bind(limit)
+            // SELECT (the transcript past the cached part)
+            .bind(session_id)
+            .bind(self.cached.last().map_or(0, |m| m.seq))
+            .bind(id)
+    }
 }
 
 impl Store {
@@ -169,11 +184,9 @@ impl Store {
             model,
             claim,
             cached: self.transcripts.get(session_id),
+            now: now_ms(),
         };
-        let rows = self
-            .conns
-            .write(&START, start_args(Args::default(), &run, now_ms()))
-            .await?;
+        let rows = self.conns.write(&run).await?;
         self.started(&run, &rows)
     }
 }

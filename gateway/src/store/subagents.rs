@@ -2,17 +2,17 @@
 //! same transaction as the change it records; plus the durable archive timers. (The
 //! announce's own writes are in `announces`.)
 
-use serde::Serialize;
 use sqlx::Row;
 use switchboard_channels::Origin;
 
-use super::runs::{queued_row, NewRun, RunRow, RunStatus};
-use super::sessions::SessionRow;
-use super::writer::{script, Args, Script};
+use super::runs::{queued_row, NewRun, RunRow};
+use super::sessions::{SessionRow, SessionStatus};
+use super::states::RunStatus;
+pub use super::states::{AnnounceState, Cleanup, Outcome};
+use super::writer::{script, Args, Params, Script};
 use super::{from_json, now_ms, to_json, Result, Store};
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SubagentRow {
     pub run_id: String,
     pub child_session_key: String,
@@ -24,19 +24,19 @@ pub struct SubagentRow {
     pub agent_id: String,
     pub model: Option<String>,
     pub thinking: Option<String>,
-    pub cleanup: String,
+    pub cleanup: Cleanup,
     pub run_timeout_seconds: i64,
     pub created_at: i64,
     pub ended_at: Option<i64>,
-    pub outcome: Option<String>,
+    pub outcome: Option<Outcome>,
     pub error: Option<String>,
     pub stop_note: Option<String>,
-    pub announce_state: String,
+    pub announce_state: AnnounceState,
     pub announce_attempts: i64,
     pub archive_at: Option<i64>,
     pub archived_at: Option<i64>,
     /// From the child's run row.
-    pub status: String,
+    pub status: RunStatus,
     pub started_at: Option<i64>,
     pub input_tokens: i64,
     pub output_tokens: i64,
@@ -51,6 +51,7 @@ const SELECT: &str =
 
 fn row_to_subagent(r: &sqlx::sqlite::SqliteRow) -> Result<SubagentRow> {
     let origin: Option<String> = r.try_get("requester_origin")?;
+    let outcome: Option<String> = r.try_get("outcome")?;
     Ok(SubagentRow {
         run_id: r.try_get("run_id")?,
         child_session_key: r.try_get("child_session_key")?,
@@ -62,18 +63,18 @@ fn row_to_subagent(r: &sqlx::sqlite::SqliteRow) -> Result<SubagentRow> {
         agent_id: r.try_get("agent_id")?,
         model: r.try_get("model")?,
         thinking: r.try_get("thinking")?,
-        cleanup: r.try_get("cleanup")?,
+        cleanup: Cleanup::parse(r.try_get("cleanup")?)?,
         run_timeout_seconds: r.try_get("run_timeout_seconds")?,
         created_at: r.try_get("created_at")?,
         ended_at: r.try_get("ended_at")?,
-        outcome: r.try_get("outcome")?,
+        outcome: outcome.as_deref().map(Outcome::parse).transpose()?,
         error: r.try_get("error")?,
         stop_note: r.try_get("stop_note")?,
-        announce_state: r.try_get("announce_state")?,
+        announce_state: AnnounceState::parse(r.try_get("announce_state")?)?,
         announce_attempts: r.try_get("announce_attempts")?,
         archive_at: r.try_get("archive_at")?,
         archived_at: r.try_get("archived_at")?,
-        status: r.try_get("status")?,
+        status: RunStatus::parse(r.try_get("status")?)?,
         started_at: r.try_get("started_at")?,
         input_tokens: r.try_get("input_tokens")?,
         output_tokens: r.try_get("output_tokens")?,
@@ -95,7 +96,7 @@ pub struct NewSubagent<'a> {
     pub agent_id: &'a str,
     pub model: Option<&'a str>,
     pub thinking: Option<&'a str>,
-    pub cleanup: &'a str,
+    pub cleanup: Cleanup,
     pub run_timeout_seconds: i64,
 }
 
@@ -116,19 +117,9 @@ impl<'a> NewSubagent<'a> {
             agent_id: "main",
             model: None,
             thinking: None,
-            cleanup: "keep",
+            cleanup: Cleanup::Keep,
             run_timeout_seconds: 0,
         }
-    }
-}
-
-pub(super) fn outcome_of(status: RunStatus) -> &'static str {
-    match status {
-        RunStatus::Succeeded => "success",
-        RunStatus::Failed => "error",
-        RunStatus::Timeout => "timeout",
-        RunStatus::Interrupted => "interrupted",
-        RunStatus::Cancelled | RunStatus::Queued | RunStatus::Running => "cancelled",
     }
 }
 
@@ -148,24 +139,35 @@ static SPAWN: Script = script!(
          VALUES (?, ?, ?, ?, ?, ?, ?, ?);"
 );
 
-impl Store {
-    /// Register a spawn: child session, registry row, run row and the task as the child's
-    /// first message, all committed together (one script) before the run is queued.
-    pub async fn create_subagent(
-        &self,
-        s: &NewSubagent<'_>,
-        timeout_ms: Option<i64>,
-    ) -> Result<RunRow> {
-        let now = now_ms();
+/// The parameters of [`SPAWN`].
+pub(super) struct Spawn<'a> {
+    pub(super) spawn: &'a NewSubagent<'a>,
+    /// The child's run timeout (`None`: none).
+    pub(super) timeout_ms: Option<i64>,
+    pub(super) now: i64,
+}
+
+impl Params for Spawn<'_> {
+    fn script(&self) -> &'static Script {
+        &SPAWN
+    }
+
+    fn args(&self) -> Result<Args> {
+        let Spawn {
+            spawn: s,
+            timeout_ms,
+            now,
+        } = *self;
+        // The task comes from the requester's session, through no chat.
         let origin = Origin {
-            channel: "internal".into(),
+            channel: INTERNAL_CHANNEL.into(),
             account: None,
             chat_id: s.requester_session_key.to_string(),
             thread_id: None,
             kind: switchboard_channels::ChatKind::Direct,
             reply_handle: None,
         };
-        let args = Args::default()
+        Ok(Args::default()
             // sessions
             .bind(s.child_session_id)
             .bind(s.child_session_key)
@@ -186,7 +188,7 @@ impl Store {
             .bind(s.agent_id)
             .bind(s.model)
             .bind(s.thinking)
-            .bind(s.cleanup)
+            .bind(s.cleanup.as_str())
             .bind(s.run_timeout_seconds)
             .bind(now)
             // runs
@@ -205,9 +207,31 @@ impl Store {
             .bind(origin.thread_id.as_deref())
             .bind(s.requester_session_key)
             .bind(s.task)
-            .bind(now);
+            .bind(now))
+    }
+}
+
+/// The channel of messages passed between sessions (a spawn's task, `/subagents send`):
+/// no chat, so nothing is ever delivered to it.
+pub const INTERNAL_CHANNEL: &str = "internal";
+
+impl Store {
+    /// Register a spawn: child session, registry row, run row and the task as the child's
+    /// first message, all committed together (one script) before the run is queued.
+    pub async fn create_subagent(
+        &self,
+        s: &NewSubagent<'_>,
+        timeout_ms: Option<i64>,
+    ) -> Result<RunRow> {
+        let now = now_ms();
         let forgotten = self.sessions.forgotten();
-        self.conns.write(&SPAWN, args).await?;
+        self.conns
+            .write(&Spawn {
+                spawn: s,
+                timeout_ms,
+                now,
+            })
+            .await?;
         // The child's first run asks for its session at once.
         self.sessions.put_unless_forgotten(
             SessionRow {
@@ -215,7 +239,7 @@ impl Store {
                 key: s.child_session_key.to_string(),
                 agent_id: s.agent_id.to_string(),
                 origin: None,
-                status: "active".into(),
+                status: SessionStatus::Active,
                 created_at: now,
                 updated_at: now,
                 archived_at: None,

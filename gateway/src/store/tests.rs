@@ -295,7 +295,7 @@ async fn ensure_session_creates_updates_the_origin_and_follows_an_archive() {
     store.archive_session(key).await.unwrap().expect("archived");
     let next = store.ensure_session(key, "main", Some(&o)).await.unwrap();
     assert_ne!(next.id, first.id);
-    assert_eq!(next.status, "active");
+    assert_eq!(next.status, SessionStatus::Active);
 }
 
 #[tokio::test]
@@ -402,8 +402,8 @@ async fn a_child_run_s_end_is_recorded_and_its_archive_timer_armed_once() {
         ("archive", "agent:main:subagent:c1")
     );
     let row = store.subagent("c1").await.unwrap().unwrap();
-    assert_eq!(row.outcome.as_deref(), Some("success"));
-    assert_eq!(row.announce_state, "pending");
+    assert_eq!(row.outcome, Some(Outcome::Success));
+    assert_eq!(row.announce_state, AnnounceState::Pending);
 
     // Ending it again records nothing and leaves the timer as it was.
     let later = RunEnd {
@@ -420,7 +420,7 @@ async fn a_child_run_s_end_is_recorded_and_its_archive_timer_armed_once() {
     );
     assert_eq!(store.next_timer().await.unwrap().unwrap().3, due);
     let row = store.subagent("c1").await.unwrap().unwrap();
-    assert_eq!(row.outcome.as_deref(), Some("success"));
+    assert_eq!(row.outcome, Some(Outcome::Success));
 }
 
 #[tokio::test]
@@ -541,7 +541,7 @@ async fn an_announce_completes_once() {
         .await
         .unwrap());
     let row = store.subagent("c1").await.unwrap().unwrap();
-    assert_eq!(row.announce_state, "queued");
+    assert_eq!(row.announce_state, AnnounceState::Queued);
     let due = store.due_outbox(10).await.unwrap();
     assert_eq!(due.len(), 1);
     assert_eq!(
@@ -577,7 +577,7 @@ async fn an_announce_completes_once() {
         .unwrap());
     assert_eq!(
         store.subagent("c2").await.unwrap().unwrap().announce_state,
-        "skipped"
+        AnnounceState::Skipped
     );
     assert_eq!(store.due_outbox(10).await.unwrap().len(), 1);
     assert_eq!(store.next_timer().await.unwrap().unwrap().2, target);
@@ -586,3 +586,4 @@ async fn an_announce_completes_once() {
 mod delivery;
 mod fan_in;
 mod lifecycle;
+mod params;

@@ -45,11 +45,14 @@ const MARK: &str = "SELECT 'op' AS part;\n";
 /// A write of several statements. Build it with [`script!`]. Binds are positional (`?`)
 /// across the statements, in order; tag the rows of each statement that returns any
 /// with a `part` column (a chunk's copies are told apart by rows whose `part` is `op`).
+/// Its values come from a [`Params`] struct of its own.
 pub(super) struct Script {
     /// `BEGIN IMMEDIATE; <body> COMMIT;`
     pub(super) solo: &'static str,
     /// The statements, run inside a batch's transaction.
     pub(super) body: &'static str,
+    /// How many `?` the body has: how many values its [`Params`] must bind.
+    pub(super) placeholders: usize,
     /// Per chunk size of `CHUNKS`, four texts: the body repeated that many times (each
     /// copy opened by MARK), alone, after `BEGIN IMMEDIATE`, before `COMMIT`, and both.
     pub(super) chunks: OnceLock<Vec<[String; 4]>>,
@@ -84,11 +87,41 @@ macro_rules! script {
         $crate::store::writer::Script {
             solo: concat!("BEGIN IMMEDIATE;\n", $body, "\nCOMMIT;"),
             body: $body,
+            placeholders: $crate::store::writer::placeholders($body),
             chunks: std::sync::OnceLock::new(),
         }
     };
 }
 pub(super) use script;
+
+/// The `?` placeholders of `sql`, outside quoted strings and identifiers.
+pub(super) const fn placeholders(sql: &str) -> usize {
+    let b = sql.as_bytes();
+    let (mut i, mut n, mut quote) = (0, 0, 0u8);
+    while i < b.len() {
+        let c = b[i];
+        if quote != 0 {
+            if c == quote {
+                quote = 0;
+            }
+        } else if c == b'\'' || c == b'"' {
+            quote = c;
+        } else if c == b'?' {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// A script's parameters, owned by a struct per script: the values it binds, in the
+/// order of the script's `?` (a test checks every script's count, see `store/tests`).
+pub(super) trait Params {
+    /// The script these are the parameters of.
+    fn script(&self) -> &'static Script;
+    /// The values, in bind order.
+    fn args(&self) -> Result<Args>;
+}
 
 /// One bound value, owned (scripts travel to the writer task, and may run twice).
 #[derive(Debug, Clone)]
@@ -143,6 +176,11 @@ impl Args {
     pub(super) fn bind(mut self, value: impl Into<Value>) -> Self {
         self.0.push(value.into());
         self
+    }
+
+    /// How many values are bound.
+    pub(super) fn len(&self) -> usize {
+        self.0.len()
     }
 }
 

@@ -14,9 +14,11 @@ use parking_lot::Mutex;
 
 use crate::agent::models;
 use crate::agent::provider::{complete_with_retry, ModelRequest, RetryPolicy};
-use crate::routing;
+use crate::config;
 use crate::runtime::Runtime;
-use crate::store::{AnnounceMessage, NewMessage, Role, StoreError, SubagentRow};
+use crate::store::{
+    AnnounceMessage, AnnounceState, Cleanup, NewMessage, Outcome, Role, StoreError, SubagentRow,
+};
 
 use super::render::{self, Announce};
 
@@ -166,12 +168,12 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
     let Some(row) = rt.store.subagent(run_id).await? else {
         return Ok(());
     };
-    if row.announce_state != "pending" {
+    if row.announce_state != AnnounceState::Pending {
         return Ok(());
     }
-    let outcome = row.outcome.clone().unwrap_or_else(|| "cancelled".into());
+    let outcome = row.outcome.unwrap_or(Outcome::Cancelled).as_str();
     // The announce step's answer is stored with the announce, in one transaction.
-    let (result, step_answer) = match prompt_for(&outcome, row.error.as_deref()) {
+    let (result, step_answer) = match prompt_for(outcome, row.error.as_deref()) {
         Some(prompt) => match announce_step(rt, &row, &prompt).await? {
             Step::Answered(text) => {
                 let m = NewMessage::assistant(text.clone(), vec![]);
@@ -185,7 +187,7 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
     if result.as_deref().map(str::trim) == Some(SKIP) {
         let skipped = render::render(&announce_of(
             &row,
-            &outcome,
+            outcome,
             Some(super::fan_in::SKIPPED_RESULT.into()),
         ));
         let fan_in = super::fan_in::message(
@@ -198,7 +200,7 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
             .complete_announce_fan_in(
                 run_id,
                 None,
-                row.cleanup == "delete",
+                row.cleanup == Cleanup::Delete,
                 step_answer,
                 Some(&fan_in),
             )
@@ -207,7 +209,7 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
         tracing::info!(run_id, "announce skipped (ANNOUNCE_SKIP)");
         return Ok(());
     }
-    let rendered = render::render(&announce_of(&row, &outcome, result));
+    let rendered = render::render(&announce_of(&row, outcome, result));
     let message = AnnounceMessage {
         text: &rendered.text,
         footer: &rendered.footer,
@@ -223,7 +225,7 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
         .complete_announce_fan_in(
             run_id,
             Some(message),
-            row.cleanup == "delete",
+            row.cleanup == Cleanup::Delete,
             step_answer,
             Some(&fan_in),
         )
@@ -294,15 +296,9 @@ async fn announce_step(
     prompt: &str,
 ) -> Result<Step, AnnounceError> {
     let cfg = rt.config();
-    let agent = routing::agent_entry(&cfg, &row.agent_id);
-    let reference = row.model.clone().or_else(|| {
-        models::default_reference(
-            &cfg,
-            agent.as_ref().and_then(|a| a.model.as_deref()),
-            &rt.env_keys,
-        )
-    });
-    let model = match models::resolve(&cfg, reference.as_deref(), &rt.http, &rt.env_keys) {
+    let agent = config::agent_entry(&cfg, &row.agent_id);
+    let explicit = row.model.as_deref();
+    let model = match models::resolve_for(&cfg, agent.as_ref(), explicit, &rt.http, &rt.env_keys) {
         Ok(m) => m,
         Err(_) => return Ok(Step::Fallback(last_reply(rt, row).await?)),
     };

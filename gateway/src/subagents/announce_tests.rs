@@ -38,7 +38,7 @@ async fn an_announce_scheduled_twice_asks_the_child_once() {
         .unwrap();
     assert_eq!(fake.request_count(), 1);
     let row = rt.store.subagent("c1").await.unwrap().unwrap();
-    assert_eq!(row.announce_state, "queued");
+    assert_eq!(row.announce_state, crate::store::AnnounceState::Queued);
 }
 
 #[test]
@@ -95,7 +95,7 @@ async fn an_announce_that_cannot_be_stored_is_retried_with_backoff_then_failed()
     // store's thread works).
     let mut row = rt.store.subagent("c2").await.unwrap().unwrap();
     for _ in 0..20_000 {
-        if row.announce_state != "pending" {
+        if row.announce_state != crate::store::AnnounceState::Pending {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;

@@ -153,7 +153,7 @@ mod tests {
                 .unwrap()
                 .unwrap()
                 .status,
-            "archived"
+            crate::store::SessionStatus::Archived
         );
         let next = store.next_timer().await.unwrap().map(|t| t.2);
         assert_eq!(next, Some(far_key), "only the far timer is left");

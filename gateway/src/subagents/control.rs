@@ -117,18 +117,18 @@ mod tests {
             agent_id: "main".into(),
             model: None,
             thinking: None,
-            cleanup: "keep".into(),
+            cleanup: crate::store::Cleanup::Keep,
             run_timeout_seconds: 0,
             created_at: 0,
             ended_at: None,
             outcome: None,
             error: None,
             stop_note: None,
-            announce_state: "none".into(),
+            announce_state: crate::store::AnnounceState::None,
             announce_attempts: 0,
             archive_at: None,
             archived_at: None,
-            status: "running".into(),
+            status: crate::store::RunStatus::Running,
             started_at: None,
             input_tokens: 0,
             output_tokens: 0,
@@ -165,8 +165,11 @@ mod tests {
 
         let child = rt.store.subagent("c1").await.unwrap().unwrap();
         assert_eq!(
-            (child.outcome.as_deref(), child.status.as_str()),
-            (Some("cancelled"), "cancelled")
+            (child.outcome, child.status),
+            (
+                Some(crate::store::Outcome::Cancelled),
+                crate::store::RunStatus::Cancelled
+            )
         );
         assert_eq!(rt.store.inbox_len(key).await.unwrap(), 0);
         // What the next start would find to run: nothing.

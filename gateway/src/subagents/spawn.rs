@@ -11,8 +11,7 @@ use crate::agent::provider::ToolSpec;
 use crate::agent::tools::{Tool, ToolContext, ToolError};
 use crate::agents::Registry;
 use crate::config::limits::MAX_RUN_TIMEOUT_SECS;
-use crate::config::Config;
-use crate::routing;
+use crate::config::{self, Config};
 use crate::store::NewSubagent;
 
 use super::spawn_args;
@@ -21,7 +20,7 @@ use super::spawn_args;
 /// file's `allowAgents`), default only itself; `["*"]` means every agent in `agents`.
 /// Entries that name an agent by alias or in another case are given as its id.
 pub fn allowed_agents(cfg: &Config, agents: &Registry, agent_id: &str) -> Vec<String> {
-    let allow = routing::agent_entry(cfg, agent_id)
+    let allow = config::agent_entry(cfg, agent_id)
         .and_then(|a| a.subagents)
         .and_then(|s| s.allow_agents)
         .or_else(|| agents.get(agent_id).and_then(|d| d.allow_agents.clone()))
@@ -106,8 +105,8 @@ impl Tool for SessionsSpawn {
 
         // Model: explicit > the agent definition's > per-agent subagents.model >
         // defaults.subagents.model > caller's.
-        let target = routing::agent_entry(&cfg, &agent_id);
-        let requester = routing::agent_entry(&cfg, ctx.agent_id);
+        let target = config::agent_entry(&cfg, &agent_id);
+        let requester = config::agent_entry(&cfg, ctx.agent_id);
         let mut warning = None;
         let defined = def.as_ref().and_then(|d| d.model.clone()).filter(|m| {
             let ok = models::resolve(&cfg, Some(m), &ctx.rt.http, &ctx.rt.env_keys).is_ok();
@@ -127,13 +126,7 @@ impl Tool for SessionsSpawn {
                     .and_then(|s| s.model.clone())
             })
             .or_else(|| cfg.agents.defaults.subagents.model.clone())
-            .or_else(|| {
-                models::default_reference(
-                    &cfg,
-                    requester.as_ref().and_then(|a| a.model.as_deref()),
-                    &ctx.rt.env_keys,
-                )
-            });
+            .or_else(|| models::reference_for(&cfg, requester.as_ref(), None, &ctx.rt.env_keys));
         let model = match a.model.clone() {
             Some(m) => match models::resolve(&cfg, Some(&m), &ctx.rt.http, &ctx.rt.env_keys) {
                 Ok(_) => Some(m),
@@ -170,7 +163,7 @@ impl Tool for SessionsSpawn {
                         .thinking
                         .as_deref()
                         .or(def.as_ref().and_then(|d| d.thinking.as_deref())),
-                    cleanup: a.cleanup.as_str(),
+                    cleanup: a.cleanup,
                     // At most MAX_RUN_TIMEOUT_SECS (seven days): no cast below can wrap.
                     run_timeout_seconds: timeout_secs as i64,
                 },
@@ -210,7 +203,7 @@ impl Tool for AgentsList {
             .all()
             .iter()
             .map(|d| {
-                let name = routing::agent_entry(&cfg, &d.id)
+                let name = config::agent_entry(&cfg, &d.id)
                     .and_then(|a| a.name)
                     .unwrap_or_else(|| d.id.clone());
                 json!({

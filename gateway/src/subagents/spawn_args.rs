@@ -13,21 +13,7 @@ pub const MAX_LABEL_CHARS: usize = 200;
 /// Longest `agentId`, `model` or `thinking`, in characters.
 pub const MAX_NAME_CHARS: usize = 200;
 
-/// What becomes of the child session after its announce.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cleanup {
-    Keep,
-    Delete,
-}
-
-impl Cleanup {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Cleanup::Keep => "keep",
-            Cleanup::Delete => "delete",
-        }
-    }
-}
+pub use crate::store::Cleanup;
 
 /// Checked `sessions_spawn` arguments. Optional strings are trimmed; blank ones are unset.
 #[derive(Debug, Clone, PartialEq, Eq)]

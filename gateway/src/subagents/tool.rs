@@ -14,7 +14,7 @@ use crate::agent::provider::ToolSpec;
 use crate::agent::tools::{args, Tool, ToolContext, ToolError};
 use crate::commands::subagents::{execute, SubCommand};
 use crate::runtime::Runtime;
-use crate::store::{Role, StoreError, SubagentRow};
+use crate::store::{AnnounceState, Outcome, Role, StoreError, SubagentRow};
 
 /// `wait`'s bound when `timeoutSeconds` is not given.
 pub const DEFAULT_WAIT_SECS: u64 = 60;
@@ -31,7 +31,7 @@ const MAX_CHILDREN: i64 = 1000;
 
 /// Whether a child has ended and its announce is settled (its result is final).
 fn settled(r: &SubagentRow) -> bool {
-    r.outcome.is_some() && r.announce_state != "pending"
+    r.outcome.is_some() && r.announce_state != AnnounceState::Pending
 }
 
 /// One child as `list` and `wait` give it. `result`: its last answer (the announce step's,
@@ -42,8 +42,8 @@ fn normalized(index: usize, r: &SubagentRow, result: Option<String>) -> Value {
         (None, Some(_)) => "running",
         (None, None) => "queued",
     };
-    let notes = match r.outcome.as_deref() {
-        Some("cancelled") => r.stop_note.clone().or_else(|| r.error.clone()),
+    let notes = match r.outcome {
+        Some(Outcome::Cancelled) => r.stop_note.clone().or_else(|| r.error.clone()),
         _ => r.error.clone(),
     };
     json!({
@@ -53,11 +53,11 @@ fn normalized(index: usize, r: &SubagentRow, result: Option<String>) -> Value {
         "agentId": r.agent_id,
         "task": r.task.chars().take(200).collect::<String>(),
         "state": state,
-        "status": r.outcome.as_deref().map(render::status_of),
-        "outcome": r.outcome,
+        "status": r.outcome.map(|o| render::status_of(o.as_str())),
+        "outcome": r.outcome.map(Outcome::as_str),
         "result": result,
         "notes": notes,
-        "announce": r.announce_state,
+        "announce": r.announce_state.as_str(),
     })
 }
 
@@ -234,18 +234,18 @@ mod tests {
             agent_id: "main".into(),
             model: None,
             thinking: None,
-            cleanup: "keep".into(),
+            cleanup: crate::store::Cleanup::Keep,
             run_timeout_seconds: 0,
             created_at: 0,
             ended_at: None,
-            outcome: outcome.map(String::from),
+            outcome: outcome.map(|o| Outcome::parse(o).expect("an outcome")),
             error: None,
             stop_note: None,
-            announce_state: announce.into(),
+            announce_state: AnnounceState::parse(announce).expect("an announce state"),
             announce_attempts: 0,
             archive_at: None,
             archived_at: None,
-            status: "running".into(),
+            status: crate::store::RunStatus::Running,
             started_at: started,
             input_tokens: 0,
             output_tokens: 0,

@@ -74,6 +74,6 @@ async fn recovery_interrupts_a_mid_flight_child_and_still_runs_its_waiting_messa
         "a run for the waiting message"
     );
     let child = rt.store.subagent("c1").await.unwrap().unwrap();
-    assert_eq!(child.outcome.as_deref(), Some("interrupted"));
+    assert_eq!(child.outcome, Some(crate::store::Outcome::Interrupted));
     assert!(rt.lanes.get(queue::SUBAGENT).stats().started_total >= 1);
 }

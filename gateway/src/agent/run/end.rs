@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::outcome::{outcome, Failure};
 use super::{Activation, Progress};
 use crate::agent::models::{self, ResolvedModel};
 use crate::runtime::{CancelReason, Runtime};
@@ -25,6 +26,18 @@ pub(super) async fn finish(
         ..progress_end(status, progress, model)
     };
     end_run(rt, run, end, progress, None).await
+}
+
+/// End the run by `failure`: its status and error, and its notice sent to its chat.
+pub(super) async fn finish_failed(
+    rt: &Runtime,
+    run: &RunRow,
+    progress: &Progress,
+    model: Option<&ResolvedModel>,
+    failure: Failure,
+) -> Result<RunFinished, StoreError> {
+    let o = outcome(&failure);
+    finish(rt, run, o.status, Some(o.error), progress, model, o.notice).await
 }
 
 pub(super) async fn finish_with_reply(
@@ -108,13 +121,14 @@ pub(super) async fn stopped_before_start(
         return Ok(None);
     }
     tracing::info!(run_id = %run.id, "run stopped before it started");
+    let stopped = outcome(&Failure::Stopped);
     let end = RunEnd {
         steps: run.steps,
         input_tokens: run.input_tokens,
         output_tokens: run.output_tokens,
         cost_usd: run.cost_usd,
         archive_after_ms: archive_after(rt, &run),
-        ..RunEnd::bare(RunStatus::Cancelled, Some("stopped".into()))
+        ..RunEnd::bare(stopped.status, Some(stopped.error))
     };
     let mut finished = rt.store.finish_run(&run.id, &end).await?;
     finished.waiting = stopped_waiting();

@@ -1,5 +1,6 @@
 //! Reading a tool call's arguments object: typed, bounded getters whose errors tell the
 //! model what was wrong (the key, what it must be, what it got), so it can correct itself.
+//! The one family of argument readers of every tool: absent and `null` are the same.
 
 use serde_json::Value;
 
@@ -17,9 +18,74 @@ pub fn kind(v: &Value) -> &'static str {
     }
 }
 
-fn string<'a>(args: &'a Value, name: &str, max_chars: usize) -> Result<Option<&'a str>, ToolError> {
+/// The argument `name`, unless it is absent or `null`.
+fn present<'a>(args: &'a Value, name: &str) -> Option<&'a Value> {
+    args.get(name).filter(|v| !v.is_null())
+}
+
+fn missing_string(name: &str) -> ToolError {
+    ToolError::Model(format!("missing required string argument `{name}`"))
+}
+
+/// A JSON value for an error message, cut to a readable length.
+fn cut_json(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() <= 80 {
+        return s;
+    }
+    let mut end = 80;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// A required, non-blank string, as given (not trimmed).
+pub(crate) fn str_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
+    match present(args, name) {
+        None => Err(missing_string(name)),
+        Some(Value::String(s)) if s.trim().is_empty() => Err(ToolError::Model(format!(
+            "argument `{name}` must not be empty"
+        ))),
+        Some(Value::String(s)) => Ok(s),
+        Some(v) => Err(ToolError::Model(format!(
+            "argument `{name}` must be a string, got {}",
+            cut_json(v)
+        ))),
+    }
+}
+
+/// A required string, as given, which may be empty (a file's content); `null` is not one.
+pub(crate) fn any_str<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
     match args.get(name) {
-        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(s),
+        Some(v) => Err(ToolError::Model(format!(
+            "argument `{name}` must be a string, got {}",
+            cut_json(v)
+        ))),
+        None => Err(missing_string(name)),
+    }
+}
+
+/// An optional argument of a given JSON type (`get` reads it, `what` names the type for
+/// the error, which shows the value given).
+pub(crate) fn opt_arg<'a, T>(
+    args: &'a Value,
+    name: &str,
+    what: &str,
+    get: impl Fn(&'a Value) -> Option<T>,
+) -> Result<Option<T>, ToolError> {
+    match present(args, name) {
+        None => Ok(None),
+        Some(v) => get(v)
+            .map(Some)
+            .ok_or_else(|| ToolError::Model(format!("argument `{name}` must be {what}, got {v}"))),
+    }
+}
+
+fn string<'a>(args: &'a Value, name: &str, max_chars: usize) -> Result<Option<&'a str>, ToolError> {
+    match present(args, name) {
+        None => Ok(None),
         Some(Value::String(s)) => {
             let s = s.trim();
             if s.is_empty() {
@@ -41,8 +107,7 @@ fn string<'a>(args: &'a Value, name: &str, max_chars: usize) -> Result<Option<&'
 
 /// A required, non-blank string of at most `max_chars` characters, trimmed.
 pub fn req_str<'a>(args: &'a Value, name: &str, max_chars: usize) -> Result<&'a str, ToolError> {
-    string(args, name, max_chars)?
-        .ok_or_else(|| ToolError::Model(format!("missing required string argument `{name}`")))
+    string(args, name, max_chars)?.ok_or_else(|| missing_string(name))
 }
 
 /// An optional string of at most `max_chars` characters, trimmed; blank is unset.
@@ -62,9 +127,8 @@ pub fn opt_u64(
     max: u64,
     unit: &str,
 ) -> Result<Option<u64>, ToolError> {
-    let v = match args.get(name) {
-        None | Some(Value::Null) => return Ok(None),
-        Some(v) => v,
+    let Some(v) = present(args, name) else {
+        return Ok(None);
     };
     let whole = match v {
         Value::Number(n) => n.as_u64().or_else(|| {
@@ -97,8 +161,8 @@ pub fn opt_clamped(
     min: i64,
     max: i64,
 ) -> Result<i64, ToolError> {
-    match args.get(name) {
-        None | Some(Value::Null) => Ok(default.clamp(min, max)),
+    match present(args, name) {
+        None => Ok(default.clamp(min, max)),
         Some(Value::Number(n)) => Ok(match n.as_i64() {
             Some(i) => i.clamp(min, max),
             // Past i64 or a fraction: clamp as a float (`as` saturates; NaN cannot occur).
@@ -113,8 +177,8 @@ pub fn opt_clamped(
 
 /// An optional boolean.
 pub fn opt_bool(args: &Value, name: &str, default: bool) -> Result<bool, ToolError> {
-    match args.get(name) {
-        None | Some(Value::Null) => Ok(default),
+    match present(args, name) {
+        None => Ok(default),
         Some(Value::Bool(b)) => Ok(*b),
         Some(other) => Err(ToolError::Model(format!(
             "`{name}` must be true or false, got {}",
@@ -168,5 +232,44 @@ mod tests {
             msg(opt_str(&json!({"s": "abcd"}), "s", 3)),
             "`s` is longer than 3 characters"
         );
+    }
+
+    /// Catches: the untrimmed readers (`str_arg`, `any_str`, `opt_arg`) changing the
+    /// messages the model is shown, or reading `null` differently.
+    #[test]
+    fn untrimmed_readers_keep_their_messages() {
+        let a = json!({"blank": " ", "empty": "", "n": 5, "nul": null, "s": " x "});
+        assert_eq!(str_arg(&a, "s").ok(), Some(" x "));
+        assert_eq!(
+            msg(str_arg(&a, "nul")),
+            "missing required string argument `nul`"
+        );
+        assert_eq!(
+            msg(str_arg(&a, "blank")),
+            "argument `blank` must not be empty"
+        );
+        assert_eq!(
+            msg(str_arg(&a, "n")),
+            "argument `n` must be a string, got 5"
+        );
+        assert_eq!(any_str(&a, "empty").ok(), Some(""));
+        assert_eq!(
+            msg(any_str(&a, "nul")),
+            "argument `nul` must be a string, got null"
+        );
+        assert_eq!(
+            msg(any_str(&a, "missing")),
+            "missing required string argument `missing`"
+        );
+        assert_eq!(
+            opt_arg(&a, "nul", "a number", Value::as_u64).ok(),
+            Some(None)
+        );
+        assert_eq!(
+            msg(opt_arg(&a, "s", "a number", Value::as_u64)),
+            "argument `s` must be a number, got \" x \""
+        );
+        let long = Value::String("é".repeat(100));
+        assert!(cut_json(&long).ends_with('…'));
     }
 }

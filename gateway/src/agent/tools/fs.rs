@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use super::args::any_str;
 use super::paths::{confine, shown};
 use super::{opt_arg, str_arg, Tool, ToolContext, ToolError};
 use crate::agent::provider::ToolSpec;
@@ -210,20 +211,6 @@ fn write_atomic(file: &Path, content: &[u8], name: &str) -> Result<(), ToolError
     Ok(())
 }
 
-/// The string argument `name`, which may be empty (file contents).
-fn text_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
-    match args.get(name) {
-        Some(Value::String(s)) => Ok(s),
-        Some(v) => Err(ToolError::Model(format!(
-            "argument `{name}` must be a string, got {}",
-            super::cut_json(v)
-        ))),
-        None => Err(ToolError::Model(format!(
-            "missing required string argument `{name}`"
-        ))),
-    }
-}
-
 fn too_big(what: &str, len: usize) -> ToolError {
     ToolError::Model(format!(
         "{what} is {len} bytes; the file tools handle at most {} MB",
@@ -245,7 +232,7 @@ impl Tool for Write {
 
     async fn call(&self, ctx: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
         let path = str_arg(&args, "path")?.to_string();
-        let content = text_arg(&args, "content")?.to_string();
+        let content = any_str(&args, "content")?.to_string();
         if content.len() > MAX_FILE {
             return Err(too_big("the content", content.len()));
         }
@@ -277,8 +264,8 @@ impl Tool for Edit {
 
     async fn call(&self, ctx: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
         let path = str_arg(&args, "path")?.to_string();
-        let old = text_arg(&args, "oldText")?.to_string();
-        let new = text_arg(&args, "newText")?.to_string();
+        let old = any_str(&args, "oldText")?.to_string();
+        let new = any_str(&args, "newText")?.to_string();
         let all = opt_arg(&args, "replaceAll", "a boolean", Value::as_bool)?.unwrap_or(false);
         if old.is_empty() {
             return Err(ToolError::Model("`oldText` must not be empty".into()));

@@ -31,6 +31,7 @@ use crate::config::{AgentEntry, Config};
 use crate::runtime::Runtime;
 use crate::store::ToolCallRecord;
 
+pub(crate) use args::{opt_arg, str_arg};
 pub use policy::SUBAGENT_FORBIDDEN;
 
 /// What a tool call may use.
@@ -61,6 +62,12 @@ pub enum ToolError {
     Model(String),
     #[error("{0}")]
     Fatal(String),
+}
+
+impl From<super::AgentError> for ToolError {
+    fn from(e: super::AgentError) -> Self {
+        ToolError::Fatal(e.to_string())
+    }
 }
 
 impl From<crate::store::StoreError> for ToolError {
@@ -189,52 +196,6 @@ pub async fn dispatch(
         )));
     }
     tool.call(ctx, args).await
-}
-
-/// Read a required, non-blank string argument.
-pub(crate) fn str_arg<'a>(args: &'a serde_json::Value, name: &str) -> Result<&'a str, ToolError> {
-    match args.get(name) {
-        None | Some(Value::Null) => Err(ToolError::Model(format!(
-            "missing required string argument `{name}`"
-        ))),
-        Some(Value::String(s)) if s.trim().is_empty() => Err(ToolError::Model(format!(
-            "argument `{name}` must not be empty"
-        ))),
-        Some(Value::String(s)) => Ok(s),
-        Some(v) => Err(ToolError::Model(format!(
-            "argument `{name}` must be a string, got {}",
-            cut_json(v)
-        ))),
-    }
-}
-
-/// A JSON value for an error message, cut to a readable length.
-pub(crate) fn cut_json(v: &Value) -> String {
-    let s = v.to_string();
-    if s.len() <= 80 {
-        return s;
-    }
-    let mut end = 80;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
-}
-
-/// Read an optional argument of a given JSON type: absent or `null` is `None`, a value of
-/// another type is an error naming the argument and the type wanted.
-pub(crate) fn opt_arg<'a, T>(
-    args: &'a Value,
-    name: &str,
-    what: &str,
-    get: impl Fn(&'a Value) -> Option<T>,
-) -> Result<Option<T>, ToolError> {
-    match args.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => get(v)
-            .map(Some)
-            .ok_or_else(|| ToolError::Model(format!("argument `{name}` must be {what}, got {v}"))),
-    }
 }
 
 #[cfg(test)]

@@ -47,7 +47,7 @@ impl Tool for SessionsList {
                     "sessionKey": s.key,
                     "sessionId": s.id,
                     "agentId": s.agent_id,
-                    "status": s.status,
+                    "status": s.status.as_str(),
                     "updatedAt": s.updated_at,
                     "channel": s.origin.as_ref().map(|o| o.channel.clone()),
                 })
@@ -90,7 +90,7 @@ impl Tool for SessionsHistory {
             .filter(|m| tools || m.role != crate::store::Role::Tool)
             .map(|m| json!({"role": m.role, "content": m.content, "at": m.created_at}))
             .collect();
-        Ok(json!({"sessionKey": key, "sessionId": session.id, "status": session.status, "messages": msgs}).to_string())
+        Ok(json!({"sessionKey": key, "sessionId": session.id, "status": session.status.as_str(), "messages": msgs}).to_string())
     }
 }
 
@@ -135,9 +135,14 @@ impl Tool for SessionsSend {
             reply_handle: None,
         });
         let sender = format!("session:{}", ctx.session_key);
-        let sub =
-            dispatch::submit_message(ctx.rt, key, &session.agent_id, &origin, &sender, message)
-                .await?;
+        let submission = dispatch::Submission {
+            session_key: key,
+            agent_id: &session.agent_id,
+            origin: &origin,
+            sender_id: &sender,
+            text: message,
+        };
+        let sub = dispatch::submit_message(ctx.rt, &submission).await?;
         Ok(json!({"status": "accepted", "sessionKey": key, "runId": sub.run_id}).to_string())
     }
 }

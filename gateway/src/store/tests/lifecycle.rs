@@ -11,7 +11,7 @@ async fn a_reply_goes_to_the_chat_of_the_newest_message_the_run_claimed() {
     let (_d, store, a, s) = chat_store().await;
     let b = Origin::webchat("chat-2", ChatKind::Direct);
     let api = Origin {
-        channel: crate::outbox::API_CHANNEL.into(),
+        channel: crate::store::API_CHANNEL.into(),
         ..b.clone()
     };
     let end = RunEnd {

@@ -1,0 +1,153 @@
+//! Every write script binds exactly as many values as it has `?`: each script's parameter
+//! struct is built with values present and absent, and its binds counted.
+
+use std::sync::Arc;
+
+use super::super::announces::{AskForAnnounce, CompleteAnnounce};
+use super::super::inbox::{Accept, AcceptStart};
+use super::super::runs::Finish;
+use super::super::sessions::Ensure;
+use super::super::starts::StartRun;
+use super::super::subagents::Spawn;
+use super::super::writer::{placeholders, Params};
+use super::*;
+
+/// `params` binds one value per placeholder of its script.
+fn check(name: &str, params: &impl Params) {
+    let script = params.script();
+    let args = params.args().unwrap();
+    assert_eq!(
+        args.len(),
+        script.placeholders,
+        "{name}: binds vs placeholders of\n{}",
+        script.body
+    );
+    assert!(script.placeholders > 0, "{name}: a script without binds");
+}
+
+fn end(deliver: bool) -> RunEnd {
+    RunEnd {
+        status: RunStatus::Succeeded,
+        error: deliver.then(|| "e".to_string()),
+        model: Some("fake/m".into()),
+        steps: 1,
+        input_tokens: 2,
+        output_tokens: 3,
+        cost_usd: deliver.then_some(0.5),
+        reply: Some("r".into()),
+        deliver: deliver.then(|| "d".to_string()),
+        archive_after_ms: deliver.then_some(60_000),
+        drop_inbox: !deliver,
+    }
+}
+
+/// Catches: a bind added to, or dropped from, one script's parameters but not its SQL
+/// (or the other way round), for every script of the store.
+#[test]
+fn every_script_binds_one_value_per_placeholder() {
+    let o = origin();
+    let m = inbound("agent:main:main", &o, "hi", Some("m1"));
+    let m_no_id = inbound("agent:main:main", &o, "hi", None);
+    let r = run("r1", "agent:main:main", "s1", &o);
+    let answer = NewMessage::assistant("done", vec![]);
+    for (message, run) in [(&m, Some(&r)), (&m_no_id, None)] {
+        check(
+            "accept",
+            &Accept {
+                message,
+                run,
+                now: 1,
+            },
+        );
+    }
+    for claim in [Some(Claim::All), Some(Claim::Oldest), None] {
+        let start = StartRun {
+            id: "r1",
+            session_key: "agent:main:main",
+            session_id: "s1",
+            model: Some("fake/m"),
+            claim,
+            cached: Arc::new(Vec::new()),
+            now: 1,
+        };
+        check("start", &start);
+        let accept = Accept {
+            message: &m,
+            run: Some(&r),
+            now: 1,
+        };
+        check(
+            "accept + start",
+            &AcceptStart {
+                accept,
+                start: &start,
+            },
+        );
+    }
+    for deliver in [true, false] {
+        let e = end(deliver);
+        let last = deliver.then_some(("s1", &answer));
+        check(
+            "finish",
+            &Finish {
+                id: "r1",
+                end: &e,
+                last,
+                now: 1,
+            },
+        );
+    }
+    let message = AnnounceMessage {
+        text: "t",
+        footer: "f",
+    };
+    for (message, step_answer) in [(Some(message), Some(("s1", &answer))), (None, None)] {
+        let complete = CompleteAnnounce {
+            run_id: "r1",
+            message,
+            archive_now: true,
+            step_answer,
+            fan_in: Some("from the child"),
+            now: 1,
+        };
+        check("complete announce", &complete);
+    }
+    let ask = AskForAnnounce {
+        run_id: "r1",
+        session_id: "s1",
+        text: "p",
+        now: 1,
+    };
+    check("announce prompt", &ask);
+    for origin in [Some(&o), None] {
+        let ensure = Ensure {
+            id: "s1",
+            key: "agent:main:main",
+            agent_id: "main",
+            origin,
+            now: 1,
+        };
+        check("ensure session", &ensure);
+    }
+    let s = NewSubagent::fixture("r2", "agent:main:subagent:x", "s2");
+    for timeout_ms in [Some(1_000), None] {
+        check(
+            "spawn",
+            &Spawn {
+                spawn: &s,
+                timeout_ms,
+                now: 1,
+            },
+        );
+    }
+}
+
+/// Catches: a `?` inside a quoted SQL string or identifier counted as a placeholder.
+#[test]
+fn placeholders_skip_quoted_question_marks() {
+    assert_eq!(
+        placeholders("SELECT ?, '?', \"a?\" WHERE x = ? AND y = '?''?'"),
+        2
+    );
+    assert_eq!(placeholders("SELECT 1"), 0);
+}

@@ -7,8 +7,7 @@ use std::sync::Arc;
 use thiserror::Error;
 
 use super::definition::{AgentDef, FileError, Source, ToolSet};
-use crate::config::Config;
-use crate::routing;
+use crate::config::{self, Config};
 
 /// Tools of the built-in `explore` agent: reading only.
 pub const EXPLORE_TOOLS: &[&str] = &["read", "web_fetch", "web_search"];
@@ -82,7 +81,7 @@ impl Registry {
             def.aliases = entry.aliases.clone();
             put(&mut agents, def);
         }
-        let default = routing::default_agent_id(cfg);
+        let default = config::default_agent_id(cfg);
         if !agents.iter().any(|a| a.id.eq_ignore_ascii_case(&default)) {
             put(&mut agents, AgentDef::bare(&default, Source::Config));
         }

@@ -12,8 +12,7 @@ use parking_lot::Mutex;
 
 use super::definition::{from_file, AgentDef, FileError};
 use super::registry::Registry;
-use crate::config::Config;
-use crate::routing;
+use crate::config::{self, Config};
 
 /// Largest agent file read, in bytes.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
@@ -24,9 +23,9 @@ pub const FRESH_FOR: Duration = Duration::from_secs(1);
 
 /// The agent folders for `cfg`, in the order they are read.
 pub fn dirs(cfg: &Config, state_dir: &Path) -> Vec<PathBuf> {
-    let default = routing::default_agent_id(cfg);
-    let entry = routing::agent_entry(cfg, &default);
-    let workspace = routing::workspace_for(cfg, entry.as_ref(), state_dir);
+    let default = config::default_agent_id(cfg);
+    let entry = config::agent_entry(cfg, &default);
+    let workspace = config::workspace_for(cfg, entry.as_ref(), state_dir);
     vec![
         state_dir.join("agents"),
         workspace.join(".claude").join("agents"),

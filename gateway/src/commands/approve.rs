@@ -1,14 +1,14 @@
 //! `/approve <id> allow-once|allow-always|deny`: answer an exec approval request. Only the
 //! chat the request was posted to can answer it (routing's access check has already let
 //! only allowed senders of that chat through); an id of another chat changes nothing.
-//! The request's buttons (`buttons`, read back by `parse_press`) take the same path:
+//! The request's buttons (`agent::tools::approvals::buttons`, read back by `parse_press`) take the same path:
 //! [`answer`].
 
 use std::sync::Arc;
 
-use switchboard_channels::{Action, Origin};
+use switchboard_channels::Origin;
 
-use crate::agent::tools::approvals::{emit, ApprovalEvent};
+use crate::agent::tools::approvals::{emit, ApprovalEvent, ACTION_PREFIX};
 use crate::runtime::Runtime;
 use crate::store::{ApprovalRow, ApprovalStatus, StoreError};
 
@@ -23,15 +23,6 @@ pub enum Decision {
 }
 
 impl Decision {
-    /// The word of the text form and of a button's action id.
-    fn word(self) -> &'static str {
-        match self {
-            Decision::AllowOnce => "allow-once",
-            Decision::AllowAlways => "allow-always",
-            Decision::Deny => "deny",
-        }
-    }
-
     pub fn status(self) -> ApprovalStatus {
         match self {
             Decision::AllowOnce => ApprovalStatus::AllowOnce,
@@ -60,21 +51,6 @@ pub fn parse(args: &[&str]) -> Result<(String, Decision), String> {
         _ => return Err(USAGE.into()),
     };
     Ok((id, decision))
-}
-
-/// Prefix of the action ids of a request's buttons: `approve:<id>:<decision>`.
-const ACTION_PREFIX: &str = "approve:";
-
-/// The buttons under request `id`: allow once, allow always, deny.
-pub fn buttons(id: &str) -> Vec<Action> {
-    [
-        ("✅ Allow once", Decision::AllowOnce),
-        ("♾️ Allow always", Decision::AllowAlways),
-        ("🚫 Deny", Decision::Deny),
-    ]
-    .into_iter()
-    .map(|(label, d)| Action::new(label, format!("{ACTION_PREFIX}{id}:{}", d.word())))
-    .collect()
 }
 
 /// The request id and decision of a button's action id (as a platform gave it back:
@@ -236,7 +212,7 @@ mod tests {
     #[test]
     fn buttons_read_back_as_their_decisions() {
         let id = "a1b2c3d4";
-        let read: Vec<_> = buttons(id)
+        let read: Vec<_> = crate::agent::tools::approvals::buttons(id)
             .iter()
             .map(|b| {
                 assert!(b.is_renderable(), "{b:?}");

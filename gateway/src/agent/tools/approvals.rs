@@ -132,7 +132,7 @@ pub async fn ask(ctx: &ToolContext<'_>, ask: &Ask<'_>) -> Result<ApprovalStatus,
     }
     // Idempotent by key: a resumed run re-posting is a no-op.
     let text = request_text(&row, ask.why);
-    let buttons = crate::commands::approve::buttons(&row.id);
+    let buttons = buttons(&row.id);
     store
         .enqueue_outbox_with_actions(
             &format!("approval:{}", row.id),
@@ -376,4 +376,23 @@ pub async fn resumable_calls(
         .filter(|c| asked.iter().any(|a| a.tool_call_id == c.id))
         .cloned()
         .collect())
+}
+
+/// Prefix of the action ids of a request's buttons: `approve:<id>:<decision>`, the
+/// decision in the words of the text form (`/approve`'s parser reads them back:
+/// `commands::approve::parse_press`, tested against these).
+pub const ACTION_PREFIX: &str = "approve:";
+
+/// The buttons of request `id`: allow once, allow always, deny.
+pub fn buttons(id: &str) -> Vec<switchboard_channels::Action> {
+    [
+        ("✅ Allow once", "allow-once"),
+        ("♾️ Allow always", "allow-always"),
+        ("🚫 Deny", "deny"),
+    ]
+    .into_iter()
+    .map(|(label, word)| {
+        switchboard_channels::Action::new(label, format!("{ACTION_PREFIX}{id}:{word}"))
+    })
+    .collect()
 }

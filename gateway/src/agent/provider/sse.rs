@@ -37,7 +37,8 @@ impl SseParser {
     pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<String>, SseError> {
         let mut out = Vec::new();
         let mut rest = chunk;
-        if self.after_cr {
+        // An empty chunk says nothing about the byte after the CR: keep waiting for it.
+        if self.after_cr && !rest.is_empty() {
             self.after_cr = false;
             if let Some(after) = rest.strip_prefix(b"\n") {
                 rest = after;
@@ -197,6 +198,19 @@ mod tests {
             assert_eq!(p.feed(b"data: 0123456789\n\n").expect("ok").len(), 1);
         }
         assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    }
+
+    /// Catches: an empty read between a CR and its LF forgetting the CR, so the LF ends
+    /// one more (blank) line and splits the event in two (found by the property below).
+    #[test]
+    fn an_empty_read_between_cr_and_lf_changes_nothing() {
+        let whole = all(&mut SseParser::default(), &[b"data: a\r\ndata: b\n\n"]);
+        assert_eq!(whole, vec!["a\nb".to_string()]);
+        let split = all(
+            &mut SseParser::default(),
+            &[b"data: a\r", b"", b"\ndata: b\n\n"],
+        );
+        assert_eq!(split, whole);
     }
 
     /// SSE framing pieces mixed into arbitrary streams.

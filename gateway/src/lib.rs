@@ -8,6 +8,8 @@ pub mod agent;
 pub mod app;
 pub mod commands;
 pub mod config;
+pub mod cron;
+pub mod mcp;
 pub mod outbox;
 #[cfg(test)]
 mod proptest_cases;

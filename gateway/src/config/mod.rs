@@ -12,6 +12,7 @@ mod error;
 mod ids;
 pub mod limits;
 mod load;
+mod mcp_cron;
 mod paths;
 mod reload;
 mod schema;
@@ -27,6 +28,7 @@ pub use channels::{
 };
 pub use error::ConfigError;
 pub use load::{load_file, parse_config, process_env, MAX_CONFIG_BYTES, MAX_NESTING};
+pub use mcp_cron::*;
 pub use paths::Paths;
 pub use reload::{plan_reload, ReloadPlan};
 pub use schema::*;

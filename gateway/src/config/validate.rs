@@ -3,6 +3,7 @@
 
 mod channels;
 mod gateway;
+mod mcp_cron;
 mod tools;
 
 use std::collections::BTreeMap;
@@ -24,6 +25,7 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     discord(config, &mut out);
     super::limits::check(config, &mut out);
     tools::tools(config, &mut out);
+    mcp_cron::mcp_cron(config, &mut out);
     out
 }
 

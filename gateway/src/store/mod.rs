@@ -8,6 +8,7 @@ mod announces;
 mod approvals;
 mod channels;
 mod conns;
+mod cron;
 mod inbox;
 mod interrupts;
 mod ledger;
@@ -30,6 +31,7 @@ use conns::Conns;
 
 pub use approvals::{AllowEntry, ApprovalRow, ApprovalStatus, NewApproval};
 pub use channels::{Pairing, PairingRow};
+pub use cron::{CronFire, CronJobRow, JobSource};
 pub use inbox::{Claim, InboxItem, NewInbound, WaitingSession};
 pub use ledger::PoisonedUpdate;
 pub use messages::{MessageRow, NewMessage, Role, ToolCallRecord};

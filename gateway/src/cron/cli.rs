@@ -1,0 +1,1 @@
+//! `switchboard cron list|add|rm|run`.

@@ -26,3 +26,19 @@ fi
 
 echo "setup: $("$CHROMIUM" --version 2>/dev/null || echo 'chromium: version unknown')"
 echo "setup: $("$CHROMEDRIVER" --version 2>/dev/null || echo 'chromedriver: version unknown')"
+
+# The reference MCP server `@modelcontextprotocol/server-everything` from npm, for the
+# suite's test against an MCP implementation we did not write (tests/suite/mcp_everything.rs).
+# Installed under ~/.cache (never globally); skipped with a message when npm is missing.
+EVERYTHING_DIR="${SWITCHBOARD_MCP_EVERYTHING_DIR:-$HOME/.cache/switchboard-tests/mcp-everything}"
+EVERYTHING_VERSION=2026.8.31
+if ! command -v npm >/dev/null 2>&1; then
+    echo "setup: npm is missing; the MCP 'everything' server test will be skipped"
+elif [[ -x "$EVERYTHING_DIR/node_modules/.bin/mcp-server-everything" ]]; then
+    echo "setup: @modelcontextprotocol/server-everything already installed in $EVERYTHING_DIR"
+else
+    echo "setup: installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into $EVERYTHING_DIR"
+    mkdir -p "$EVERYTHING_DIR"
+    npm install --prefix "$EVERYTHING_DIR" --no-audit --no-fund --silent \
+        "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+fi

@@ -17,6 +17,7 @@ mod faults_model;
 mod faults_restart;
 mod lanes;
 mod lifecycle;
+mod mcp;
 mod record;
 mod run_limits;
 mod security_http;

@@ -356,8 +356,10 @@ async fn run_started(
         }
         Some(Some(LoopEnd::Final(text))) => {
             let mut deliver = (!text.trim().is_empty()).then(|| text.clone());
-            if let (Some(job), Some(answer)) = (&progress.cron_job, deliver.take()) {
-                deliver = Some(crate::cron::headed(rt, job, answer).await);
+            if let Some(job) = &progress.cron_job {
+                if let Some(answer) = deliver.take() {
+                    deliver = Some(crate::cron::headed(rt, job, answer).await);
+                }
             }
             finish_with_reply(rt, &run, &session.id, &progress, &model, text, deliver).await?
         }

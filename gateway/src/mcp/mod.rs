@@ -102,6 +102,7 @@ impl McpHub {
                 ),
                 state_dir: ctx.state_dir.clone(),
                 generation: self.generation.clone(),
+                tasks: ctx.tasks.clone(),
             };
             ctx.tasks
                 .spawn(server::supervise(slot.clone(), supervised, cancel.clone()));
@@ -179,5 +180,31 @@ fn cut(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &s[..i]),
         None => s.to_string(),
+    }
+}
+
+/// A `/metrics` series: name, Prometheus type, how to read it from a server's status.
+type Series = (&'static str, &'static str, fn(&ServerStatus) -> u64);
+
+/// The servers' series for `/metrics`: whether each is up, its tools, its restarts.
+pub fn metrics(hub: &McpHub, out: &mut String) {
+    use std::fmt::Write;
+    let (running, _) = hub.status();
+    let series: [Series; 3] = [
+        ("switchboard_mcp_server_up", "gauge", |s| {
+            u64::from(s.state == State::Ready)
+        }),
+        ("switchboard_mcp_server_tools", "gauge", |s| {
+            s.tools.len() as u64
+        }),
+        ("switchboard_mcp_server_restarts_total", "counter", |s| {
+            s.restarts
+        }),
+    ];
+    for (name, kind, f) in series {
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+        for s in &running {
+            let _ = writeln!(out, "{name}{{server=\"{}\"}} {}", s.name, f(s));
+        }
     }
 }

@@ -7,8 +7,11 @@ use rmcp::model::{CallToolResult, RawContent, ResourceContents};
 
 use crate::agent::tools::ToolError;
 
-/// Most bytes of a result kept (the run keeps at most 64 KB of any tool result).
+/// Most bytes of a result, the note saying what was cut included (the run cuts any tool
+/// result past 64 KB itself, which would drop that note).
 pub const MAX_RESULT: usize = 64 * 1024;
+/// Room kept for the note: the answer's own text is cut at `MAX_RESULT - NOTE_ROOM`.
+const NOTE_ROOM: usize = 128;
 
 /// The model's view of `result`: `Ok(text)`, or a tool error when the server set `isError`.
 pub fn to_tool_result(result: &CallToolResult) -> Result<String, ToolError> {
@@ -73,7 +76,7 @@ impl Bounded {
     fn push(&mut self, part: &str) {
         let sep = usize::from(self.parts > 0);
         self.parts += 1;
-        let room = MAX_RESULT.saturating_sub(self.text.len() + sep);
+        let room = (MAX_RESULT - NOTE_ROOM).saturating_sub(self.text.len() + sep);
         if self.cut > 0 || room == 0 {
             self.cut += part.len() + sep;
             return;
@@ -142,15 +145,17 @@ mod tests {
         assert!(matches!(to_tool_result(&r), Err(ToolError::Model(m)) if m.contains("no details")));
     }
 
-    /// A huge answer is cut at 64 KB on a character boundary, and the cut is said.
-    /// Catches: an unbounded result, or a panic cutting inside a character.
+    /// A huge answer is cut under 64 KB on a character boundary, and the cut is said
+    /// within the 64 KB the run keeps. Catches: an unbounded result, a panic cutting
+    /// inside a character, or the note lost to the run's own cut.
     #[test]
     fn huge_answers_are_cut_and_say_so() {
         let big = "é".repeat(MAX_RESULT);
         let r = CallToolResult::success(vec![Content::text(big.clone()), Content::text("tail")]);
         let text = to_tool_result(&r).unwrap_or_default();
         let (kept, note) = text.split_once("\n…(cut: ").unwrap_or_default();
-        assert!(kept.len() <= MAX_RESULT && kept.len() > MAX_RESULT - 4);
+        assert!(text.len() <= MAX_RESULT, "{}", text.len());
+        assert!(kept.len() > MAX_RESULT - NOTE_ROOM - 4);
         assert_eq!(
             note,
             format!(

@@ -139,6 +139,8 @@ pub struct Supervised {
     pub state_dir: PathBuf,
     /// Bumped on every change of the tools (the registry's spec cache and logs key on it).
     pub generation: Arc<AtomicU64>,
+    /// The hub's tracker (cancellations of dropped calls run on it).
+    pub tasks: tokio_util::task::TaskTracker,
 }
 
 /// Run one server until `cancel` fires.
@@ -217,7 +219,7 @@ async fn serve(
             match list_tools(&peer).await {
                 Ok(tools) => {
                     let generation = bump(&s.generation);
-                    let offered = adapt(&slot.name, &tools, &peer, s.cfg.timeout, generation);
+                    let offered = adapt(&slot.name, &tools, &peer, s, generation);
                     tracing::info!(server = %slot.name, tools = offered.len(), generation, "mcp: tools listed");
                     slot.set(State::Ready, offered, None);
                 }
@@ -273,7 +275,7 @@ fn adapt(
     server: &Arc<str>,
     tools: &[rmcp::model::Tool],
     peer: &rmcp::service::Peer<rmcp::RoleClient>,
-    timeout: Duration,
+    s: &Supervised,
     generation: u64,
 ) -> Vec<(String, Arc<dyn Tool>)> {
     let raw: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
@@ -286,8 +288,9 @@ fn adapt(
                 server.clone(),
                 tool,
                 peer.clone(),
-                timeout,
+                s.cfg.timeout,
                 generation,
+                s.tasks.clone(),
             ));
             (name, t)
         })

@@ -1,7 +1,7 @@
 //! One MCP server tool as a [`Tool`] of the gateway: offered as `mcp__<server>__<tool>`
 //! with the server's JSON schema; a call forwards the arguments, waits at most the
-//! server's `timeout`, and on `/stop` (the call's cancel token) or the timeout sends the
-//! server MCP's `notifications/cancelled` for it.
+//! server's `timeout`, and on `/stop` (the call's cancel token, or the run dropping the
+//! call), or the timeout sends the server MCP's `notifications/cancelled` for it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +14,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions};
 use rmcp::RoleClient;
 use serde_json::Value;
+use tokio_util::task::TaskTracker;
 
 use super::result::to_tool_result;
 use crate::agent::provider::ToolSpec;
@@ -31,6 +32,44 @@ pub struct McpTool {
     timeout: Duration,
     /// The tool list this tool came from (see [`Tool::generation`]).
     generation: u64,
+    /// Owner of the cancellations sent for calls dropped mid-way (the hub's tracker).
+    tasks: TaskTracker,
+}
+
+/// How long a cancellation sent for a dropped call may take.
+const CANCEL_SEND: Duration = Duration::from_secs(2);
+
+/// The notification that tells a server to stop working on request `id`.
+fn cancelled(id: RequestId, reason: &str) -> ClientNotification {
+    ClientNotification::CancelledNotification(CancelledNotification {
+        params: CancelledNotificationParam {
+            request_id: id,
+            reason: Some(reason.to_string()),
+        },
+        method: Default::default(),
+        extensions: Default::default(),
+    })
+}
+
+/// A request in flight: when the call is dropped before it ended (the run was stopped:
+/// `/stop` drops the run's future), the server is told to cancel it, by a task of the
+/// hub's tracker, bounded by [`CANCEL_SEND`].
+struct InFlight<'a> {
+    peer: &'a Peer<RoleClient>,
+    tasks: &'a TaskTracker,
+    id: Option<RequestId>,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let peer = self.peer.clone();
+            self.tasks.spawn(async move {
+                let note = cancelled(id, "stopped");
+                let _ = tokio::time::timeout(CANCEL_SEND, peer.send_notification(note)).await;
+            });
+        }
+    }
 }
 
 impl McpTool {
@@ -41,6 +80,7 @@ impl McpTool {
         peer: Peer<RoleClient>,
         timeout: Duration,
         generation: u64,
+        tasks: TaskTracker,
     ) -> McpTool {
         let mut description = tool
             .description
@@ -72,23 +112,13 @@ impl McpTool {
             peer,
             timeout,
             generation,
+            tasks,
         }
     }
 
     /// Tell the server to stop working on request `id` (best effort: it may be gone).
     async fn cancel(&self, id: RequestId, reason: &str) {
-        let note = CancelledNotification {
-            params: CancelledNotificationParam {
-                request_id: id,
-                reason: Some(reason.to_string()),
-            },
-            method: Default::default(),
-            extensions: Default::default(),
-        };
-        let _ = self
-            .peer
-            .send_notification(ClientNotification::CancelledNotification(note))
-            .await;
+        let _ = self.peer.send_notification(cancelled(id, reason)).await;
     }
 }
 
@@ -120,9 +150,15 @@ impl Tool for McpTool {
                 ))
             })?;
         let id = handle.id.clone();
+        let mut in_flight = InFlight {
+            peer: &self.peer,
+            tasks: &self.tasks,
+            id: Some(id.clone()),
+        };
         let answer = tokio::select! {
             r = handle.rx => r,
             _ = tokio::time::sleep(self.timeout) => {
+                in_flight.id = None;
                 self.cancel(id, "timeout").await;
                 return Err(ToolError::Model(format!(
                     "the MCP server `{server}` did not answer within {}",
@@ -130,10 +166,12 @@ impl Tool for McpTool {
                 )));
             }
             _ = ctx.cancel.cancelled() => {
+                in_flight.id = None;
                 self.cancel(id, "stopped").await;
                 return Err(ToolError::Model("stopped".into()));
             }
         };
+        in_flight.id = None;
         match answer {
             Ok(Ok(ServerResult::CallToolResult(result))) => to_tool_result(&result),
             Ok(Ok(_)) => Err(ToolError::Model(format!(

@@ -8,6 +8,7 @@ mod api;
 mod auth;
 mod error;
 mod events;
+mod mcp_cron;
 mod message_body;
 mod metrics;
 pub mod origin;

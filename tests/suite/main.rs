@@ -18,6 +18,7 @@ mod faults_restart;
 mod lanes;
 mod lifecycle;
 mod mcp;
+mod mcp_everything;
 mod record;
 mod run_limits;
 mod security_http;

@@ -410,3 +410,38 @@ async fn stdio_servers_stop_with_the_daemon() {
     gw.terminate().await.unwrap();
     wait_gone(pid).await;
 }
+
+/// A config reload starts an added server, restarts only the one whose section changed
+/// and stops a removed one (its process gone). Catches: a reload restarting every server,
+/// or leaving a removed one running.
+#[tokio::test]
+async fn reload_touches_only_the_servers_that_changed() {
+    let fake = FakeModel::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("mcp.log");
+    let gw = GatewayBuilder::new(BIN)
+        .config(config_for(
+            &fake,
+            json!({"mcp": {"servers": {"a": kit(&log)}}}),
+        ))
+        .start()
+        .await
+        .unwrap();
+    let a = wait_server(&gw, "a", |_| true).await["pid"].clone();
+    let both = json!({"mcp": {"servers": {"a": kit(&log), "b": kit(&log)}}});
+    gw.write_config(&config_for(&fake, both)).await.unwrap();
+    let b = wait_server(&gw, "b", |_| true).await["pid"].clone();
+    assert_eq!(server(&gw, None, "a").await["pid"], a, "a was restarted");
+    let mut changed = kit(&log);
+    changed["timeout"] = json!("30s");
+    let cfg = json!({"mcp": {"servers": {"a": changed.clone(), "b": kit(&log)}}});
+    gw.write_config(&config_for(&fake, cfg)).await.unwrap();
+    let a2 = wait_server(&gw, "a", |s| s["pid"] != a).await["pid"].clone();
+    assert_eq!(server(&gw, None, "b").await["pid"], b, "b was restarted");
+    wait_gone(a.as_u64().unwrap() as u32).await;
+    let cfg = json!({"mcp": {"servers": {"a": changed}}});
+    gw.write_config(&config_for(&fake, cfg)).await.unwrap();
+    wait_gone(b.as_u64().unwrap() as u32).await;
+    assert_eq!(server(&gw, None, "b").await, Value::Null);
+    assert_eq!(server(&gw, None, "a").await["pid"], a2);
+}

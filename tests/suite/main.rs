@@ -10,6 +10,7 @@ mod api;
 mod bad_input;
 mod browser;
 mod config_reload;
+mod cron;
 mod discord;
 mod discord_delivery;
 mod faults_channels;

@@ -54,6 +54,14 @@ enum Command {
         #[arg(long, global = true)]
         config: Option<PathBuf>,
     },
+    /// List, add, remove or run scheduled jobs.
+    Cron {
+        #[command(subcommand)]
+        action: switchboard::cron::cli::CronAction,
+        /// Config file (for the state dir and storage.url).
+        #[arg(long, global = true)]
+        config: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -115,6 +123,9 @@ fn main() -> ExitCode {
             Command::Run { config } => run(config, env).await,
             Command::Pairing { action, config } => pairing(action, config, env).await,
             Command::Approvals { action, config } => approvals(action, config, env).await,
+            Command::Cron { action, config } => {
+                switchboard::cron::cli::main(action, config, env).await
+            }
         }
     })
 }

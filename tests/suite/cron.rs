@@ -152,3 +152,75 @@ async fn a_job_due_during_downtime_runs_once_after_the_restart() {
     let last = j["lastRunAt"].as_i64().unwrap();
     assert!(next > last, "{j}");
 }
+
+async fn cli(gw: &Gateway, args: &[&str]) -> (bool, String) {
+    let out = crate::common::output(
+        gw.command()
+            .arg("cron")
+            .args(args)
+            .arg("--config")
+            .arg(gw.config_path()),
+    )
+    .await;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text.trim().to_string())
+}
+
+/// `switchboard cron add|list|rm` beside the running daemon: the added job runs and is
+/// delivered; a config job cannot be removed from the shell. Catches: the CLI writing a
+/// job the daemon never sees, or removing the config's jobs.
+#[tokio::test]
+async fn the_cli_adds_lists_and_removes_jobs() {
+    let fake = FakeModel::start().await.unwrap();
+    let mut cfg_job = job("fromfile", "1h");
+    cfg_job["deliver"] = Value::Null;
+    let gw = start(&fake, json!({"cron": {"jobs": [cfg_job]}})).await;
+    let mut ws = chat(&gw, "main").await;
+    let (ok, out) = cli(
+        &gw,
+        &[
+            "add",
+            "shell",
+            "--every",
+            "1s",
+            "--message",
+            "from shell",
+            "--name",
+            "Shell",
+            "--channel",
+            "webchat",
+            "--chat",
+            "main",
+        ],
+    )
+    .await;
+    assert!(ok, "{out}");
+    assert!(
+        out.starts_with("added shell (Shell): every 1s, next "),
+        "{out}"
+    );
+    assert_eq!(
+        next_job_answer(&mut ws).await,
+        "⏰ Shell\n\necho: from shell"
+    );
+    let (ok, out) = cli(&gw, &["list"]).await;
+    assert!(ok, "{out}");
+    assert!(out.contains("\nshell (Shell): every 1s, next "), "{out}");
+    assert!(out.starts_with("fromfile (Tick): every 1h, next "), "{out}");
+    let (ok, out) = cli(&gw, &["rm", "fromfile"]).await;
+    assert!(!ok);
+    assert_eq!(
+        out,
+        "the job `fromfile` comes from the config file (cron.jobs): change or remove it there"
+    );
+    let (ok, out) = cli(&gw, &["rm", "shell"]).await;
+    assert!(ok, "{out}");
+    assert_eq!(cron_job(&gw, "shell").await, Value::Null);
+    let (ok, out) = cli(&gw, &["add", "bad", "--every", "500ms", "--message", "x"]).await;
+    assert!(!ok);
+    assert!(out.contains("`every` must be between 1s and"), "{out}");
+}

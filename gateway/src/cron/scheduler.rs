@@ -1,6 +1,6 @@
 //! The scheduler task: runs every due job (see `fire`), then sleeps until the soonest next
-//! time, a change to the jobs (`Runtime::cron_wake`), or at most a minute (a clock that
-//! jumped is noticed). Owned by the app's tracker; stops on its cancel token.
+//! time, a change to the jobs (`Runtime::cron_wake`), or at most 15 s (a clock that
+//! jumped, or a job added or run by `switchboard cron` beside the daemon, is noticed). Owned by the app's tracker; stops on its cancel token.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +14,7 @@ use super::fire::fire;
 use super::schedule::Schedule;
 
 /// Longest sleep between two looks at the table.
-const MAX_SLEEP: Duration = Duration::from_secs(60);
+pub const MAX_SLEEP: Duration = Duration::from_secs(15);
 /// Wait after the store failed, before looking again.
 const AFTER_ERROR: Duration = Duration::from_secs(5);
 

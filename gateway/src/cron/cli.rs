@@ -16,47 +16,51 @@ pub enum CronAction {
     /// Show every job: schedule, next time, runs, and where it comes from.
     List,
     /// Add a job (give one of --every, --cron or --at).
-    Add {
-        /// Letters, digits, `-` and `_`.
-        id: String,
-        /// What the agent is told each time.
-        #[arg(long)]
-        message: String,
-        /// A fixed interval, e.g. `30m` (at least 1s).
-        #[arg(long)]
-        every: Option<String>,
-        /// A cron expression, e.g. `"0 9 * * 1-5"`.
-        #[arg(long)]
-        cron: Option<String>,
-        /// The IANA time zone of --cron (default UTC).
-        #[arg(long)]
-        tz: Option<String>,
-        /// One run at this RFC 3339 time.
-        #[arg(long)]
-        at: Option<String>,
-        /// Heading of its answers (default: the id).
-        #[arg(long)]
-        name: Option<String>,
-        /// The agent it runs as (default: the default agent).
-        #[arg(long)]
-        agent: Option<String>,
-        /// Run in the agent's main session instead of the job's own.
-        #[arg(long)]
-        main_session: bool,
-        /// Deliver the answer to this channel (telegram, discord, webchat) …
-        #[arg(long, requires = "chat")]
-        channel: Option<String>,
-        /// … and chat id …
-        #[arg(long, requires = "channel")]
-        chat: Option<String>,
-        /// … and thread.
-        #[arg(long, requires = "chat")]
-        thread: Option<String>,
-    },
+    Add(Box<AddArgs>),
     /// Remove a job added by the tool or the CLI.
     Rm { id: String },
     /// Run a job now: it is marked due, and the daemon starts it within 15 s.
     Run { id: String },
+}
+
+/// `switchboard cron add`.
+#[derive(Debug, clap::Args)]
+pub struct AddArgs {
+    /// Letters, digits, `-` and `_`.
+    pub id: String,
+    /// What the agent is told each time.
+    #[arg(long)]
+    pub message: String,
+    /// A fixed interval, e.g. `30m` (at least 1s).
+    #[arg(long)]
+    pub every: Option<String>,
+    /// A cron expression, e.g. `"0 9 * * 1-5"`.
+    #[arg(long)]
+    pub cron: Option<String>,
+    /// The IANA time zone of --cron (default UTC).
+    #[arg(long)]
+    pub tz: Option<String>,
+    /// One run at this RFC 3339 time.
+    #[arg(long)]
+    pub at: Option<String>,
+    /// Heading of its answers (default: the id).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The agent it runs as (default: the default agent).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Run in the agent's main session instead of the job's own.
+    #[arg(long)]
+    pub main_session: bool,
+    /// Deliver the answer to this channel (telegram, discord, webchat) …
+    #[arg(long, requires = "chat")]
+    pub channel: Option<String>,
+    /// … and chat id …
+    #[arg(long, requires = "channel")]
+    pub chat: Option<String>,
+    /// … and thread.
+    #[arg(long, requires = "chat")]
+    pub thread: Option<String>,
 }
 
 /// Run `action` against the database of the config at `config_path`.
@@ -119,20 +123,21 @@ async fn act(store: &Store, cfg: &config::Config, action: CronAction) -> Result<
                 .collect::<Vec<_>>()
                 .join("\n"))
         }
-        CronAction::Add {
-            id,
-            message,
-            every,
-            cron,
-            tz,
-            at,
-            name,
-            agent,
-            main_session,
-            channel,
-            chat,
-            thread,
-        } => {
+        CronAction::Add(add) => {
+            let AddArgs {
+                id,
+                message,
+                every,
+                cron,
+                tz,
+                at,
+                name,
+                agent,
+                main_session,
+                channel,
+                chat,
+                thread,
+            } = *add;
             let every = every
                 .map(|e| humantime::parse_duration(&e).map_err(|x| format!("--every: {x}")))
                 .transpose()?;

@@ -254,3 +254,109 @@ pub fn rfc3339(ms: i64) -> String {
         .map(|t| t.round(jiff::Unit::Second).unwrap_or(t).to_string())
         .unwrap_or_else(|_| ms.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::CronFire;
+    use switchboard_channels::{ChatKind, Origin};
+
+    fn cfg(jobs: serde_json::Value) -> Config {
+        crate::config::parse_config(
+            &serde_json::json!({"cron": {"jobs": jobs}}).to_string(),
+            &|_| None,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    fn job(id: &str, every: &str) -> serde_json::Value {
+        serde_json::json!({"id": id, "schedule": {"every": every}, "message": "m"})
+    }
+
+    /// A reload replaces changed config jobs, keeps unchanged ones as they were (next
+    /// time, counters), removes dropped ones, and never touches the tool's or the CLI's.
+    /// Catches: a reload wiping jobs added from a chat, or re-timing every config job.
+    #[tokio::test]
+    async fn config_sync_touches_only_config_jobs() {
+        let store = Store::open_in_memory()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let first = cfg(serde_json::json!([job("a", "1h"), job("b", "1h")]));
+        sync_config(&store, &first)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut tool_job = first.cron.jobs[0].clone();
+        tool_job.id = "t".into();
+        add(&store, &first, &tool_job, JobSource::Tool)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        store
+            .set_cron_job_enabled("a", true, Some(42))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let second = cfg(serde_json::json!([job("a", "1h"), job("c", "2h")]));
+        sync_config(&store, &second)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let all = store.cron_jobs().await.unwrap_or_else(|e| panic!("{e}"));
+        let ids: Vec<(&str, JobSource)> = all.iter().map(|j| (j.id.as_str(), j.source)).collect();
+        assert_eq!(
+            ids,
+            vec![
+                ("a", JobSource::Config),
+                ("c", JobSource::Config),
+                ("t", JobSource::Tool)
+            ]
+        );
+        assert_eq!(
+            all[0].next_run_at,
+            Some(42),
+            "an unchanged job keeps its next time"
+        );
+        assert!(matches!(
+            remove(&store, "a").await,
+            Err(JobError::FromConfig(_))
+        ));
+    }
+
+    /// A job's message waits in the inbox: the job is in flight (a new due time is
+    /// skipped, counted, not stacked). Catches: a due job stacked on its running self.
+    #[tokio::test]
+    async fn a_job_in_flight_is_skipped() {
+        let store = Store::open_in_memory()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let c = cfg(serde_json::json!([job("a", "1s")]));
+        sync_config(&store, &c)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let origin = Origin {
+            channel: "api".into(),
+            account: None,
+            chat_id: "cron:a".into(),
+            thread_id: None,
+            kind: ChatKind::Direct,
+            reply_handle: None,
+        };
+        let inbox = store
+            .fire_cron_job(&CronFire {
+                job_id: "a",
+                session_key: "agent:main:cron:a",
+                origin: &origin,
+                sender_id: "cron:a",
+                text: "m",
+                next_run_at: Some(5),
+                disable: false,
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.cron_job_in_flight(inbox).await.unwrap_or(false));
+        store
+            .skip_cron_job("a", Some(9))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let a = found(&store, "a").await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((a.runs, a.skipped, a.next_run_at), (1, 1, Some(9)));
+        assert_eq!(a.last_inbox_id, Some(inbox));
+    }
+}

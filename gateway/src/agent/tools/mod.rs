@@ -280,6 +280,9 @@ pub(crate) fn opt_arg<'a, T>(
 }
 
 #[cfg(test)]
+mod provider_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

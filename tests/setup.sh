@@ -48,3 +48,29 @@ if "$BWRAP" --unshare-all --ro-bind / / true 2>/dev/null; then
 else
     echo "setup: WARNING: bubblewrap cannot create namespaces here (user namespaces not permitted?); the sandbox tests will fail saying so" >&2
 fi
+
+# The reference MCP server `@modelcontextprotocol/server-everything` from npm, for the
+# suite's test against an MCP implementation we did not write (tests/suite/mcp_everything.rs).
+# Installed under ~/.cache (never globally); skipped with a message when npm is missing.
+EVERYTHING_DIR="${SWITCHBOARD_MCP_EVERYTHING_DIR:-$HOME/.cache/switchboard-tests/mcp-everything}"
+EVERYTHING_VERSION=2026.8.31
+if ! command -v npm >/dev/null 2>&1; then
+    echo "setup: npm is missing; installing npm with apt-get"
+    sudo=()
+    if [[ "$(id -u)" -ne 0 ]]; then
+        sudo=(sudo)
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq npm || echo "setup: WARNING: npm could not be installed; the MCP 'everything' server test will say it is skipped" >&2
+fi
+if ! command -v npm >/dev/null 2>&1; then
+    echo "setup: npm is missing; the MCP 'everything' server test will be skipped"
+elif [[ -x "$EVERYTHING_DIR/node_modules/.bin/mcp-server-everything" ]]; then
+    echo "setup: @modelcontextprotocol/server-everything already installed in $EVERYTHING_DIR"
+else
+    echo "setup: installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into $EVERYTHING_DIR"
+    mkdir -p "$EVERYTHING_DIR"
+    npm install --prefix "$EVERYTHING_DIR" --no-audit --no-fund --silent \
+        "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+fi

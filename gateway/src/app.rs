@@ -129,6 +129,25 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         rt.clone(),
         accept_cancel.clone(),
     ));
+    // MCP servers start in the background (nothing waits for them); scheduled jobs from
+    // the config are synced into the job table before the scheduler looks at it.
+    rt.mcp.start(
+        crate::mcp::HubContext {
+            tasks: tasks.clone(),
+            cancel: runs_cancel.child_token(),
+            state_dir: opts.state_dir.clone(),
+            keys: rt.env_keys.clone(),
+            host_env: opts.env.clone(),
+        },
+        &cfg,
+    );
+    if let Err(e) = crate::cron::jobs::sync_config(&rt.store, &cfg).await {
+        tracing::error!(error = %e, "cron: cannot sync the config's jobs");
+    }
+    tasks.spawn(crate::cron::scheduler::run(
+        rt.clone(),
+        accept_cancel.clone(),
+    ));
 
     // HTTP server.
     let addr = format!("{}:{}", cfg.gateway.bind, cfg.gateway.port);
@@ -248,7 +267,15 @@ async fn apply_live_config(
         rt.lanes
             .get(crate::queue::SUBAGENT)
             .resize(cfg.agents.defaults.subagents.max_concurrent as usize);
+        rt.lanes
+            .get(crate::queue::CRON)
+            .resize(cfg.cron.max_concurrent as usize);
         adapters.apply(&cfg);
+        rt.mcp.apply(&cfg);
+        if let Err(e) = crate::cron::jobs::sync_config(&rt.store, &cfg).await {
+            tracing::error!(error = %e, "cron: cannot sync the config's jobs");
+        }
+        rt.cron_wake.notify_one();
         warn_shared_dm_session(&rt, &cfg).await;
         tracing::info!(
             main = cfg.agents.defaults.max_concurrent,

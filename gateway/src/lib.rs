@@ -10,6 +10,8 @@ pub mod app;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod cron;
+pub mod mcp;
 pub mod outbox;
 #[cfg(test)]
 mod proptest_cases;

@@ -51,6 +51,14 @@ enum Command {
     Doctor(cli::doctor::DoctorArgs),
     /// Turn another gateway's config into a Switchboard config.
     Import(cli::import::ImportArgs),
+    /// List, add, remove or run scheduled jobs.
+    Cron {
+        #[command(subcommand)]
+        action: switchboard::cron::cli::CronAction,
+        /// Config file (for the state dir and storage.url).
+        #[arg(long, global = true)]
+        config: Option<PathBuf>,
+    },
 }
 
 /// mimalloc rather than glibc's malloc: under load the daemon spent a fifth of its CPU in
@@ -85,6 +93,9 @@ fn main() -> ExitCode {
             Command::Send(args) => cli::daemon::send(args, env).await,
             Command::Doctor(args) => cli::doctor::run(args, env).await,
             Command::Import(args) => cli::import::run(args, env).await,
+            Command::Cron { action, config } => {
+                switchboard::cron::cli::main(action, config, Arc::new(config::process_env)).await
+            }
         }
     })
 }

@@ -94,8 +94,12 @@ pub struct Runtime {
     pub config: watch::Receiver<Arc<Config>>,
     pub http: reqwest::Client,
     pub env_keys: EnvKeys,
-    /// The built-in tools (each run takes those its policy allows).
+    /// The built-in tools and the MCP servers' (each run takes those its policy allows).
     pub tools: ToolRegistry,
+    /// MCP servers (started by `app`; their tools reach runs through `tools`).
+    pub mcp: Arc<crate::mcp::McpHub>,
+    /// Scheduled jobs: wakes the scheduler when a job changes.
+    pub cron_wake: Notify,
     /// Workspace bootstrap files, as read lately (see `prompt::FRESH_FOR`).
     pub bootstrap: Bootstrap,
     /// The agent definitions in force (built-ins, agent files, `agents.list`).
@@ -131,15 +135,18 @@ impl Runtime {
         let lanes = Lanes::new(
             cfg.agents.defaults.max_concurrent as usize,
             cfg.agents.defaults.subagents.max_concurrent as usize,
-            1,
+            cfg.cron.max_concurrent as usize,
         );
+        let mcp = Arc::new(crate::mcp::McpHub::default());
         Arc::new(Runtime {
             store,
             lanes,
             config,
             http: reqwest::Client::new(),
             env_keys,
-            tools: ToolRegistry::builtin(),
+            tools: ToolRegistry::builtin().with_provider(mcp.clone()),
+            mcp,
+            cron_wake: Notify::new(),
             bootstrap: Bootstrap::new(FRESH_FOR),
             agents: crate::agents::Catalog::new(
                 state_dir.clone(),

@@ -7,3 +7,4 @@ mod fake_support;
 pub mod fake_telegram;
 pub mod fake_web;
 pub mod harness;
+pub mod mcp_server;

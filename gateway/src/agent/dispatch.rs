@@ -28,10 +28,12 @@ pub struct Submitted {
     pub run_id: Option<String>,
 }
 
-/// The lane a session's runs go on.
+/// The lane a session's runs go on (a scheduled job's own session: `cron`).
 pub fn lane_for(session_key: &str) -> &'static str {
     if session_key.contains(":subagent:") {
         queue::SUBAGENT
+    } else if session_key.contains(":cron:") {
+        queue::CRON
     } else {
         queue::MAIN
     }

@@ -64,6 +64,8 @@ struct Progress {
     claimed: Vec<i64>,
     /// Where the run's replies go: the chat of the newest message it claimed.
     reply_origin: Option<Origin>,
+    /// The scheduled job this turn answers (its answer is headed with the job's name).
+    cron_job: Option<String>,
 }
 
 impl Progress {
@@ -76,6 +78,7 @@ impl Progress {
             },
             claimed: Vec::new(),
             reply_origin: run.origin.clone(),
+            cron_job: None,
         }
     }
 }
@@ -241,6 +244,10 @@ async fn run_started(
     if let Some(last) = claimed.last() {
         progress.reply_origin = Some(last.origin.clone());
     }
+    progress.cron_job = crate::cron::job_of(
+        &run.session_key,
+        claimed.last().map(|c| c.sender_id.as_str()),
+    );
     if claimed.is_empty() && !transcript::needs_answer(&rows) {
         let finished = finish(rt, &run, RunStatus::Succeeded, None, &progress, None, None).await?;
         return Ok(Some((run, finished)));
@@ -353,7 +360,12 @@ async fn run_started(
                 .map(|_| run.agent_id.as_str());
             match answer_or_failure(end, run_timeout, step_limit_agent)? {
                 Ok(text) => {
-                    let deliver = (!text.trim().is_empty()).then(|| text.clone());
+                    let mut deliver = (!text.trim().is_empty()).then(|| text.clone());
+                    if let Some(job) = &progress.cron_job {
+                        if let Some(answer) = deliver.take() {
+                            deliver = Some(crate::cron::headed(rt, job, answer).await);
+                        }
+                    }
                     finish_with_reply(rt, &run, &session.id, &progress, &model, text, deliver)
                         .await?
                 }

@@ -2,6 +2,7 @@
 //! run is busy. An unknown command or a bad argument gets a one-line usage reply.
 
 pub mod approve;
+pub mod cron;
 pub mod menu;
 pub(crate) mod session;
 pub mod subagents;
@@ -22,6 +23,8 @@ pub enum Command {
     Subagents(subagents::SubCommand),
     /// `/approve <id> <decision>`: answer an exec approval request of this chat.
     Approve(String, approve::Decision),
+    /// `/cron …`: the scheduled jobs.
+    Cron(cron::CronCommand),
     /// A command we do not know, or one with bad arguments: the usage line to answer.
     Usage(String),
 }
@@ -32,7 +35,8 @@ pub const HELP: &str = "Commands:\n\
 /new — start a fresh session (the old transcript is kept, archived)\n\
 /stop — stop the current run of this chat and its sub-agents\n\
 /subagents list | stop <#|id|all> | log <#|id> [limit] [tools] | info <#|id> | send <#|id> <message>\n\
-/approve <id> allow-once|allow-always|deny — answer a command approval request";
+/approve <id> allow-once|allow-always|deny — answer a command approval request\n\
+/cron [list] | run <id> | enable <id> | disable <id> — the scheduled jobs";
 
 /// Parse `text` as a slash command. Returns `None` for ordinary messages. Accepts the
 /// Telegram form `/cmd@botname`.
@@ -64,6 +68,10 @@ pub fn parse(text: &str) -> Option<Command> {
         },
         "approve" => match approve::parse(&args) {
             Ok((id, decision)) => Command::Approve(id, decision),
+            Err(usage) => Command::Usage(usage),
+        },
+        "cron" => match cron::parse(&args) {
+            Ok(c) => Command::Cron(c),
             Err(usage) => Command::Usage(usage),
         },
         other => Command::Usage(format!(
@@ -108,6 +116,7 @@ pub async fn execute(
         Command::Stop => answer(session::stop(rt, session_key).await),
         Command::Subagents(sub) => answer(subagents::execute(rt, session_key, sub).await),
         Command::Approve(id, decision) => answer(approve::execute(rt, origin, &id, decision).await),
+        Command::Cron(c) => cron::execute(rt, c).await,
     }
 }
 

@@ -23,6 +23,10 @@ pub async fn status(
         None => "no".into(),
     };
     let session = rt.store.active_session(session_key).await?;
+    let mcp: String = crate::mcp::status_lines(&rt.mcp)
+        .iter()
+        .map(|l| format!("\nMCP {l}"))
+        .collect();
     Ok(format!(
         "Session: {session_key}{}\nAgent: {agent_id}\nModel: {model}\nRunning: {running}\nWaiting messages: {waiting}\n\
          Lane {}: {} active / {} max, {} queued\nQueue mode: {:?}",
@@ -32,7 +36,7 @@ pub async fn status(
         lane.cap,
         lane.depth,
         cfg.messages.queue.mode,
-    ))
+    ) + &mcp)
 }
 
 pub async fn new_session(rt: &Arc<Runtime>, session_key: &str) -> Result<String, StoreError> {

@@ -90,6 +90,16 @@ pub fn optional<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, 
     d.deserialize_option(OptVisitor)
 }
 
+/// One id (a chat id of `cron.jobs[].deliver`).
+pub fn one<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Id::deserialize(d).map(|Id(id)| id)
+}
+
+/// An optional id (`null` or missing = unset).
+pub fn option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Option::<Id>::deserialize(d).map(|id| id.map(|Id(id)| id))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

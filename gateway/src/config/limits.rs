@@ -36,6 +36,11 @@ pub const MAX_CONTEXT_WINDOW: u32 = 100_000_000;
 /// lower bound, 0, and finiteness are checked in `validate.rs`): keeps cost estimates finite.
 pub const MAX_COST_PER_MILLION: f64 = 1_000_000.0;
 
+/// `mcp.servers.<name>.timeout`: one tool call (and a server's start handshake), 1s to an hour.
+pub const MCP_TIMEOUT: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(3600));
+/// `cron.maxConcurrent`: jobs running at once.
+pub const MAX_CRON_CONCURRENT: u32 = 64;
+
 /// Range checks of the durations and counts [`super::validate`] does not already check.
 pub(crate) fn check(config: &Config, out: &mut Vec<Issue>) {
     let g = &config.gateway;
@@ -108,6 +113,28 @@ pub(crate) fn check(config: &Config, out: &mut Vec<Issue>) {
         0,
         MAX_RUN_TIMEOUT_SECS,
         " seconds (0 = no timeout)",
+    );
+    for (name, server) in &config.mcp.servers {
+        let (min, max) = MCP_TIMEOUT;
+        if server.timeout < min || server.timeout > max {
+            out.push(Issue::new(
+                KeyPath::dotted("mcp.servers").key(name).key("timeout"),
+                format!(
+                    "must be between {:?} and {:?}, got {:?}",
+                    duration::format(min),
+                    duration::format(max),
+                    duration::format(server.timeout)
+                ),
+            ));
+        }
+    }
+    count_range(
+        out,
+        KeyPath::dotted("cron.maxConcurrent"),
+        u64::from(config.cron.max_concurrent),
+        1,
+        u64::from(MAX_CRON_CONCURRENT),
+        "",
     );
     for (name, provider) in &config.models.providers {
         let at = KeyPath::dotted("models.providers").key(name);

@@ -16,6 +16,7 @@ mod ids;
 mod json_schema;
 pub mod limits;
 pub(crate) mod load;
+mod mcp_cron;
 mod paths;
 mod reload;
 mod sandbox;
@@ -34,6 +35,7 @@ pub use channels::{
 pub use error::ConfigError;
 pub use json_schema::json_schema;
 pub use load::{load_file, parse_config, process_env, MAX_CONFIG_BYTES, MAX_NESTING};
+pub use mcp_cron::*;
 pub use paths::Paths;
 pub use reload::{plan_reload, ReloadPlan};
 pub use sandbox::*;

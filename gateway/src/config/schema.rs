@@ -22,6 +22,8 @@ pub struct Config {
     pub messages: MessagesConfig,
     pub session: SessionConfig,
     pub channels: ChannelsConfig,
+    pub mcp: super::mcp_cron::McpConfig,
+    pub cron: super::mcp_cron::CronConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

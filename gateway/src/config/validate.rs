@@ -3,6 +3,7 @@
 
 mod channels;
 mod gateway;
+mod mcp_cron;
 mod sandbox;
 mod tools;
 
@@ -26,6 +27,7 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     super::limits::check(config, &mut out);
     tools::tools(config, &mut out);
     sandbox::sandbox(config, &mut out);
+    mcp_cron::mcp_cron(config, &mut out);
     out
 }
 

@@ -83,6 +83,7 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
             "switchboard_channel_restarts_total{{channel=\"{channel}\"}} {n}"
         );
     }
+    crate::mcp::metrics(&state.rt.mcp, &mut out);
     let _ = writeln!(out, "# TYPE switchboard_uptime_seconds gauge");
     let _ = writeln!(
         out,

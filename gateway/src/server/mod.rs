@@ -10,6 +10,7 @@ mod auth;
 mod error;
 mod events;
 mod layers;
+mod mcp_cron;
 mod message_body;
 mod metrics;
 pub mod origin;

@@ -4,7 +4,9 @@
 
 use axum::routing::{get, post, MethodRouter};
 
-use super::{api, events, metrics, status, telegram, ws, AppState, Deadline, WEBCHAT_PAGE};
+use super::{
+    api, events, mcp_cron, metrics, status, telegram, ws, AppState, Deadline, WEBCHAT_PAGE,
+};
 
 /// Who may call a route, and how they prove it (README, Security).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +88,13 @@ enum Endpoint {
     StopSubagent,
     Events,
     Socket,
+    ListMcp,
+    ListCron,
+    AddCron,
+    RunCron,
+    RemoveCron,
+    EnableCron,
+    DisableCron,
 }
 
 const fn route(verb: Verb, path: &'static str, access: Access, endpoint: Endpoint) -> Route {
@@ -148,6 +157,33 @@ pub const ROUTES: &[Route] = &[
     ),
     route(Verb::Get, "/api/events", Access::Api, Endpoint::Events),
     route(Verb::Get, "/ws", Access::Socket, Endpoint::Socket),
+    route(Verb::Get, "/api/mcp", Access::Api, Endpoint::ListMcp),
+    route(Verb::Get, "/api/cron", Access::Api, Endpoint::ListCron),
+    route(Verb::Post, "/api/cron", Access::Api, Endpoint::AddCron),
+    route(
+        Verb::Post,
+        "/api/cron/{id}/run",
+        Access::Api,
+        Endpoint::RunCron,
+    ),
+    route(
+        Verb::Post,
+        "/api/cron/{id}/remove",
+        Access::Api,
+        Endpoint::RemoveCron,
+    ),
+    route(
+        Verb::Post,
+        "/api/cron/{id}/enable",
+        Access::Api,
+        Endpoint::EnableCron,
+    ),
+    route(
+        Verb::Post,
+        "/api/cron/{id}/disable",
+        Access::Api,
+        Endpoint::DisableCron,
+    ),
 ];
 
 impl Route {
@@ -176,6 +212,13 @@ impl Route {
             (Verb::Post, Endpoint::TelegramWebhook) => post(telegram::webhook),
             (Verb::Post, Endpoint::PostMessage) => post(api::post_message),
             (Verb::Post, Endpoint::StopSubagent) => post(api::stop_subagent),
+            (Verb::Get, Endpoint::ListMcp) => get(mcp_cron::list_mcp),
+            (Verb::Get, Endpoint::ListCron) => get(mcp_cron::list_cron),
+            (Verb::Post, Endpoint::AddCron) => post(mcp_cron::add_cron),
+            (Verb::Post, Endpoint::RunCron) => post(mcp_cron::run_cron),
+            (Verb::Post, Endpoint::RemoveCron) => post(mcp_cron::remove_cron),
+            (Verb::Post, Endpoint::EnableCron) => post(mcp_cron::enable_cron),
+            (Verb::Post, Endpoint::DisableCron) => post(mcp_cron::disable_cron),
             // Unreachable with the table above (the tests build every route); a wrong
             // pairing answers 405 rather than panicking at start.
             _ => MethodRouter::new(),

@@ -79,6 +79,11 @@ impl From<crate::store::StoreError> for ToolError {
 #[async_trait]
 pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
+    /// Which version of a changing tool set this tool belongs to (an MCP server's tool
+    /// list, re-read when it changes); built-ins never change. Part of the spec cache key.
+    fn generation(&self) -> u64 {
+        0
+    }
     async fn call(
         &self,
         ctx: &ToolContext<'_>,
@@ -86,13 +91,28 @@ pub trait Tool: Send + Sync {
     ) -> Result<String, ToolError>;
 }
 
+/// Tools that come and go while the daemon runs (MCP servers' tools), consulted by
+/// [`ToolRegistry::for_run`] next to the built-ins.
+pub trait ToolProvider: Send + Sync {
+    /// The tools offered right now, by name.
+    fn tools(&self) -> Vec<(String, Arc<dyn Tool>)>;
+}
+
+/// A tool set: its names, each with its tool's generation.
+type SpecKey = Vec<(String, u64)>;
+
+/// Most tool sets whose specs are kept (one per tool policy and tool list in force).
+const MAX_SPEC_SETS: usize = 64;
+
 /// Every built-in tool, by name, and the state some of them share.
 pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<dyn Tool>>,
-    /// The specs of each set of tools a run was given (by their names): building the
-    /// JSON schemas was a few percent of the daemon's CPU per turn. Sets are few (one
-    /// per tool policy in force).
-    specs: Mutex<HashMap<Vec<String>, Arc<[ToolSpec]>>>,
+    /// Extra tools (MCP), filtered by the same policy.
+    provider: Option<Arc<dyn ToolProvider>>,
+    /// The specs of each set of tools a run was given (by their names and generations):
+    /// building the JSON schemas was a few percent of the daemon's CPU per turn. Sets are
+    /// few (one per tool policy in force and MCP tool list).
+    specs: Mutex<HashMap<SpecKey, Arc<[ToolSpec]>>>,
     /// Background commands (`exec` with `background`, `process`).
     pub processes: Arc<process::Processes>,
     /// Runs waiting on an exec approval, woken by `/approve`.
@@ -104,6 +124,7 @@ impl ToolRegistry {
         let processes = Arc::new(process::Processes::default());
         let mut r = ToolRegistry {
             tools: BTreeMap::new(),
+            provider: None,
             specs: Mutex::default(),
             processes: processes.clone(),
             approvals: Arc::default(),
@@ -121,7 +142,14 @@ impl ToolRegistry {
         r.add(Arc::new(process::ProcessTool::new(processes)));
         r.add(Arc::new(web_fetch::WebFetch));
         r.add(Arc::new(message::Message));
+        r.add(Arc::new(crate::cron::tool::CronTool));
         r
+    }
+
+    /// The registry with `provider`'s tools offered next to the built-ins.
+    pub fn with_provider(mut self, provider: Arc<dyn ToolProvider>) -> Self {
+        self.provider = Some(provider);
+        self
     }
 
     pub fn add(&mut self, tool: Arc<dyn Tool>) {
@@ -130,10 +158,16 @@ impl ToolRegistry {
 
     /// The specs of `tools` (a run's, from [`Self::for_run`]), shared by its model calls.
     pub fn specs(&self, tools: &BTreeMap<String, Arc<dyn Tool>>) -> Arc<[ToolSpec]> {
-        let names: Vec<String> = tools.keys().cloned().collect();
+        let key: SpecKey = tools
+            .iter()
+            .map(|(k, t)| (k.clone(), t.generation()))
+            .collect();
         let mut cached = self.specs.lock();
+        if cached.len() >= MAX_SPEC_SETS && !cached.contains_key(&key) {
+            cached.clear();
+        }
         cached
-            .entry(names)
+            .entry(key)
             .or_insert_with(|| tools.values().map(|t| t.spec()).collect())
             .clone()
     }
@@ -146,11 +180,21 @@ impl ToolRegistry {
         agent: Option<&AgentEntry>,
         is_subagent: bool,
     ) -> BTreeMap<String, Arc<dyn Tool>> {
-        self.tools
+        let mut out: BTreeMap<String, Arc<dyn Tool>> = self
+            .tools
             .iter()
             .filter(|(name, _)| policy::allowed(cfg, agent, is_subagent, name))
             .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
+            .collect();
+        if let Some(provider) = &self.provider {
+            for (name, tool) in provider.tools() {
+                if policy::allowed(cfg, agent, is_subagent, &name) {
+                    // A built-in keeps its name (provider names are `mcp__…`).
+                    out.entry(name).or_insert(tool);
+                }
+            }
+        }
+        out
     }
 }
 
@@ -199,6 +243,9 @@ pub async fn dispatch(
 }
 
 #[cfg(test)]
+mod provider_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -230,6 +277,7 @@ mod tests {
             names(&reg.for_run(&cfg, None, false)),
             vec![
                 "agents_list",
+                "cron",
                 "edit",
                 "exec",
                 "message",

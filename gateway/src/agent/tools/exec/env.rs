@@ -47,6 +47,34 @@ pub fn build(
     env.into_iter().collect()
 }
 
+/// The environment of a stdio MCP server (sorted by name): `PATH`, `HOME` and `LANG` of
+/// the daemon's own (defaults when it has none) and the server's configured `env`, from
+/// which any value holding one of the daemon's secrets is dropped with a warning, as for
+/// `tools.exec.env`.
+pub fn for_server(
+    cfg: &Config,
+    keys: &EnvKeys,
+    host: &dyn Fn(&str) -> Option<String>,
+    extra: &std::collections::BTreeMap<String, String>,
+) -> Vec<(String, String)> {
+    let mut env: std::collections::BTreeMap<String, String> = ["PATH", "HOME", "LANG"]
+        .iter()
+        .filter_map(|k| host(k).map(|v| (k.to_string(), v)))
+        .collect();
+    env.entry("PATH".into())
+        .or_insert_with(|| DEFAULT_PATH.into());
+    env.entry("LANG".into()).or_insert_with(|| "C.UTF-8".into());
+    let secrets = secrets(cfg, keys, host);
+    for (k, v) in extra {
+        if secrets.iter().any(|s| v.contains(s.as_str())) {
+            tracing::warn!(variable = %k, "an MCP server's env.{k} holds a provider key or token; it is not passed to the server");
+            continue;
+        }
+        env.insert(k.clone(), v.clone());
+    }
+    env.into_iter().collect()
+}
+
 /// Every secret the daemon knows (non-trivial ones: at least 8 characters).
 fn secrets(cfg: &Config, keys: &EnvKeys, host: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     let mut out: Vec<String> = SECRET_VARS.iter().filter_map(|k| host(k)).collect();
@@ -94,5 +122,43 @@ mod tests {
         let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, vec!["CI", "HOME", "LANG", "PATH", "TERM"]);
         assert!(env.contains(&("TERM".into(), "dumb".into())));
+    }
+
+    /// An MCP server gets PATH, HOME, LANG and its own env, never the daemon's secrets
+    /// (not even through its env). Catches: a server inheriting the daemon's environment.
+    #[test]
+    fn an_mcp_server_gets_a_built_environment() {
+        let cfg: Config = crate::config::parse_config(
+            &serde_json::json!({
+                "gateway": {"auth": {"token": "gateway-token-123"}},
+            })
+            .to_string(),
+            &|_| None,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        let host = |k: &str| match k {
+            "PATH" => Some("/bin".to_string()),
+            "HOME" => Some("/home/u".to_string()),
+            "USER" => Some("u".to_string()),
+            "TELEGRAM_BOT_TOKEN" => Some("123456:telegram-secret".to_string()),
+            _ => None,
+        };
+        let extra = [
+            ("GITHUB_TOKEN".to_string(), "ghp_x".to_string()),
+            ("LEAK".to_string(), "123456:telegram-secret".to_string()),
+            ("GW".to_string(), "gateway-token-123".to_string()),
+        ]
+        .into_iter()
+        .collect();
+        let env = for_server(&cfg, &EnvKeys::default(), &host, &extra);
+        assert_eq!(
+            env,
+            vec![
+                ("GITHUB_TOKEN".to_string(), "ghp_x".to_string()),
+                ("HOME".to_string(), "/home/u".to_string()),
+                ("LANG".to_string(), "C.UTF-8".to_string()),
+                ("PATH".to_string(), "/bin".to_string()),
+            ]
+        );
     }
 }

@@ -1,0 +1,362 @@
+//! What every door to the job table shares (`cron.jobs[]` sync, the `cron` tool, `/cron`,
+//! the API and `switchboard cron`): checking a job, adding, removing, enabling and
+//! disabling it, and one line describing it. All on the store only, so the CLI can use
+//! them while the daemon is down.
+
+use crate::config::{Config, CronJobConfig};
+use crate::routing;
+use crate::store::{now_ms, CronJobRow, JobSource, Store, StoreError};
+
+use super::schedule::Schedule;
+
+/// Longest job message, in bytes.
+pub const MAX_MESSAGE: usize = 16 * 1024;
+/// Longest job id and name, in characters.
+pub const MAX_ID: usize = 64;
+pub const MAX_NAME: usize = 100;
+/// Channels a job can deliver to.
+pub const DELIVER_CHANNELS: &[&str] = &["telegram", "discord", "webchat"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// A bad job (the sentence says what).
+    #[error("{0}")]
+    Invalid(String),
+    #[error("no job `{0}`")]
+    NotFound(String),
+    #[error("a job `{0}` exists already")]
+    Exists(String),
+    #[error("the job `{0}` comes from the config file (cron.jobs): change or remove it there")]
+    FromConfig(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Whether `id` is a valid job id: 1 to 64 of `[A-Za-z0-9_-]`.
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_ID
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Check `job` against `cfg`; its schedule when it is fine, else what is wrong.
+pub fn check(job: &CronJobConfig, cfg: &Config) -> Result<Schedule, String> {
+    check_field(job, cfg).map_err(|(_, message)| message)
+}
+
+/// [`check`], saying which key of the job is wrong (`id`, `schedule`, …).
+pub fn check_field(job: &CronJobConfig, cfg: &Config) -> Result<Schedule, (&'static str, String)> {
+    if !valid_id(&job.id) {
+        return Err((
+            "id",
+            format!(
+                "the id must be 1 to {MAX_ID} letters, digits, `-` or `_`, got {:?}",
+                job.id
+            ),
+        ));
+    }
+    if job
+        .name
+        .as_ref()
+        .is_some_and(|n| n.chars().count() > MAX_NAME)
+    {
+        return Err((
+            "name",
+            format!("the name is longer than {MAX_NAME} characters"),
+        ));
+    }
+    if job.message.trim().is_empty() {
+        return Err(("message", "the message must not be empty".into()));
+    }
+    if job.message.len() > MAX_MESSAGE {
+        return Err((
+            "message",
+            format!("the message is over {MAX_MESSAGE} bytes"),
+        ));
+    }
+    if let Some(agent) = &job.agent_id {
+        if routing::agent_entry(cfg, agent).is_none() && *agent != routing::default_agent_id(cfg) {
+            return Err(("agentId", format!("no agent `{agent}` in agents.list")));
+        }
+    }
+    if let Some(d) = &job.deliver {
+        if !DELIVER_CHANNELS.contains(&d.channel.as_str()) {
+            return Err((
+                "deliver",
+                format!(
+                    "deliver.channel must be one of {}, got {:?}",
+                    DELIVER_CHANNELS.join(", "),
+                    d.channel
+                ),
+            ));
+        }
+        if d.chat_id.trim().is_empty() {
+            return Err(("deliver", "deliver.chatId must not be empty".into()));
+        }
+    }
+    Schedule::parse(&job.schedule).map_err(|e| ("schedule", e))
+}
+
+/// The first next time of a new (or changed) job: a one-shot's own time, even past (it
+/// then runs once, at once), else the first time after now.
+pub fn first_time(schedule: &Schedule, enabled: bool, now: i64) -> Option<i64> {
+    if !enabled {
+        return None;
+    }
+    match schedule {
+        Schedule::At(t) => Some(*t),
+        s => s.next_after(now),
+    }
+}
+
+/// Add a job (from the tool or the CLI). A one-shot time in the past is refused.
+pub async fn add(
+    store: &Store,
+    cfg: &Config,
+    job: &CronJobConfig,
+    source: JobSource,
+) -> Result<CronJobRow, JobError> {
+    let schedule = check(job, cfg).map_err(JobError::Invalid)?;
+    let now = now_ms();
+    if let Schedule::At(t) = schedule {
+        if t <= now {
+            return Err(JobError::Invalid("`at` is in the past".into()));
+        }
+    }
+    let next = first_time(&schedule, job.enabled, now);
+    if !store.insert_cron_job(job, source, next).await? {
+        return Err(JobError::Exists(job.id.clone()));
+    }
+    found(store, &job.id).await
+}
+
+/// Remove a job added by the tool or the CLI (a config job is the config's to remove).
+pub async fn remove(store: &Store, id: &str) -> Result<CronJobRow, JobError> {
+    let job = found(store, id).await?;
+    if job.source == JobSource::Config {
+        return Err(JobError::FromConfig(id.to_string()));
+    }
+    store.delete_cron_job(id).await?;
+    Ok(job)
+}
+
+/// Enable (next time: the first after now; a one-shot keeps its time if still ahead) or
+/// disable a job. A config job's switch holds until its section in the file changes.
+pub async fn set_enabled(store: &Store, id: &str, enabled: bool) -> Result<CronJobRow, JobError> {
+    let job = found(store, id).await?;
+    let next = if enabled {
+        let schedule = Schedule::parse(&job.spec.schedule).map_err(JobError::Invalid)?;
+        let now = now_ms();
+        match (&schedule, job.next_run_at) {
+            (Schedule::At(t), _) if *t <= now => {
+                return Err(JobError::Invalid(
+                    "this one-shot job's time has passed; add a new job".into(),
+                ))
+            }
+            (_, Some(next)) if job.enabled => Some(next),
+            _ => first_time(&schedule, true, now),
+        }
+    } else {
+        None
+    };
+    store.set_cron_job_enabled(id, enabled, next).await?;
+    found(store, id).await
+}
+
+pub async fn found(store: &Store, id: &str) -> Result<CronJobRow, JobError> {
+    store
+        .cron_job(id)
+        .await?
+        .ok_or_else(|| JobError::NotFound(id.to_string()))
+}
+
+/// Bring the config's `cron.jobs` into the table: new and changed ones (re)placed with a
+/// first next time, unchanged ones left as they are (their next time, their switch),
+/// removed ones deleted; jobs of the tool and the CLI untouched.
+pub async fn sync_config(store: &Store, cfg: &Config) -> Result<(), StoreError> {
+    let now = now_ms();
+    let stored = store.cron_jobs().await?;
+    let mut upsert = Vec::new();
+    for job in &cfg.cron.jobs {
+        let same = stored
+            .iter()
+            .any(|s| s.id == job.id && s.source == JobSource::Config && s.spec == *job);
+        if same {
+            continue;
+        }
+        if let Some(s) = stored
+            .iter()
+            .find(|s| s.id == job.id && s.source != JobSource::Config)
+        {
+            tracing::warn!(job = %s.id, source = s.source.as_str(), "cron: a job of the config file replaces the job of the same id added by the {}", s.source.as_str());
+        }
+        // Validated with the config; a job that fails here is kept off (never run).
+        let next = match check(job, cfg) {
+            Ok(schedule) => first_time(&schedule, job.enabled, now),
+            Err(e) => {
+                tracing::error!(job = %job.id, error = %e, "cron: job not scheduled");
+                None
+            }
+        };
+        upsert.push((job, next));
+    }
+    let keep: Vec<&str> = cfg.cron.jobs.iter().map(|j| j.id.as_str()).collect();
+    let removed = store.sync_config_cron_jobs(&upsert, &keep).await?;
+    if !upsert.is_empty() || removed > 0 {
+        tracing::info!(changed = upsert.len(), removed, "cron: config jobs synced");
+    }
+    Ok(())
+}
+
+/// One line about a job for people: `id (name): schedule, next …, runs`.
+pub fn describe(job: &CronJobRow) -> String {
+    let s = &job.spec.schedule;
+    let schedule = if let Some(c) = &s.cron {
+        match &s.tz {
+            Some(tz) => format!("cron {c} ({tz})"),
+            None => format!("cron {c} (UTC)"),
+        }
+    } else if let Some(e) = s.every {
+        format!("every {}", humantime::format_duration(e))
+    } else {
+        format!("at {}", s.at.as_deref().unwrap_or(""))
+    };
+    let next = match (job.enabled, job.next_run_at) {
+        (false, _) => "disabled".to_string(),
+        (true, Some(t)) => format!("next {}", rfc3339(t)),
+        (true, None) => "not due again".to_string(),
+    };
+    let name = job
+        .spec
+        .name
+        .as_deref()
+        .map(|n| format!(" ({n})"))
+        .unwrap_or_default();
+    format!(
+        "{}{name}: {schedule}, {next}, {} run{}{} [{}]",
+        job.id,
+        job.runs,
+        if job.runs == 1 { "" } else { "s" },
+        if job.skipped > 0 {
+            format!(", {} skipped", job.skipped)
+        } else {
+            String::new()
+        },
+        job.source.as_str()
+    )
+}
+
+/// Unix milliseconds as RFC 3339 (UTC, to the second).
+pub fn rfc3339(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms)
+        .map(|t| t.round(jiff::Unit::Second).unwrap_or(t).to_string())
+        .unwrap_or_else(|_| ms.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::CronFire;
+    use switchboard_channels::{ChatKind, Origin};
+
+    fn cfg(jobs: serde_json::Value) -> Config {
+        crate::config::parse_config(
+            &serde_json::json!({"cron": {"jobs": jobs}}).to_string(),
+            &|_| None,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    fn job(id: &str, every: &str) -> serde_json::Value {
+        serde_json::json!({"id": id, "schedule": {"every": every}, "message": "m"})
+    }
+
+    /// A reload replaces changed config jobs, keeps unchanged ones as they were (next
+    /// time, counters), removes dropped ones, and never touches the tool's or the CLI's.
+    /// Catches: a reload wiping jobs added from a chat, or re-timing every config job.
+    #[tokio::test]
+    async fn config_sync_touches_only_config_jobs() {
+        let store = Store::open_in_memory()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let first = cfg(serde_json::json!([job("a", "1h"), job("b", "1h")]));
+        sync_config(&store, &first)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut tool_job = first.cron.jobs[0].clone();
+        tool_job.id = "t".into();
+        add(&store, &first, &tool_job, JobSource::Tool)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        store
+            .set_cron_job_enabled("a", true, Some(42))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let second = cfg(serde_json::json!([job("a", "1h"), job("c", "2h")]));
+        sync_config(&store, &second)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let all = store.cron_jobs().await.unwrap_or_else(|e| panic!("{e}"));
+        let ids: Vec<(&str, JobSource)> = all.iter().map(|j| (j.id.as_str(), j.source)).collect();
+        assert_eq!(
+            ids,
+            vec![
+                ("a", JobSource::Config),
+                ("c", JobSource::Config),
+                ("t", JobSource::Tool)
+            ]
+        );
+        assert_eq!(
+            all[0].next_run_at,
+            Some(42),
+            "an unchanged job keeps its next time"
+        );
+        assert!(matches!(
+            remove(&store, "a").await,
+            Err(JobError::FromConfig(_))
+        ));
+    }
+
+    /// A job's message waits in the inbox: the job is in flight (a new due time is
+    /// skipped, counted, not stacked). Catches: a due job stacked on its running self.
+    #[tokio::test]
+    async fn a_job_in_flight_is_skipped() {
+        let store = Store::open_in_memory()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let c = cfg(serde_json::json!([job("a", "1s")]));
+        sync_config(&store, &c)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let origin = Origin {
+            channel: "api".into(),
+            account: None,
+            chat_id: "cron:a".into(),
+            thread_id: None,
+            kind: ChatKind::Direct,
+            reply_handle: None,
+        };
+        let inbox = store
+            .fire_cron_job(&CronFire {
+                job_id: "a",
+                session_key: "agent:main:cron:a",
+                origin: &origin,
+                sender_id: "cron:a",
+                text: "m",
+                next_run_at: Some(5),
+                disable: false,
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.cron_job_in_flight(inbox).await.unwrap_or(false));
+        store
+            .skip_cron_job("a", Some(9))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let a = found(&store, "a").await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((a.runs, a.skipped, a.next_run_at), (1, 1, Some(9)));
+        assert_eq!(a.last_inbox_id, Some(inbox));
+    }
+}

@@ -1,0 +1,59 @@
+//! The scheduler task: runs every due job (see `fire`), then sleeps until the soonest next
+//! time, a change to the jobs (`Runtime::cron_wake`), or at most 15 s (a clock that
+//! jumped, or a job added or run by `switchboard cron` beside the daemon, is noticed). Owned by the app's tracker; stops on its cancel token.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::runtime::Runtime;
+use crate::store::now_ms;
+
+use super::fire::fire;
+use super::schedule::Schedule;
+
+/// Longest sleep between two looks at the table.
+pub const MAX_SLEEP: Duration = Duration::from_secs(15);
+/// Wait after the store failed, before looking again.
+const AFTER_ERROR: Duration = Duration::from_secs(5);
+
+pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {
+    loop {
+        let wait = match tick(&rt).await {
+            Ok(wait) => wait,
+            Err(e) => {
+                tracing::error!(error = %e, "cron: cannot read the job table");
+                AFTER_ERROR
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = rt.cron_wake.notified() => {}
+            _ = cancel.cancelled() => return,
+        }
+    }
+}
+
+/// Fire what is due; how long to sleep until the next job is.
+async fn tick(rt: &Arc<Runtime>) -> Result<Duration, crate::store::StoreError> {
+    let now = now_ms();
+    for job in rt.store.due_cron_jobs(now).await? {
+        if rt.shutdown.is_cancelled() {
+            break;
+        }
+        if let Err(e) = fire(rt, &job, false).await {
+            // Never due again at once: a job that cannot run waits for its next time.
+            tracing::error!(job = %job.id, error = %e, "cron: the job could not run");
+            let next = Schedule::parse(&job.spec.schedule)
+                .ok()
+                .and_then(|s| s.next_after(now_ms()));
+            rt.store.skip_cron_job(&job.id, next).await?;
+        }
+    }
+    let wait = match rt.store.next_cron_due().await? {
+        Some(t) => Duration::from_millis(u64::try_from(t - now_ms()).unwrap_or(0)),
+        None => MAX_SLEEP,
+    };
+    Ok(wait.min(MAX_SLEEP))
+}

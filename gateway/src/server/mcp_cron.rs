@@ -1,0 +1,146 @@
+//! API of MCP servers and scheduled jobs: `GET /api/mcp` (every configured server with
+//! its state, tools and restarts), `GET /api/cron`, `POST /api/cron` (add a job),
+//! `POST /api/cron/{id}/run`, `POST /api/cron/{id}/remove`, `POST /api/cron/{id}/enable`
+//! and `/disable` (what `switchboard cron` talks to while the daemon runs).
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde_json::{json, Value};
+
+use super::error::ApiError;
+use super::AppState;
+use crate::config::CronJobConfig;
+use crate::cron::fire::{fire, Fired};
+use crate::cron::jobs::{self, JobError};
+use crate::store::JobSource;
+
+/// Largest job body accepted, in bytes.
+const MAX_BODY: usize = 64 * 1024;
+
+pub async fn list_mcp(State(state): State<AppState>) -> Json<Value> {
+    let (running, disabled) = state.rt.mcp.status();
+    let mut servers: Vec<Value> = running
+        .iter()
+        .map(|s| {
+            json!({
+                "name": s.name,
+                "transport": s.transport,
+                "state": s.state.as_str(),
+                "tools": s.tools,
+                "restarts": s.restarts,
+                "lastError": s.last_error,
+                "pid": s.pid,
+            })
+        })
+        .collect();
+    servers.extend(
+        disabled
+            .iter()
+            .map(|n| json!({"name": n, "state": "disabled", "tools": [], "restarts": 0})),
+    );
+    Json(json!({ "servers": servers }))
+}
+
+fn job_json(j: &crate::store::CronJobRow) -> Value {
+    json!({
+        "id": j.id,
+        "source": j.source,
+        "job": j.spec,
+        "enabled": j.enabled,
+        "nextRunAt": j.next_run_at,
+        "lastRunAt": j.last_run_at,
+        "runs": j.runs,
+        "skipped": j.skipped,
+        "summary": jobs::describe(j),
+    })
+}
+
+impl From<JobError> for ApiError {
+    fn from(e: JobError) -> Self {
+        let status = match &e {
+            JobError::Invalid(_) => StatusCode::BAD_REQUEST,
+            JobError::NotFound(_) => StatusCode::NOT_FOUND,
+            JobError::Exists(_) | JobError::FromConfig(_) => StatusCode::CONFLICT,
+            JobError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, e.to_string())
+    }
+}
+
+pub async fn list_cron(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let list: Vec<Value> = state
+        .rt
+        .store
+        .cron_jobs()
+        .await?
+        .iter()
+        .map(job_json)
+        .collect();
+    Ok(Json(json!({ "jobs": list })))
+}
+
+/// Add a job: the body is a job as written in `cron.jobs[]`.
+pub async fn add_cron(
+    State(state): State<AppState>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    if body.len() > MAX_BODY {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("a job is at most {MAX_BODY} bytes"),
+        ));
+    }
+    let job: CronJobConfig = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("bad job: {e}")))?;
+    let cfg = state.rt.config();
+    let row = jobs::add(&state.rt.store, &cfg, &job, JobSource::Cli).await?;
+    state.rt.cron_wake.notify_one();
+    Ok((StatusCode::CREATED, Json(job_json(&row))))
+}
+
+pub async fn run_cron(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let row = jobs::found(&state.rt.store, &id).await?;
+    match fire(&state.rt, &row, true).await? {
+        Fired::Queued { session_key, .. } => Ok(Json(
+            json!({"id": id, "status": "started", "sessionKey": session_key}),
+        )),
+        Fired::Skipped => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("the job `{id}` is still running"),
+        )),
+    }
+}
+
+pub async fn remove_cron(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let row = jobs::remove(&state.rt.store, &id).await?;
+    state.rt.cron_wake.notify_one();
+    Ok(Json(json!({"id": row.id, "status": "removed"})))
+}
+
+pub async fn enable_cron(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    switch(state, id, true).await
+}
+
+pub async fn disable_cron(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    switch(state, id, false).await
+}
+
+async fn switch(state: AppState, id: String, on: bool) -> Result<Json<Value>, ApiError> {
+    let row = jobs::set_enabled(&state.rt.store, &id, on).await?;
+    state.rt.cron_wake.notify_one();
+    Ok(Json(job_json(&row)))
+}

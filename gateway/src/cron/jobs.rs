@@ -203,6 +203,13 @@ pub async fn sync_config(store: &Store, cfg: &Config) -> Result<(), StoreError> 
         upsert.push((job, next));
     }
     let keep: Vec<&str> = cfg.cron.jobs.iter().map(|j| j.id.as_str()).collect();
+    let stale = stored
+        .iter()
+        .any(|s| s.source == JobSource::Config && !keep.contains(&s.id.as_str()));
+    // Nothing to change: no write (start-up and reloads never wait on the writer for it).
+    if upsert.is_empty() && !stale {
+        return Ok(());
+    }
     let removed = store.sync_config_cron_jobs(&upsert, &keep).await?;
     if !upsert.is_empty() || removed > 0 {
         tracing::info!(changed = upsert.len(), removed, "cron: config jobs synced");

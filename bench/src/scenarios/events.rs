@@ -13,7 +13,7 @@ pub async fn next_event(
     ws: &mut WsClient,
     deadline: Instant,
     what: &str,
-    wanted: impl Fn(&Value) -> bool,
+    mut wanted: impl FnMut(&Value) -> bool,
 ) -> anyhow::Result<(Value, std::time::Instant)> {
     loop {
         let left = deadline.saturating_duration_since(Instant::now());

@@ -37,19 +37,33 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     let mut ws = WsClient::connect(&gw.events_url()).await?;
 
     let warmup = (settings.warmup / 10).max(10);
-    eprintln!("  [spawn-announce] warm-up: {warmup} spawns");
-    for i in 0..warmup {
-        sample(&model, &api, &mut ws, &format!("w{i}")).await?;
-    }
-    let recorded_before = model.request_count();
-    eprintln!("  [spawn-announce] measuring {} spawns", settings.samples);
-    let mut samples = Vec::with_capacity(settings.samples);
-    for i in 0..settings.samples {
-        samples.push(sample(&model, &api, &mut ws, &i.to_string()).await?);
-        if (i + 1) % 250 == 0 {
-            eprintln!("  [spawn-announce] {}/{}", i + 1, settings.samples);
+    let measured = async {
+        eprintln!("  [spawn-announce] warm-up: {warmup} spawns");
+        for i in 0..warmup {
+            sample(&model, &api, &mut ws, &format!("w{i}")).await?;
         }
+        let recorded_before = model.request_count();
+        eprintln!("  [spawn-announce] measuring {} spawns", settings.samples);
+        let mut samples = Vec::with_capacity(settings.samples);
+        for i in 0..settings.samples {
+            samples.push(sample(&model, &api, &mut ws, &i.to_string()).await?);
+            if (i + 1) % 250 == 0 {
+                eprintln!("  [spawn-announce] {}/{}", i + 1, settings.samples);
+            }
+        }
+        anyhow::Ok((recorded_before, samples))
     }
+    .await;
+    let (recorded_before, samples) = match measured {
+        Ok(measured) => measured,
+        Err(error) => {
+            // The daemon's log of a failed run is the one worth reading (`--log-dir`).
+            report
+                .notes
+                .extend(rig::gateway_notes(&gw, settings, NAME, 10));
+            return Err(error);
+        }
+    };
 
     // Model time of the two calls on the path: the child's turn and the announce step,
     // replayed from the daemon's own recorded requests.
@@ -170,8 +184,15 @@ async fn sample(
         );
         tokio::spawn(async move { api.turn(&key, &text).await })
     };
+    // Events before the spawn are kept: one of the announce's among them means the daemon
+    // published the child's events before its spawn.
+    let mut before_spawn = Vec::new();
     let (spawned, spawned_at) = next_event(ws, deadline, "subagent.spawned", |e| {
-        e["type"] == "subagent.spawned" && e["requester"] == key.as_str()
+        let wanted = e["type"] == "subagent.spawned" && e["requester"] == key.as_str();
+        if !wanted {
+            before_spawn.push(e.clone());
+        }
+        wanted
     })
     .await?;
     let run_id = spawned["runId"]
@@ -182,11 +203,23 @@ async fn sample(
     // Either order: the announce's outbox row may be sent before its event is emitted.
     let (mut announced_at, mut sent_at) = (None, None);
     while sent_at.is_none() {
-        let (event, at) = next_event(ws, deadline, "the announce's events", |e: &Value| {
+        let is_announce = |e: &Value| {
             (e["type"] == "subagent.announced" && e["runId"] == run_id.as_str())
                 || (e["type"] == "outbox.sent" && e["key"] == announce_key.as_str())
-        })
-        .await?;
+        };
+        let (event, at) = match next_event(ws, deadline, "the announce's events", is_announce).await
+        {
+            Ok(found) => found,
+            Err(error) => {
+                let early: Vec<&Value> = before_spawn.iter().filter(|e| is_announce(e)).collect();
+                if early.is_empty() {
+                    return Err(error);
+                }
+                return Err(error.context(format!(
+                    "the daemon published the announce's events before subagent.spawned: {early:?}"
+                )));
+            }
+        };
         if event["type"] == "outbox.sent" {
             sent_at = Some(at);
         } else {

@@ -12,6 +12,7 @@ use crate::agent::tools::{Tool, ToolContext, ToolError};
 use crate::agents::Registry;
 use crate::config::limits::MAX_RUN_TIMEOUT_SECS;
 use crate::config::{self, Config};
+use crate::runtime::Runtime;
 use crate::store::NewSubagent;
 
 use super::spawn_args;
@@ -170,14 +171,33 @@ impl Tool for SessionsSpawn {
                 (timeout_secs > 0).then(|| (timeout_secs * 1000) as i64),
             )
             .await?;
-        dispatch::schedule_row(ctx.rt, run);
-        ctx.rt.emit_spawned(ctx.session_key, &child_key, json!({"type": "subagent.spawned", "runId": run_id, "childSessionKey": child_key, "requester": ctx.session_key}));
+        let spawned = json!({"type": "subagent.spawned", "runId": run_id, "childSessionKey": child_key, "requester": ctx.session_key});
+        publish_spawn_then_start(ctx.rt, ctx.session_key, &child_key, spawned, || {
+            dispatch::schedule_row(ctx.rt, run)
+        });
         let mut out = json!({"status": "accepted", "runId": run_id, "childSessionKey": child_key});
         if let Some(w) = warning {
             out["warning"] = json!(w);
         }
         Ok(out.to_string())
     }
+}
+
+/// Publish `subagent.spawned` (`event`) of `requester`'s new `child`, then `start` the
+/// child's run. In this order: the child's run may start on another worker thread at once
+/// and, on a fast model, end and announce before the spawning thread runs again; a
+/// follower of the requester's events (a web chat socket, `/api/events`) must learn of the
+/// child before any event of the child's — its run, its `subagent.announced`, the
+/// announce's `outbox.sent` — or it drops or misses them.
+fn publish_spawn_then_start(
+    rt: &Runtime,
+    requester: &str,
+    child: &str,
+    event: Value,
+    start: impl FnOnce(),
+) {
+    rt.emit_spawned(requester, child, event);
+    start();
 }
 
 pub struct AgentsList;
@@ -227,4 +247,33 @@ pub fn tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(AgentsList),
         Arc::new(super::tool::Subagents),
     ]
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Catches: `sessions_spawn` starting the child's run before it publishes
+    /// `subagent.spawned`, so a child that ends (and announces) quickly has its events on
+    /// the bus before its spawn: the spawn-announce bench then waited 30 s for an announce
+    /// it had already skipped, and a web chat socket dropped the child's events.
+    #[tokio::test]
+    async fn the_spawn_event_is_on_the_bus_before_the_child_starts() {
+        let (_dir, rt) = crate::runtime::testing::runtime("{}").await;
+        let mut bus = rt.events.subscribe();
+        let event = json!({"type": "subagent.spawned", "runId": "r1"});
+        let mut seen_at_start = None;
+        publish_spawn_then_start(
+            &rt,
+            "agent:main:main",
+            "agent:main:subagent:1",
+            event,
+            || {
+                seen_at_start = Some(bus.try_recv().map(|e| e.body["type"].clone()));
+            },
+        );
+        let seen = seen_at_start.unwrap();
+        assert_eq!(seen.ok(), Some(json!("subagent.spawned")));
+    }
 }

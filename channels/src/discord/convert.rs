@@ -2,8 +2,8 @@
 //! property-tested apart from serenity's event loop.
 
 use serenity::all::{
-    CommandDataOption, CommandDataOptionValue, CommandInteraction, ComponentInteraction, Message,
-    User,
+    ChannelId, CommandDataOption, CommandDataOptionValue, CommandInteraction, ComponentInteraction,
+    GuildId, Message, User,
 };
 
 use super::{BotInfo, CHANNEL_ID};
@@ -21,27 +21,12 @@ pub(super) fn message(msg: &Message, me: BotInfo) -> Option<InboundMessage> {
         .as_ref()
         .is_some_and(|r| r.author.id.get() == me.user_id);
     let text = without_mentions(&msg.content, me.user_id);
-    let kind = if direct {
-        ChatKind::Direct
-    } else {
-        ChatKind::Group
-    };
     Some(InboundMessage {
-        origin: Origin {
-            channel: CHANNEL_ID.to_string(),
-            account: msg.guild_id.map(|g| g.get().to_string()),
-            chat_id: msg.channel_id.get().to_string(),
-            thread_id: None,
-            kind,
-            reply_handle: None,
-        },
-        sender_id: msg.author.id.get().to_string(),
-        sender_name: Some(display_name(&msg.author)),
-        sender_username: Some(msg.author.name.clone()),
         addressed: direct || mentioned || replied_to_us || text.starts_with('/'),
         press: None,
         text,
         message_id: Some(msg.id.get().to_string()),
+        ..from(msg.guild_id, msg.channel_id, &msg.author, None)
     })
 }
 
@@ -52,27 +37,11 @@ pub(super) fn command(
     reply_handle: String,
     menu: &[MenuCommand],
 ) -> InboundMessage {
-    let kind = if cmd.guild_id.is_none() {
-        ChatKind::Direct
-    } else {
-        ChatKind::Group
-    };
     InboundMessage {
-        origin: Origin {
-            channel: CHANNEL_ID.to_string(),
-            account: cmd.guild_id.map(|g| g.get().to_string()),
-            chat_id: cmd.channel_id.get().to_string(),
-            thread_id: None,
-            kind,
-            reply_handle: Some(reply_handle),
-        },
-        sender_id: cmd.user.id.get().to_string(),
-        sender_name: Some(display_name(&cmd.user)),
-        sender_username: Some(cmd.user.name.clone()),
         addressed: true,
-        press: None,
         text: command_text(cmd, menu),
         message_id: Some(format!("interaction:{}", cmd.id.get())),
+        ..from(cmd.guild_id, cmd.channel_id, &cmd.user, Some(reply_handle))
     }
 }
 
@@ -83,35 +52,51 @@ pub(super) fn press(comp: &ComponentInteraction, me: BotInfo) -> Option<InboundM
     if comp.user.bot || comp.message.author.id.get() != me.user_id {
         return None;
     }
-    let kind = if comp.guild_id.is_none() {
-        ChatKind::Direct
-    } else {
-        ChatKind::Group
-    };
     Some(InboundMessage {
-        origin: Origin {
-            channel: CHANNEL_ID.to_string(),
-            account: comp.guild_id.map(|g| g.get().to_string()),
-            chat_id: comp.channel_id.get().to_string(),
-            thread_id: None,
-            kind,
-            reply_handle: None,
-        },
-        sender_id: comp.user.id.get().to_string(),
-        sender_name: Some(display_name(&comp.user)),
-        sender_username: Some(comp.user.name.clone()),
         addressed: true,
         press: Some(Press {
             action: comp.data.custom_id.clone(),
             message_id: Some(comp.message.id.get().to_string()),
         }),
-        text: String::new(),
         message_id: Some(format!("interaction:{}", comp.id.get())),
+        ..from(comp.guild_id, comp.channel_id, &comp.user, None)
     })
 }
 
 /// `content` without the bot's mention tags (`<@id>`, `<@!id>`), trimmed. Cutting one can
 /// join its neighbours into another ("<@<@id>id>"): cut until none is left.
+/// What every inbound from Discord shares: the origin (a DM without a guild, else a
+/// group; answered through `reply_handle` when given) and the sender. The caller sets
+/// the text, whether it is addressed, the message id and a press.
+fn from(
+    guild: Option<GuildId>,
+    channel: ChannelId,
+    sender: &User,
+    reply_handle: Option<String>,
+) -> InboundMessage {
+    InboundMessage {
+        origin: Origin {
+            channel: CHANNEL_ID.to_string(),
+            account: guild.map(|g| g.get().to_string()),
+            chat_id: channel.get().to_string(),
+            thread_id: None,
+            kind: if guild.is_none() {
+                ChatKind::Direct
+            } else {
+                ChatKind::Group
+            },
+            reply_handle,
+        },
+        sender_id: sender.id.get().to_string(),
+        sender_name: Some(display_name(sender)),
+        sender_username: Some(sender.name.clone()),
+        addressed: false,
+        press: None,
+        text: String::new(),
+        message_id: None,
+    }
+}
+
 fn without_mentions(content: &str, bot: u64) -> String {
     let forms = [format!("<@{bot}>"), format!("<@!{bot}>")];
     let mut text = content.to_string();

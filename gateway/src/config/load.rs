@@ -260,12 +260,7 @@ pub(crate) fn expand(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<St
                 break;
             };
             let name = &after[..end];
-            let valid = name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if !valid {
+            if !super::validate::valid_env_name(name) {
                 problems.push(format!(
                     "invalid environment variable name {name:?} in \"${{{name}}}\""
                 ));

@@ -53,7 +53,7 @@ pub(crate) fn mcp_cron(config: &Config, out: &mut Vec<Issue>) {
             }
         }
         for (k, v) in &server.env {
-            if !valid_env_name(k) {
+            if !super::valid_env_name(k) {
                 out.push(Issue::new(
                     at.key("env").key(k),
                     format!("{k:?} is not a valid environment variable name (letters, digits and _, not starting with a digit)"),
@@ -112,27 +112,9 @@ fn bad_server_name(name: &str) -> Option<String> {
     })
 }
 
-fn valid_env_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 #[cfg(test)]
 mod tests {
-    use crate::config::parse_config;
-
-    fn errors(json: serde_json::Value) -> Vec<String> {
-        match parse_config(&json.to_string(), &|_| None) {
-            Ok(_) => Vec::new(),
-            Err(errors) => errors
-                .iter()
-                .map(|e| format!("{}: {}", e.path, e.message))
-                .collect(),
-        }
-    }
+    use super::super::test_errors as errors;
 
     /// Every bad `mcp` and `cron` key is an error naming its key path. Catches: a server
     /// or job accepted that can never work (both transports, a bad name, a bad schedule).

@@ -22,12 +22,7 @@ pub(crate) fn tools(config: &Config, out: &mut Vec<Issue>) {
     allowlist(out, &at.key("exec").key("allowlist"), &t.exec.allowlist);
     for (name, value) in &t.exec.env {
         let path = at.key("exec").key("env").key(name);
-        let mut chars = name.chars();
-        let valid = chars
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
+        if !super::valid_env_name(name) {
             out.push(Issue::new(
                 path.clone(),
                 format!("{name:?} is not a valid environment variable name (letters, digits and _, not starting with a digit)"),
@@ -96,17 +91,7 @@ fn allowlist(out: &mut Vec<Issue>, at: &KeyPath, list: &[String]) {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::parse_config;
-
-    fn errors(json: serde_json::Value) -> Vec<String> {
-        match parse_config(&json.to_string(), &|_| None) {
-            Ok(_) => Vec::new(),
-            Err(errors) => errors
-                .iter()
-                .map(|e| format!("{}: {}", e.path, e.message))
-                .collect(),
-        }
-    }
+    use super::super::test_errors as errors;
 
     /// An unknown tool name in any policy list is a config error naming its key.
     /// Catches: policy lists accepted unchecked (a typo silently allows or denies nothing).

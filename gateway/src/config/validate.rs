@@ -221,6 +221,28 @@ fn check_model_ref(model: &str, providers: &[&str]) -> Option<String> {
     ))
 }
 
+/// An environment variable name: letters, digits and `_`, not starting with a digit
+/// (`${VAR}` references, `tools.exec.env`, an MCP server's `env`).
+pub(crate) fn valid_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The errors of a config given as JSON, as `path: message` lines (the sections' tests).
+#[cfg(test)]
+fn test_errors(json: serde_json::Value) -> Vec<String> {
+    match super::parse_config(&json.to_string(), &|_| None) {
+        Ok(_) => Vec::new(),
+        Err(errors) => errors
+            .iter()
+            .map(|e| format!("{}: {}", e.path, e.message))
+            .collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,27 +361,5 @@ mod tests {
                 ("agents.list[0].subagents.model".into(), "model \"/x\" must be written as \"provider/model\", e.g. \"openai/gpt-4o-mini\"".into()),
             ]
         );
-    }
-}
-
-/// An environment variable name: letters, digits and `_`, not starting with a digit
-/// (`${VAR}` references, `tools.exec.env`, an MCP server's `env`).
-pub(crate) fn valid_env_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// The errors of a config given as JSON, as `path: message` lines (the sections' tests).
-#[cfg(test)]
-fn test_errors(json: serde_json::Value) -> Vec<String> {
-    match super::parse_config(&json.to_string(), &|_| None) {
-        Ok(_) => Vec::new(),
-        Err(errors) => errors
-            .iter()
-            .map(|e| format!("{}: {}", e.path, e.message))
-            .collect(),
     }
 }

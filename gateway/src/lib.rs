@@ -22,3 +22,4 @@ pub mod server;
 pub mod store;
 pub mod subagents;
 pub mod supervisor;
+pub mod text;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use switchboard_channels::backoff::Backoff;
-use switchboard_channels::{ChannelError, DeliveryProgress, OutboundMessage};
+use switchboard_channels::{ChannelError, DeliveryProgress, Origin, OutboundMessage};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -29,6 +29,13 @@ const MAX_ATTEMPTS: i64 = 25;
 /// Idle re-check interval, in case a wake-up was missed.
 const IDLE_POLL: Duration = Duration::from_secs(5);
 pub use crate::store::API_CHANNEL;
+
+/// Whether an origin is a chat people read: not an HTTP API caller (who reads replies from
+/// the run) and not the gateway's own internal origin. Only such a chat is offered as the
+/// default place to post approvals, messages and job answers.
+pub fn is_chat(origin: &Origin) -> bool {
+    origin.channel != API_CHANNEL && origin.channel != crate::store::INTERNAL_CHANNEL
+}
 
 /// Run the delivery loop until `cancel` fires, then make one last bounded pass.
 pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {

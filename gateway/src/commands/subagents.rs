@@ -216,7 +216,7 @@ async fn send(rt: &Arc<Runtime>, row: &SubagentRow, message: &str) -> Result<Str
         .ensure_session(&row.child_session_key, &row.agent_id, None)
         .await?;
     let origin = switchboard_channels::Origin {
-        channel: "internal".into(),
+        channel: crate::store::INTERNAL_CHANNEL.into(),
         account: None,
         chat_id: row.requester_session_key.clone(),
         thread_id: None,

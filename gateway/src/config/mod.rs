@@ -17,6 +17,7 @@ mod json_schema;
 pub mod limits;
 pub(crate) mod load;
 mod mcp_cron;
+pub mod origin;
 mod paths;
 mod reload;
 mod sandbox;

@@ -107,14 +107,15 @@ async fn job_from(ctx: &ToolContext<'_>, args: &Value) -> Result<CronJobConfig, 
         Some(v) => serde_json::from_value(v.clone()).map_err(bad)?,
     };
     let deliver = match args.get("deliver") {
-        None | Some(Value::Null) => ctx
-            .origin
-            .filter(|o| o.channel != crate::outbox::API_CHANNEL && o.channel != "internal")
-            .map(|o| DeliverConfig {
-                channel: o.channel.clone(),
-                chat_id: o.chat_id.clone(),
-                thread_id: o.thread_id.clone(),
-            }),
+        None | Some(Value::Null) => {
+            ctx.origin
+                .filter(|o| crate::outbox::is_chat(o))
+                .map(|o| DeliverConfig {
+                    channel: o.channel.clone(),
+                    chat_id: o.chat_id.clone(),
+                    thread_id: o.thread_id.clone(),
+                })
+        }
         Some(v) => {
             let d: DeliverConfig = serde_json::from_value(v.clone()).map_err(bad)?;
             let known = ctx

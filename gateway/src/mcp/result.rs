@@ -88,10 +88,7 @@ impl Bounded {
             self.text.push_str(part);
             return;
         }
-        let mut end = room;
-        while !part.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = crate::text::floor_boundary(part, room);
         self.text.push_str(&part[..end]);
         self.cut += part.len() - end;
     }

@@ -89,11 +89,7 @@ impl McpTool {
             .unwrap_or("")
             .to_string();
         if description.len() > MAX_DESCRIPTION {
-            let mut end = MAX_DESCRIPTION;
-            while !description.is_char_boundary(end) {
-                end -= 1;
-            }
-            description.truncate(end);
+            description.truncate(crate::text::floor_boundary(&description, MAX_DESCRIPTION));
             description.push('…');
         }
         let mut parameters = Value::Object((*tool.input_schema).clone());

@@ -13,8 +13,8 @@ use serde::Deserialize;
 use switchboard_channels::secret_eq as constant_time_eq;
 
 use super::error::ApiError;
-use super::origin::{Authority, SiteOrigin};
 use super::routes::Access;
+use crate::config::origin::{Authority, SiteOrigin};
 use crate::config::GatewayConfig;
 
 /// What the doors check against, fixed at start (`gateway.*` needs a restart).

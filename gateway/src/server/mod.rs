@@ -13,7 +13,6 @@ mod layers;
 mod mcp_cron;
 mod message_body;
 mod metrics;
-pub mod origin;
 mod routes;
 mod status;
 mod telegram;

@@ -189,7 +189,7 @@ async fn run_calls(
             }
         };
         let result: String = if result.len() > MAX_TOOL_RESULT {
-            let cut: String = result.chars().take(MAX_TOOL_RESULT).collect();
+            let cut = crate::text::head(&result, MAX_TOOL_RESULT);
             format!("{cut}\n…(truncated)")
         } else {
             result

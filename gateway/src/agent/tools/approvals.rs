@@ -279,7 +279,7 @@ impl Drop for Waiting {
 /// The chat that owns the run (a sub-agent's: its requester's) and the sub-agent's label.
 async fn owner(ctx: &ToolContext<'_>) -> Result<(Option<Origin>, Option<String>), ToolError> {
     // An HTTP API caller or an internal origin has no chat to answer in.
-    let chat = |o: &Origin| o.channel != crate::outbox::API_CHANNEL && o.channel != "internal";
+    let chat = crate::outbox::is_chat;
     if ctx.is_subagent {
         let row = ctx.rt.store.subagent_by_child(ctx.session_key).await?;
         return Ok(match row {

@@ -33,11 +33,7 @@ fn cut_json(v: &Value) -> String {
     if s.len() <= 80 {
         return s;
     }
-    let mut end = 80;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
+    format!("{}…", crate::text::head(&s, 80))
 }
 
 /// A required, non-blank string, as given (not trimmed).

@@ -50,11 +50,7 @@ impl Tool for Message {
             (Some(key), None, None) => {
                 let session = store.latest_session(&key).await?;
                 match session.and_then(|s| s.origin) {
-                    Some(o)
-                        if o.channel != crate::outbox::API_CHANNEL && o.channel != "internal" =>
-                    {
-                        o
-                    }
+                    Some(o) if crate::outbox::is_chat(&o) => o,
                     _ => {
                         return Err(ToolError::Model(format!(
                             "no chat to write to for session `{key}` (it has no channel chat)"

@@ -56,7 +56,7 @@ fn gateway_auth(g: &GatewayConfig, env: &dyn Fn(&str) -> Option<String>, out: &m
         }
     }
     for (i, o) in g.allowed_origins.iter().enumerate() {
-        if let Err(e) = crate::server::origin::SiteOrigin::parse(o) {
+        if let Err(e) = crate::config::origin::SiteOrigin::parse(o) {
             out.push(Issue::new(
                 KeyPath::dotted("gateway.allowedOrigins").index(i),
                 format!("must be an origin such as \"https://chat.example.com\" or \"http://localhost:3000\" (scheme://host[:port]): {e}; got {o:?}"),

@@ -98,8 +98,8 @@ pub fn fit_json(mut v: serde_json::Value, key: &str, text: String) -> String {
 
 /// `s` cut to about `keep` bytes: its head and tail, with the cut said between them.
 fn squeeze(s: &str, keep: usize) -> String {
-    let head = floor(s, keep / 2);
-    let tail = ceil(s, s.len() - keep / 2);
+    let head = crate::text::floor_boundary(s, keep / 2);
+    let tail = crate::text::ceil_boundary(s, s.len() - keep / 2);
     if tail <= head {
         return s.to_string();
     }
@@ -109,20 +109,6 @@ fn squeeze(s: &str, keep: usize) -> String {
         tail - head,
         &s[tail..]
     )
-}
-
-fn floor(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i
 }
 
 #[cfg(test)]

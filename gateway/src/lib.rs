@@ -11,6 +11,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod cron;
+pub mod events;
 pub mod mcp;
 pub mod outbox;
 #[cfg(test)]

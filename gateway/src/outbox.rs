@@ -14,6 +14,7 @@ use switchboard_channels::{ChannelError, DeliveryProgress, Origin, OutboundMessa
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::events::Event;
 use crate::runtime::Runtime;
 use crate::store::{now_ms, OutboxRow, Store};
 
@@ -149,10 +150,11 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
             if let Err(e) = rt.store.mark_outbox_sent(row.id).await {
                 tracing::error!(key = %row.key, error = %e, "sent, but cannot mark the outbox row sent");
             }
-            rt.emit_delivery(
-                &row.origin,
-                serde_json::json!({"type": "outbox.sent", "key": row.key}),
-            );
+            rt.emit(Event::OutboxSent {
+                channel: row.origin.channel.clone(),
+                chat_id: row.origin.chat_id.clone(),
+                key: row.key.clone(),
+            });
             true
         }
         Err(e) => {

@@ -15,6 +15,7 @@ use crate::agent::prompt::{Bootstrap, FRESH_FOR};
 use crate::agent::tools::ToolRegistry;
 use crate::agent::waiters::RunEndHub;
 use crate::config::Config;
+use crate::events::Event;
 use crate::queue::Lanes;
 use crate::store::Store;
 
@@ -60,34 +61,6 @@ impl ActiveRun {
     }
 }
 
-/// Whose an event is: what a `/ws` socket checks before passing it on (README, Security).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EventScope {
-    /// One session's runs (a sub-agent's run events carry the child's key).
-    Session(Arc<str>),
-    /// A sub-agent was spawned: the event is `requester`'s, and from now on `child`'s
-    /// events are seen wherever `requester`'s are.
-    Spawn {
-        requester: Arc<str>,
-        child: Arc<str>,
-    },
-    /// A sub-agent session was archived: the event is `child`'s, its last.
-    Archived { child: Arc<str> },
-    /// A delivery to one chat (outbox rows record the chat, not a session).
-    Delivery {
-        channel: Arc<str>,
-        chat_id: Arc<str>,
-    },
-}
-
-/// A live event for the `/ws` event stream (shared: every subscriber gets the same one).
-/// Its JSON carries `sessionKey` (a delivery: `channel` and `chatId`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Event {
-    pub scope: EventScope,
-    pub body: Arc<serde_json::Value>,
-}
-
 pub struct Runtime {
     pub store: Store,
     pub lanes: Lanes,
@@ -116,7 +89,8 @@ pub struct Runtime {
     pub announce_permits: tokio::sync::Semaphore,
     /// Announces scheduled or running in this process (one at a time per run).
     pub announcing: crate::subagents::announce::InFlight,
-    pub events: broadcast::Sender<Event>,
+    /// The live events (`crate::events`), shared by every subscriber.
+    pub events: broadcast::Sender<Arc<Event>>,
     /// `run.ended` events for the waiters of one session (API `wait`, `/subagents send`).
     pub run_ends: RunEndHub,
     /// Fired once on shutdown; every run's token is a child of it.
@@ -211,83 +185,16 @@ impl Runtime {
         }
     }
 
-    /// Publish a live event of `session_key`'s session (dropped if nobody listens).
-    pub fn emit(&self, session_key: &str, event: serde_json::Value) {
-        self.publish(EventScope::Session(session_key.into()), session_key, event);
-    }
-
-    /// Publish `subagent.spawned`: `requester`'s event, which makes `child` visible.
-    pub fn emit_spawned(&self, requester: &str, child: &str, event: serde_json::Value) {
-        let scope = EventScope::Spawn {
-            requester: requester.into(),
-            child: child.into(),
-        };
-        self.publish(scope, requester, event);
-    }
-
-    /// Publish `subagent.archived` of the `child` session.
-    pub fn emit_archived(&self, child: &str, event: serde_json::Value) {
-        self.publish(
-            EventScope::Archived {
-                child: child.into(),
-            },
-            child,
-            event,
-        );
-    }
-
-    /// Publish a delivery to `origin`'s chat (`outbox.sent`); adds `channel` and `chatId`.
-    pub fn emit_delivery(
-        &self,
-        origin: &switchboard_channels::Origin,
-        mut event: serde_json::Value,
-    ) {
+    /// Publish a live event: a run's end to the waiters of its session, and every event
+    /// on the bus (nothing is shared, or allocated, when nobody listens).
+    pub fn emit(&self, event: Event) {
+        if let Event::RunEnded(end) = &event {
+            self.run_ends.publish(end);
+        }
         if self.events.receiver_count() == 0 {
             return;
         }
-        if let Some(map) = event.as_object_mut() {
-            map.insert("channel".into(), origin.channel.clone().into());
-            map.insert("chatId".into(), origin.chat_id.clone().into());
-        }
-        let scope = EventScope::Delivery {
-            channel: origin.channel.as_str().into(),
-            chat_id: origin.chat_id.as_str().into(),
-        };
-        let _ = self.events.send(Event {
-            scope,
-            body: Arc::new(event),
-        });
-    }
-
-    /// Publish a `run.ended` event: to the waiters of its session and on the event bus.
-    pub fn emit_run_ended(&self, session_key: &str, mut event: serde_json::Value) {
-        with_session_key(&mut event, session_key);
-        let event = Arc::new(event);
-        self.run_ends.publish(session_key, &event);
-        if self.events.receiver_count() > 0 {
-            let _ = self.events.send(Event {
-                scope: EventScope::Session(session_key.into()),
-                body: event,
-            });
-        }
-    }
-
-    fn publish(&self, scope: EventScope, session_key: &str, mut event: serde_json::Value) {
-        if self.events.receiver_count() == 0 {
-            return;
-        }
-        with_session_key(&mut event, session_key);
-        let _ = self.events.send(Event {
-            scope,
-            body: Arc::new(event),
-        });
-    }
-}
-
-/// Every event names its session (`run.step` and `run.tool` used to carry only `runId`).
-fn with_session_key(event: &mut serde_json::Value, session_key: &str) {
-    if let Some(map) = event.as_object_mut() {
-        map.insert("sessionKey".into(), session_key.into());
+        let _ = self.events.send(Arc::new(event));
     }
 }
 

@@ -12,13 +12,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use serde_json::json;
 use switchboard_channels::Origin;
 
 use super::models::{self, ModelError, ResolvedModel};
 use super::provider::{ChatMessage, Usage};
 use super::{prompt, transcript};
 use crate::config::{self, AgentEntry, Config};
+use crate::events::{Event, RunEnded};
 use crate::runtime::{ActiveRun, CancelReason, Runtime};
 use crate::store::{
     now_ms, Claim, MessageRow, RunFinished, RunRow, RunStatus, SessionRow, Started, StoreError,
@@ -220,10 +220,10 @@ async fn run_started(
     started: Started,
 ) -> Result<Option<(RunRow, RunFinished)>, StoreError> {
     let run_id = run.id.as_str();
-    rt.emit(
-        &run.session_key,
-        json!({"type": "run.started", "runId": run_id}),
-    );
+    rt.emit(Event::RunStarted {
+        session_key: run.session_key.clone(),
+        run_id: run.id.clone(),
+    });
     let Started {
         claimed,
         transcript: rows,
@@ -343,7 +343,14 @@ async fn run_started(
                     run_id,
                     "run interrupted by shutdown; it resumes at the next start"
                 );
-                rt.emit_run_ended(&run.session_key, json!({"type": "run.ended", "runId": run_id, "sessionKey": run.session_key, "status": "interrupted", "claimed": progress.claimed}));
+                rt.emit(Event::RunEnded(RunEnded {
+                    session_key: run.session_key.clone(),
+                    run_id: Some(run.id.clone()),
+                    status: RunStatus::Interrupted,
+                    error: None,
+                    reply: None,
+                    claimed: progress.claimed.clone(),
+                }));
                 return Ok(None);
             }
             Some(_) => {

@@ -11,10 +11,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use serde_json::Value;
 use tokio::sync::mpsc;
 
-type Subscribers = HashMap<String, Vec<(u64, mpsc::UnboundedSender<Arc<Value>>)>>;
+use crate::events::RunEnded;
+
+type Subscribers = HashMap<String, Vec<(u64, mpsc::UnboundedSender<Arc<RunEnded>>)>>;
 
 /// `run.ended` events by session key, to the waiters of that session.
 #[derive(Default)]
@@ -41,11 +42,12 @@ impl RunEndHub {
         }
     }
 
-    /// Hand a `run.ended` event to the waiters of its session.
-    pub fn publish(&self, session_key: &str, event: &Arc<Value>) {
-        if let Some(subs) = self.subscribers.lock().get(session_key) {
+    /// Hand a run's end to the waiters of its session (copied once, only when it has some).
+    pub fn publish(&self, end: &RunEnded) {
+        if let Some(subs) = self.subscribers.lock().get(end.session_key.as_str()) {
+            let end = Arc::new(end.clone());
             for (_, tx) in subs {
-                let _ = tx.send(Arc::clone(event));
+                let _ = tx.send(Arc::clone(&end));
             }
         }
     }
@@ -62,7 +64,7 @@ impl RunEndHub {
 
 /// One waiter's subscription; unsubscribes on drop.
 pub struct RunEnds {
-    rx: mpsc::UnboundedReceiver<Arc<Value>>,
+    rx: mpsc::UnboundedReceiver<Arc<RunEnded>>,
     id: u64,
     session_key: String,
     subscribers: Arc<Mutex<Subscribers>>,
@@ -83,8 +85,8 @@ impl Drop for RunEnds {
 /// How waiting for a message's run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunWait {
-    /// The `run.ended` event of the run that took the message.
-    Ended(Arc<Value>),
+    /// The end of the run that took the message.
+    Ended(Arc<RunEnded>),
     /// The hub went away (shutdown).
     Closed,
     TimedOut,
@@ -95,10 +97,7 @@ impl RunEnds {
     pub async fn wait_for_claiming_run(&mut self, inbox_id: i64, limit: Duration) -> RunWait {
         let wait = async {
             while let Some(e) = self.rx.recv().await {
-                let claimed = e["claimed"]
-                    .as_array()
-                    .is_some_and(|c| c.iter().any(|v| v.as_i64() == Some(inbox_id)));
-                if claimed {
+                if e.claimed(inbox_id) {
                     return RunWait::Ended(e);
                 }
             }
@@ -113,7 +112,18 @@ impl RunEnds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::store::RunStatus;
+
+    fn end(key: &str, run_id: &str, claimed: &[i64]) -> RunEnded {
+        RunEnded {
+            session_key: key.into(),
+            run_id: Some(run_id.into()),
+            status: RunStatus::Succeeded,
+            error: None,
+            reply: None,
+            claimed: claimed.to_vec(),
+        }
+    }
 
     #[tokio::test]
     async fn a_waiter_gets_only_its_sessions_run_that_claimed_its_message() {
@@ -121,20 +131,11 @@ mod tests {
         let mut a = hub.subscribe("agent:main:a");
         let _b = hub.subscribe("agent:main:b");
         assert_eq!(hub.len(), 2);
-        hub.publish(
-            "agent:main:b",
-            &Arc::new(json!({"runId": "rb", "claimed": [7]})),
-        );
-        hub.publish(
-            "agent:main:a",
-            &Arc::new(json!({"runId": "r1", "claimed": [3]})),
-        );
-        hub.publish(
-            "agent:main:a",
-            &Arc::new(json!({"runId": "r2", "claimed": [4, 7]})),
-        );
+        hub.publish(&end("agent:main:b", "rb", &[7]));
+        hub.publish(&end("agent:main:a", "r1", &[3]));
+        hub.publish(&end("agent:main:a", "r2", &[4, 7]));
         match a.wait_for_claiming_run(7, Duration::from_secs(5)).await {
-            RunWait::Ended(e) => assert_eq!(e["runId"], "r2"),
+            RunWait::Ended(e) => assert_eq!(*e, end("agent:main:a", "r2", &[4, 7])),
             other => panic!("{other:?}"),
         }
         assert_eq!(

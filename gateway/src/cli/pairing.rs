@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use super::table::Table;
+use crate::server::views::PairingView;
 use crate::store::{PairingRow, Store};
 
 #[derive(Debug, Args)]
@@ -76,7 +77,10 @@ async fn act(store: &Store, action: PairingAction, json: bool) -> ExitCode {
     match result {
         Ok(Some(p)) => {
             if json {
-                println!("{}", serde_json::to_string(&p).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string(&PairingView::from(&p)).unwrap_or_default()
+                );
             } else {
                 println!(
                     "{verb} {} {} ({})",
@@ -109,6 +113,7 @@ async fn act(store: &Store, action: PairingAction, json: bool) -> ExitCode {
 
 fn list(rows: &[PairingRow], json: bool) {
     if json {
+        let rows: Vec<PairingView> = rows.iter().map(PairingView::from).collect();
         println!("{}", serde_json::json!({ "pairings": rows }));
         return;
     }

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use switchboard_channels::Origin;
 
-use crate::agent::tools::approvals::{emit, ApprovalEvent, ACTION_PREFIX};
+use crate::agent::tools::approvals::ACTION_PREFIX;
+use crate::events::{ApprovalResolved, Event};
 use crate::runtime::Runtime;
 use crate::store::{ApprovalRow, ApprovalStatus, StoreError};
 
@@ -112,16 +113,13 @@ pub async fn answer(
                     .close_approval(id, ApprovalStatus::Cancelled)
                     .await?
             {
-                emit(
-                    rt,
-                    &row.session_key,
-                    &ApprovalEvent::Resolved {
-                        id: &row.id,
-                        run_id: &row.run_id,
-                        decision: ApprovalStatus::Cancelled.as_str(),
-                        by: None,
-                    },
-                );
+                rt.emit(Event::ApprovalResolved(ApprovalResolved {
+                    session_key: row.session_key.clone(),
+                    id: row.id.clone(),
+                    run_id: row.run_id.clone(),
+                    decision: ApprovalStatus::Cancelled,
+                    by: None,
+                }));
                 let text =
                     format!("Approval {id} was already settled (cancelled): its run has ended.");
                 return Ok(outcome(text, rt.store.approval(id).await?, false));
@@ -144,16 +142,13 @@ pub async fn answer(
         return Ok(outcome(text, now, false));
     };
     rt.tools.approvals.wake(&row.id);
-    emit(
-        rt,
-        &row.session_key,
-        &ApprovalEvent::Resolved {
-            id: &row.id,
-            run_id: &row.run_id,
-            decision: decision.status().as_str(),
-            by: Some(&by),
-        },
-    );
+    rt.emit(Event::ApprovalResolved(ApprovalResolved {
+        session_key: row.session_key.clone(),
+        id: row.id.clone(),
+        run_id: row.run_id.clone(),
+        decision: decision.status(),
+        by: Some(by.clone()),
+    }));
     tracing::info!(approval = %row.id, decision = decision.status().as_str(), "exec approval answered");
     let text = match decision {
         Decision::AllowOnce => format!("✅ Approved {id} once: the command runs now."),

@@ -253,12 +253,12 @@ async fn send(rt: &Arc<Runtime>, row: &SubagentRow, message: &str) -> Result<Str
     }
     Ok(
         match run_ends.wait_for_claiming_run(inbox_id, SEND_WAIT).await {
-            RunWait::Ended(ev) => match ev["reply"].as_str() {
+            RunWait::Ended(end) => match &end.reply {
                 Some(reply) => format!("Sub-agent {} replied:\n{reply}", short(&row.run_id)),
                 None => format!(
                     "Sub-agent {} ended without a reply ({}).",
                     short(&row.run_id),
-                    ev["status"].as_str().unwrap_or("?")
+                    end.status.as_str()
                 ),
             },
             _ => format!(

@@ -15,7 +15,7 @@ use switchboard_channels::{ChatKind, Origin};
 use super::error::ApiError;
 use super::layers::MAX_WAIT;
 use super::message_body;
-use super::views::SubagentView;
+use super::views::{MessageView, RunView, SubagentView};
 use super::AppState;
 use crate::agent::dispatch;
 use crate::agent::waiters::RunWait;
@@ -91,7 +91,7 @@ pub async fn transcript(
     let rows = state.rt.store.transcript(&session.id).await?;
     let mut out = String::new();
     for m in &rows {
-        out.push_str(&serde_json::to_string(m).unwrap_or_default());
+        out.push_str(&serde_json::to_string(&MessageView::from(m)).unwrap_or_default());
         out.push('\n');
     }
     Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], out))
@@ -153,10 +153,10 @@ pub async fn post_message(
     }
     let limit = body.timeout.unwrap_or(DEFAULT_WAIT).min(MAX_WAIT);
     match run_ends.wait_for_claiming_run(sub.inbox_id, limit).await {
-        RunWait::Ended(ev) => Ok((
+        RunWait::Ended(end) => Ok((
             StatusCode::OK,
             Json(
-                json!({"status": ev["status"], "inboxId": sub.inbox_id, "runId": ev["runId"], "reply": ev["reply"], "error": ev["error"]}),
+                json!({"status": end.status.as_str(), "inboxId": sub.inbox_id, "runId": end.run_id, "reply": end.reply, "error": end.error}),
             ),
         )),
         RunWait::Closed => Err(ApiError::new(
@@ -180,7 +180,9 @@ pub async fn get_run(
         .get_run(&id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no run `{id}`")))?;
-    Ok(Json(serde_json::to_value(run).unwrap_or_default()))
+    Ok(Json(
+        serde_json::to_value(RunView::from(run)).unwrap_or_default(),
+    ))
 }
 
 /// `application/json` or `application/<something>+json`, parameters ignored.

@@ -1,5 +1,5 @@
 //! `GET /api/events`: the whole live event stream for operators (tools, the benchmark
-//! harness, a control page) as a WebSocket of `{"type":"event","event":{…}}` text frames —
+//! harness, a control page) as a WebSocket of `{"event":{…},"type":"event"}` text frames —
 //! every session's events, unlike a web chat socket's. It is an API route: the bearer
 //! token in `Authorization` when one is set, and the Origin/Host doors.
 
@@ -8,6 +8,7 @@ use axum::extract::State;
 use axum::response::Response;
 use tokio::sync::broadcast::error::RecvError;
 
+use super::event_json;
 use super::AppState;
 
 /// Largest frame an events client may send (it has nothing to say; pings and a close).
@@ -24,16 +25,16 @@ async fn serve(state: AppState, mut socket: WebSocket) {
     loop {
         tokio::select! {
             ev = events.recv() => {
-                let body = match ev {
-                    Ok(ev) => ev.body,
+                let event = match ev {
+                    Ok(ev) => ev,
                     Err(RecvError::Lagged(n)) => {
                         tracing::debug!(missed = n, "an events client fell behind the event bus");
                         continue;
                     }
                     Err(RecvError::Closed) => break,
                 };
-                let frame = serde_json::json!({"type": "event", "event": &*body});
-                if socket.send(Message::Text(frame.to_string().into())).await.is_err() {
+                let frame = event_json::events_frame(&event);
+                if socket.send(Message::Text(frame.into())).await.is_err() {
                     break;
                 }
             }

@@ -46,7 +46,7 @@ pub async fn list_mcp(State(state): State<AppState>) -> Json<Value> {
 fn job_json(j: &crate::store::CronJobRow) -> Value {
     json!({
         "id": j.id,
-        "source": j.source,
+        "source": j.source.as_str(),
         "job": j.spec,
         "enabled": j.enabled,
         "nextRunAt": j.next_run_at,

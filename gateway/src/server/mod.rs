@@ -8,6 +8,7 @@
 mod api;
 mod auth;
 mod error;
+mod event_json;
 mod events;
 mod layers;
 mod mcp_cron;
@@ -16,7 +17,7 @@ mod metrics;
 mod routes;
 mod status;
 mod telegram;
-mod views;
+pub mod views;
 mod visibility;
 mod ws;
 

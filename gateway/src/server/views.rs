@@ -1,10 +1,13 @@
-//! The API's answers as view structs: the public JSON shapes, written out field by field
-//! from store rows (which do not serialize, so a column rename cannot change the API).
+//! The API's answers (and the CLI's `--json` output of store rows) as view structs: the
+//! public JSON shapes, written out field by field from store rows, which do not serialize,
+//! so a column rename cannot change the API. Where an answer goes through a
+//! `serde_json::Value` (`json!`, `to_value`) its keys come out in alphabetical order;
+//! elsewhere (the transcript's lines, `pairing approve --json`) in declaration order.
 
 use serde::Serialize;
 use switchboard_channels::Origin;
 
-use crate::store::SubagentRow;
+use crate::store::{MessageRow, PairingRow, RunRow, SubagentRow, ToolCallRecord};
 
 /// A sub-agent run as `/api/subagents` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -73,3 +76,139 @@ impl From<SubagentRow> for SubagentView {
         }
     }
 }
+
+/// A run as `GET /api/runs/{id}` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunView {
+    pub id: String,
+    pub session_key: String,
+    pub session_id: String,
+    pub agent_id: String,
+    pub lane: String,
+    pub claim_all: bool,
+    pub status: &'static str,
+    pub origin: Option<Origin>,
+    pub model: Option<String>,
+    pub error: Option<String>,
+    pub steps: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cost_usd: Option<f64>,
+    pub reply: Option<String>,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub ended_at: Option<i64>,
+    pub timeout_ms: Option<i64>,
+}
+
+impl From<RunRow> for RunView {
+    fn from(r: RunRow) -> RunView {
+        RunView {
+            id: r.id,
+            session_key: r.session_key,
+            session_id: r.session_id,
+            agent_id: r.agent_id,
+            lane: r.lane,
+            claim_all: r.claim_all,
+            status: r.status.as_str(),
+            origin: r.origin,
+            model: r.model,
+            error: r.error,
+            steps: r.steps,
+            input_tokens: r.input_tokens,
+            output_tokens: r.output_tokens,
+            cost_usd: r.cost_usd,
+            reply: r.reply,
+            created_at: r.created_at,
+            started_at: r.started_at,
+            ended_at: r.ended_at,
+            timeout_ms: r.timeout_ms,
+        }
+    }
+}
+
+/// A transcript line (`GET /api/sessions/{key}/transcript`): absent fields are left out.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageView<'a> {
+    pub seq: i64,
+    pub session_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<&'a str>,
+    pub role: &'static str,
+    pub content: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallView<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<&'a str>,
+    pub created_at: i64,
+}
+
+/// A tool call on an assistant message of the transcript.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCallView<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    /// The raw JSON text of the arguments, as the model sent it.
+    pub arguments: &'a str,
+}
+
+impl<'a> From<&'a MessageRow> for MessageView<'a> {
+    fn from(m: &'a MessageRow) -> MessageView<'a> {
+        MessageView {
+            seq: m.seq,
+            session_id: &m.session_id,
+            run_id: m.run_id.as_deref(),
+            role: m.role.as_str(),
+            content: &m.content,
+            tool_calls: m.tool_calls.iter().map(ToolCallView::from).collect(),
+            tool_call_id: m.tool_call_id.as_deref(),
+            tool_name: m.tool_name.as_deref(),
+            created_at: m.created_at,
+        }
+    }
+}
+
+impl<'a> From<&'a ToolCallRecord> for ToolCallView<'a> {
+    fn from(c: &'a ToolCallRecord) -> ToolCallView<'a> {
+        ToolCallView {
+            id: &c.id,
+            name: &c.name,
+            arguments: &c.arguments,
+        }
+    }
+}
+
+/// A pairing as `switchboard pairing … --json` prints it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PairingView<'a> {
+    pub channel: &'a str,
+    pub sender_id: &'a str,
+    pub sender_name: Option<&'a str>,
+    pub code: &'a str,
+    pub status: &'a str,
+    pub created_at: i64,
+    pub approved_at: Option<i64>,
+}
+
+impl<'a> From<&'a PairingRow> for PairingView<'a> {
+    fn from(p: &'a PairingRow) -> PairingView<'a> {
+        PairingView {
+            channel: &p.channel,
+            sender_id: &p.sender_id,
+            sender_name: p.sender_name.as_deref(),
+            code: &p.code,
+            status: &p.status,
+            created_at: p.created_at,
+            approved_at: p.approved_at,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "views_tests.rs"]
+mod tests;

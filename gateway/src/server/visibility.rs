@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use switchboard_channels::webchat::CHANNEL_ID;
 
-use crate::runtime::EventScope;
+use crate::events::Scope;
 use crate::store::{Store, StoreError};
 
 /// Most sessions one socket follows (its own plus live descendants). Past it, new
@@ -53,23 +53,23 @@ impl Visibility {
     }
 
     /// Whether the socket may see an event of `scope`; learns and forgets children.
-    pub fn admits(&mut self, scope: &EventScope) -> bool {
+    pub fn admits(&mut self, scope: Scope<'_>) -> bool {
         match scope {
-            EventScope::Session(key) => self.sessions.contains(key),
-            EventScope::Spawn { requester, child } => {
+            Scope::Session(key) => self.sessions.contains(key),
+            Scope::Spawn { requester, child } => {
                 if !self.sessions.contains(requester) {
                     return false;
                 }
                 if self.sessions.len() < MAX_SESSIONS {
-                    self.sessions.insert(child.clone());
+                    self.sessions.insert(child.into());
                 } else {
                     tracing::debug!(chat = %self.chat_id, "web chat socket follows too many sub-agents; not following a new one");
                 }
                 true
             }
-            EventScope::Archived { child } => *child != self.own && self.sessions.remove(child),
-            EventScope::Delivery { channel, chat_id } => {
-                &**channel == CHANNEL_ID && **chat_id == *self.chat_id
+            Scope::Archived { child } => *child != *self.own && self.sessions.remove(child),
+            Scope::Delivery { channel, chat_id } => {
+                channel == CHANNEL_ID && chat_id == self.chat_id
             }
         }
     }
@@ -79,22 +79,16 @@ impl Visibility {
 mod tests {
     use super::*;
 
-    fn session(k: &str) -> EventScope {
-        EventScope::Session(k.into())
+    fn session(k: &str) -> Scope<'_> {
+        Scope::Session(k)
     }
 
-    fn spawn(requester: &str, child: &str) -> EventScope {
-        EventScope::Spawn {
-            requester: requester.into(),
-            child: child.into(),
-        }
+    fn spawn<'a>(requester: &'a str, child: &'a str) -> Scope<'a> {
+        Scope::Spawn { requester, child }
     }
 
-    fn delivery(channel: &str, chat_id: &str) -> EventScope {
-        EventScope::Delivery {
-            channel: channel.into(),
-            chat_id: chat_id.into(),
-        }
+    fn delivery<'a>(channel: &'a str, chat_id: &'a str) -> Scope<'a> {
+        Scope::Delivery { channel, chat_id }
     }
 
     /// Catches: events fanned out unfiltered, or a socket not following its sub-agents
@@ -103,25 +97,25 @@ mod tests {
     fn a_socket_follows_its_own_session_and_its_descendants_only() {
         let own = "agent:main:webchat:group:a";
         let mut v = Visibility::new("a", own);
-        assert!(v.admits(&session(own)));
-        assert!(!v.admits(&session("agent:main:webchat:group:b")));
-        assert!(!v.admits(&session("agent:main:main")));
-        assert!(!v.admits(&session("agent:main:api-x")));
-        assert!(!v.admits(&session("agent:main:subagent:1")));
-        assert!(v.admits(&spawn(own, "agent:main:subagent:1")));
-        assert!(v.admits(&session("agent:main:subagent:1")));
-        assert!(v.admits(&spawn("agent:main:subagent:1", "agent:main:subagent:2")));
-        assert!(v.admits(&session("agent:main:subagent:2")));
-        assert!(!v.admits(&spawn("agent:main:main", "agent:main:subagent:3")));
-        assert!(!v.admits(&session("agent:main:subagent:3")));
-        let archived = EventScope::Archived {
-            child: "agent:main:subagent:1".into(),
+        assert!(v.admits(session(own)));
+        assert!(!v.admits(session("agent:main:webchat:group:b")));
+        assert!(!v.admits(session("agent:main:main")));
+        assert!(!v.admits(session("agent:main:api-x")));
+        assert!(!v.admits(session("agent:main:subagent:1")));
+        assert!(v.admits(spawn(own, "agent:main:subagent:1")));
+        assert!(v.admits(session("agent:main:subagent:1")));
+        assert!(v.admits(spawn("agent:main:subagent:1", "agent:main:subagent:2")));
+        assert!(v.admits(session("agent:main:subagent:2")));
+        assert!(!v.admits(spawn("agent:main:main", "agent:main:subagent:3")));
+        assert!(!v.admits(session("agent:main:subagent:3")));
+        let archived = Scope::Archived {
+            child: "agent:main:subagent:1",
         };
-        assert!(v.admits(&archived));
-        assert!(!v.admits(&session("agent:main:subagent:1")));
-        assert!(!v.admits(&archived));
-        assert!(!v.admits(&EventScope::Archived { child: own.into() }));
-        assert!(v.admits(&session(own)));
+        assert!(v.admits(archived));
+        assert!(!v.admits(session("agent:main:subagent:1")));
+        assert!(!v.admits(archived));
+        assert!(!v.admits(Scope::Archived { child: own }));
+        assert!(v.admits(session(own)));
     }
 
     /// Catches: a Telegram or Discord chat that happens to share the web chat's id
@@ -129,10 +123,10 @@ mod tests {
     #[test]
     fn deliveries_are_seen_by_their_own_web_chat_only() {
         let mut v = Visibility::new("a", "agent:main:webchat:group:a");
-        assert!(v.admits(&delivery("webchat", "a")));
-        assert!(!v.admits(&delivery("webchat", "b")));
-        assert!(!v.admits(&delivery("telegram", "a")));
-        assert!(!v.admits(&delivery("discord", "a")));
+        assert!(v.admits(delivery("webchat", "a")));
+        assert!(!v.admits(delivery("webchat", "b")));
+        assert!(!v.admits(delivery("telegram", "a")));
+        assert!(!v.admits(delivery("discord", "a")));
     }
 
     #[test]
@@ -140,7 +134,7 @@ mod tests {
         let own = "agent:main:main";
         let mut v = Visibility::new("main", own);
         for i in 0..MAX_SESSIONS + 10 {
-            assert!(v.admits(&spawn(own, &format!("agent:main:subagent:{i}"))));
+            assert!(v.admits(spawn(own, &format!("agent:main:subagent:{i}"))));
         }
         assert_eq!(v.sessions.len(), MAX_SESSIONS);
     }

@@ -11,6 +11,7 @@ use switchboard_channels::Origin;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::error::ApiError;
+use super::event_json;
 use super::visibility::Visibility;
 use super::AppState;
 use crate::routing;
@@ -107,7 +108,7 @@ async fn serve(state: AppState, mut socket: WebSocket, chat: String) {
             }
             ev = events.recv() => {
                 let event = match ev {
-                    Ok(ev) if visible.admits(&ev.scope) => (*ev.body).clone(),
+                    Ok(ev) if visible.admits(ev.scope()) => event_json::to_value(&ev),
                     Ok(_) => continue,
                     // A socket too slow for the bus misses events, not messages.
                     Err(RecvError::Lagged(n)) => {

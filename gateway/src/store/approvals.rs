@@ -1,15 +1,13 @@
 //! Exec approval requests (one durable row per tool call, answered from the chat that
 //! owns the run) and the executables allowed for good (`allow-always`).
 
-use serde::Serialize;
 use sqlx::Row;
 use switchboard_channels::Origin;
 
 use super::{begin_write, from_json, now_ms, to_json, Result, Store};
 
 /// The state of a request: `pending` until answered, stopped or expired.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ApprovalStatus {
     Pending,
     AllowOnce,
@@ -58,8 +56,7 @@ impl ApprovalStatus {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalRow {
     pub id: String,
     pub run_id: String,
@@ -94,8 +91,7 @@ pub struct NewApproval<'a> {
 }
 
 /// An executable an agent may run without asking.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AllowEntry {
     pub agent_id: String,
     pub path: String,

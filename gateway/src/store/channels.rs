@@ -1,6 +1,5 @@
 //! Channel support rows: adapter state (Telegram's offset), inbound dedupe, pairing.
 
-use serde::Serialize;
 use sqlx::Row;
 
 use super::{now_ms, Result, Store};
@@ -22,8 +21,7 @@ pub enum Pairing {
     Rejected,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PairingRow {
     pub channel: String,
     pub sender_id: String,

@@ -3,7 +3,6 @@
 //! message is committed in the same transaction that moves its next time on, so a crash
 //! neither loses a run nor makes one twice.
 
-use serde::Serialize;
 use sqlx::Row;
 use switchboard_channels::Origin;
 
@@ -12,8 +11,7 @@ use super::{begin_write, from_json, now_ms, to_json, Result, Store, StoreError};
 use crate::config::CronJobConfig;
 
 /// Who added a job: a reload replaces or removes only the config's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobSource {
     Config,
     Tool,
@@ -40,8 +38,7 @@ impl JobSource {
 }
 
 /// A job as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CronJobRow {
     pub id: String,
     pub source: JobSource,

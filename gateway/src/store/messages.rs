@@ -6,8 +6,7 @@ use sqlx::Row;
 use super::writer::Args;
 use super::{from_json, now_ms, to_json, Result, Store};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     User,
     Assistant,
@@ -81,20 +80,15 @@ impl NewMessage {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MessageRow {
     pub seq: i64,
     pub session_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
     pub role: Role,
     pub content: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCallRecord>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
     pub created_at: i64,
 }

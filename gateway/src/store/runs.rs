@@ -2,7 +2,6 @@
 //! Ending a run and queueing its reply in the outbox happen in one transaction. (Starting
 //! a run is in `starts`, runs cut short outside their loop in `interrupts`.)
 
-use serde::Serialize;
 use sqlx::Row;
 use switchboard_channels::Origin;
 
@@ -13,8 +12,7 @@ pub use super::states::RunStatus;
 use super::writer::{script, Args, Params, Script};
 use super::{from_json, now_ms, to_json, Result, Store, StoreError};
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunRow {
     pub id: String,
     pub session_key: String,

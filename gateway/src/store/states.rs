@@ -1,13 +1,10 @@
 //! The states the store keeps as text: a run's status, and a sub-agent's outcome, cleanup
 //! and announce state (read back strictly: an unknown value is a corrupt row).
 
-use serde::Serialize;
-
 use super::text::text_enum;
 use super::{Result, StoreError};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunStatus {
     Queued,
     Running,

@@ -15,6 +15,7 @@ use parking_lot::Mutex;
 use crate::agent::models;
 use crate::agent::provider::{complete_with_retry, ModelRequest, RetryPolicy};
 use crate::config;
+use crate::events::Event;
 use crate::runtime::Runtime;
 use crate::store::{
     AnnounceMessage, AnnounceState, Cleanup, NewMessage, Outcome, Role, StoreError, SubagentRow,
@@ -233,7 +234,10 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
     {
         rt.outbox_wake.notify_one();
         rt.timers_wake.notify_one();
-        rt.emit(&row.child_session_key, serde_json::json!({"type": "subagent.announced", "runId": run_id, "childSessionKey": row.child_session_key}));
+        rt.emit(Event::SubagentAnnounced {
+            child_session_key: row.child_session_key.clone(),
+            run_id: run_id.to_string(),
+        });
     }
     Ok(())
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::events::Event;
 use crate::runtime::Runtime;
 use crate::store::now_ms;
 
@@ -22,7 +23,9 @@ pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {
                     match rt.store.fire_archive_timer(id, &target).await {
                         Ok(()) => {
                             tracing::info!(session = %target, "sub-agent session archived");
-                            rt.emit_archived(&target, serde_json::json!({"type": "subagent.archived", "childSessionKey": target}));
+                            rt.emit(Event::SubagentArchived {
+                                child_session_key: target,
+                            });
                         }
                         Err(e) => {
                             tracing::error!(session = %target, error = %e, "cannot archive; retrying in 1s");

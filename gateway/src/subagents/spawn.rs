@@ -12,6 +12,7 @@ use crate::agent::tools::{Tool, ToolContext, ToolError};
 use crate::agents::Registry;
 use crate::config::limits::MAX_RUN_TIMEOUT_SECS;
 use crate::config::{self, Config};
+use crate::events::Event;
 use crate::runtime::Runtime;
 use crate::store::NewSubagent;
 
@@ -171,10 +172,12 @@ impl Tool for SessionsSpawn {
                 (timeout_secs > 0).then(|| (timeout_secs * 1000) as i64),
             )
             .await?;
-        let spawned = json!({"type": "subagent.spawned", "runId": run_id, "childSessionKey": child_key, "requester": ctx.session_key});
-        publish_spawn_then_start(ctx.rt, ctx.session_key, &child_key, spawned, || {
-            dispatch::schedule_row(ctx.rt, run)
-        });
+        let spawned = Event::SubagentSpawned {
+            requester: ctx.session_key.to_string(),
+            child_session_key: child_key.clone(),
+            run_id: run_id.clone(),
+        };
+        publish_spawn_then_start(ctx.rt, spawned, || dispatch::schedule_row(ctx.rt, run));
         let mut out = json!({"status": "accepted", "runId": run_id, "childSessionKey": child_key});
         if let Some(w) = warning {
             out["warning"] = json!(w);
@@ -183,20 +186,14 @@ impl Tool for SessionsSpawn {
     }
 }
 
-/// Publish `subagent.spawned` (`event`) of `requester`'s new `child`, then `start` the
+/// Publish `subagent.spawned` (`spawned`: a requester's new child), then `start` the
 /// child's run. In this order: the child's run may start on another worker thread at once
 /// and, on a fast model, end and announce before the spawning thread runs again; a
 /// follower of the requester's events (a web chat socket, `/api/events`) must learn of the
 /// child before any event of the child's — its run, its `subagent.announced`, the
 /// announce's `outbox.sent` — or it drops or misses them.
-fn publish_spawn_then_start(
-    rt: &Runtime,
-    requester: &str,
-    child: &str,
-    event: Value,
-    start: impl FnOnce(),
-) {
-    rt.emit_spawned(requester, child, event);
+fn publish_spawn_then_start(rt: &Runtime, spawned: Event, start: impl FnOnce()) {
+    rt.emit(spawned);
     start();
 }
 
@@ -262,18 +259,16 @@ mod tests {
     async fn the_spawn_event_is_on_the_bus_before_the_child_starts() {
         let (_dir, rt) = crate::runtime::testing::runtime("{}").await;
         let mut bus = rt.events.subscribe();
-        let event = json!({"type": "subagent.spawned", "runId": "r1"});
+        let event = Event::SubagentSpawned {
+            requester: "agent:main:main".into(),
+            child_session_key: "agent:main:subagent:1".into(),
+            run_id: "r1".into(),
+        };
         let mut seen_at_start = None;
-        publish_spawn_then_start(
-            &rt,
-            "agent:main:main",
-            "agent:main:subagent:1",
-            event,
-            || {
-                seen_at_start = Some(bus.try_recv().map(|e| e.body["type"].clone()));
-            },
-        );
+        publish_spawn_then_start(&rt, event.clone(), || {
+            seen_at_start = Some(bus.try_recv().map(|e| (*e).clone()));
+        });
         let seen = seen_at_start.unwrap();
-        assert_eq!(seen.ok(), Some(json!("subagent.spawned")));
+        assert_eq!(seen.ok(), Some(event));
     }
 }

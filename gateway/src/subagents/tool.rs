@@ -8,11 +8,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
+use tokio::sync::broadcast;
 
 use super::{control, render};
 use crate::agent::provider::ToolSpec;
 use crate::agent::tools::{args, Tool, ToolContext, ToolError};
 use crate::commands::subagents::{execute, SubCommand};
+use crate::events::Event;
 use crate::runtime::Runtime;
 use crate::store::{AnnounceState, Outcome, Role, StoreError, SubagentRow};
 
@@ -207,15 +209,42 @@ async fn wait(
                     .to_string(),
             );
         }
+        timed_out = next_look(&mut events, deadline, ctx).await?;
+    }
+}
+
+/// Wait until it is worth looking at the children again: an event that may settle one,
+/// the recheck interval, or the `deadline` (then `true`). A stopped run is an error.
+async fn next_look(
+    events: &mut broadcast::Receiver<Arc<Event>>,
+    deadline: tokio::time::Instant,
+    ctx: &ToolContext<'_>,
+) -> Result<bool, ToolError> {
+    let recheck = tokio::time::sleep(RECHECK);
+    tokio::pin!(recheck);
+    loop {
         tokio::select! {
-            _ = events.recv() => {}
-            _ = tokio::time::sleep(RECHECK) => {}
-            _ = tokio::time::sleep_until(deadline) => timed_out = true,
+            ev = events.recv() => match ev {
+                Ok(ev) if !may_settle(&ev) => {}
+                // A settling event, or missed ones (lagged): look.
+                _ => return Ok(false),
+            },
+            _ = &mut recheck => return Ok(false),
+            _ = tokio::time::sleep_until(deadline) => return Ok(true),
             _ = ctx.cancel.cancelled() => {
                 return Err(ToolError::Model("stopped while waiting for sub-agents".into()))
             }
         }
     }
+}
+
+/// Whether `event` may settle a child (its run ended, its announce committed, its session
+/// archived): only these make `wait` look again before its next recheck.
+fn may_settle(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::RunEnded(_) | Event::SubagentAnnounced { .. } | Event::SubagentArchived { .. }
+    )
 }
 
 #[cfg(test)]

@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use super::{enqueue_new_run, lane_for, schedule_row};
 use crate::config::QueueMode;
+use crate::events::{Event, RunEnded};
 use crate::queue;
 use crate::runtime::Runtime;
-use crate::store::Result;
+use crate::store::{Result, RunStatus};
 
 /// At start: queue every run that was queued or running when the process stopped (a
 /// running one resumes from its stored transcript), and a run for any session whose
@@ -81,25 +82,21 @@ pub async fn drop_waiting(
     why: &str,
 ) -> Result<Vec<i64>> {
     let dropped = rt.store.drop_waiting(session_key, runs, why).await?;
-    let event = |run_id: Option<&str>| {
-        serde_json::json!({
-            "type": "run.ended",
-            "runId": run_id,
-            "sessionKey": session_key,
-            "status": "cancelled",
-            "error": why,
-            "reply": null,
-            "claimed": dropped,
-        })
+    let ended = |run_id: Option<&String>| RunEnded {
+        session_key: session_key.to_string(),
+        run_id: run_id.cloned(),
+        status: RunStatus::Cancelled,
+        error: Some(why.to_string()),
+        reply: None,
+        claimed: dropped.clone(),
     };
     for id in runs {
         tracing::info!(run_id = %id, session = %session_key, "queued run cancelled: {why}");
-        rt.emit_run_ended(session_key, event(Some(id)));
+        rt.emit(Event::RunEnded(ended(Some(id))));
     }
     if runs.is_empty() && !dropped.is_empty() {
         // No run would have taken them (steer mode): only their waiters need to know.
-        rt.run_ends
-            .publish(session_key, &std::sync::Arc::new(event(None)));
+        rt.run_ends.publish(&ended(None));
     }
     Ok(dropped)
 }

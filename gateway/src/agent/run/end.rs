@@ -3,11 +3,10 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
-
 use super::outcome::{outcome, Failure};
 use super::{Activation, Progress};
 use crate::agent::models::{self, ResolvedModel};
+use crate::events::{Event, RunEnded};
 use crate::runtime::{CancelReason, Runtime};
 use crate::store::{NewMessage, RunEnd, RunFinished, RunRow, RunStatus, StoreError};
 
@@ -95,18 +94,14 @@ async fn end_run(
 
 /// The `run.ended` event of `run`, to its session's waiters and the event bus.
 pub(super) fn emit_ended(rt: &Runtime, run: &RunRow, end: &RunEnd, claimed: &[i64]) {
-    rt.emit_run_ended(
-        &run.session_key,
-        json!({
-            "type": "run.ended",
-            "runId": run.id,
-            "sessionKey": run.session_key,
-            "status": end.status.as_str(),
-            "error": end.error,
-            "reply": end.reply,
-            "claimed": claimed,
-        }),
-    );
+    rt.emit(Event::RunEnded(RunEnded {
+        session_key: run.session_key.clone(),
+        run_id: Some(run.id.clone()),
+        status: end.status,
+        error: end.error.clone(),
+        reply: end.reply.clone(),
+        claimed: claimed.to_vec(),
+    }));
 }
 
 /// A run whose cancel token fired after its lane started it and before it claimed

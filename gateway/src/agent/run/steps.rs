@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
 use switchboard_channels::Origin;
 use tokio_util::sync::CancellationToken;
 
@@ -14,6 +13,7 @@ use crate::agent::provider::{complete_with_retry, ModelRequest, ProviderError, R
 use crate::agent::tools::{Tool, ToolContext, ToolError};
 use crate::agent::transcript;
 use crate::config::{AgentEntry, Config, QueueMode};
+use crate::events::{Event, ToolFinished};
 use crate::runtime::Runtime;
 use crate::store::{Claim, MessageRow, NewMessage, RunRow, StoreError, ToolCallRecord};
 
@@ -107,10 +107,11 @@ pub(super) async fn run_loop(
             max_tokens: MAX_TOKENS,
         };
         progress.steps += 1;
-        ctx.rt.emit(
-            &ctx.run.session_key,
-            json!({"type": "run.step", "runId": run_id, "step": progress.steps}),
-        );
+        ctx.rt.emit(Event::RunStep {
+            session_key: ctx.run.session_key.clone(),
+            run_id: ctx.run.id.clone(),
+            step: progress.steps as u64,
+        });
         let resp = complete_with_retry(ctx.model.provider.as_ref(), &req, policy, |n, e, d| {
             tracing::warn!(run_id, attempt = n, error = %e, delay = ?d, "model call failed; retrying");
         })
@@ -165,7 +166,6 @@ async fn run_calls(
     rows: &mut Vec<MessageRow>,
     origin: Option<&Origin>,
 ) -> Result<(), LoopEnd> {
-    let run_id = ctx.run.id.as_str();
     for call in calls {
         let started = std::time::Instant::now();
         let outcome = call_tool(ctx, call, origin).await;
@@ -173,11 +173,14 @@ async fn run_calls(
             Ok(_) => None,
             Err(e) => Some(e.to_string()),
         };
-        ctx.rt.emit(
-            &ctx.run.session_key,
-            json!({"type": "run.tool", "runId": run_id, "tool": call.name, "callId": call.id,
-                   "durationMs": started.elapsed().as_millis() as u64, "ok": error.is_none(), "error": error}),
-        );
+        ctx.rt.emit(Event::RunTool(ToolFinished {
+            session_key: ctx.run.session_key.clone(),
+            run_id: ctx.run.id.clone(),
+            tool: call.name.clone(),
+            call_id: call.id.clone(),
+            duration_ms: started.elapsed().as_millis() as u64,
+            error,
+        }));
         let result = match outcome {
             Ok(text) => text,
             Err(ToolError::Model(msg)) => format!("error: {msg}"),

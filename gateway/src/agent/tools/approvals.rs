@@ -13,11 +13,11 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use std::time::Duration;
 
-use serde::Serialize;
 use switchboard_channels::Origin;
 use tokio::sync::Notify;
 
 use super::{ToolContext, ToolError};
+use crate::events::{ApprovalRequested, ApprovalResolved, Event};
 use crate::runtime::Runtime;
 use crate::store::{
     now_ms, ApprovalRow, ApprovalStatus, MessageRow, NewApproval, Role, Store, StoreError,
@@ -53,40 +53,6 @@ impl ApprovalHub {
         if let Some(n) = self.waiters.lock().get(id) {
             n.notify_one();
         }
-    }
-}
-
-/// Approval events on the bus (typed here; the bus carries their JSON).
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "type", rename_all_fields = "camelCase")]
-pub enum ApprovalEvent<'a> {
-    #[serde(rename = "approval.requested")]
-    Requested {
-        id: &'a str,
-        run_id: &'a str,
-        tool_call_id: &'a str,
-        agent_id: &'a str,
-        label: Option<&'a str>,
-        workdir: &'a str,
-        command: &'a str,
-        executables: &'a [String],
-        expires_at: i64,
-        channel: &'a str,
-        chat_id: &'a str,
-    },
-    #[serde(rename = "approval.resolved")]
-    Resolved {
-        id: &'a str,
-        run_id: &'a str,
-        decision: &'a str,
-        by: Option<&'a str>,
-    },
-}
-
-/// Publish `ev` as an event of `session_key`.
-pub fn emit(rt: &Runtime, session_key: &str, ev: &ApprovalEvent<'_>) {
-    if let Ok(v) = serde_json::to_value(ev) {
-        rt.emit(session_key, v);
     }
 }
 
@@ -144,23 +110,20 @@ pub async fn ask(ctx: &ToolContext<'_>, ask: &Ask<'_>) -> Result<ApprovalStatus,
     ctx.rt.outbox_wake.notify_one();
     if created {
         tracing::info!(approval = %row.id, run_id = ctx.run_id, command = %cut(ask.command, 200), "exec approval requested");
-        emit(
-            ctx.rt,
-            ctx.session_key,
-            &ApprovalEvent::Requested {
-                id: &row.id,
-                run_id: &row.run_id,
-                tool_call_id: &row.tool_call_id,
-                agent_id: &row.agent_id,
-                label: row.label.as_deref(),
-                workdir: &row.workdir,
-                command: &row.command,
-                executables: &row.executables,
-                expires_at: row.expires_at,
-                channel: &row.origin.channel,
-                chat_id: &row.origin.chat_id,
-            },
-        );
+        ctx.rt.emit(Event::ApprovalRequested(ApprovalRequested {
+            session_key: ctx.session_key.to_string(),
+            id: row.id.clone(),
+            run_id: row.run_id.clone(),
+            tool_call_id: row.tool_call_id.clone(),
+            agent_id: row.agent_id.clone(),
+            label: row.label.clone(),
+            workdir: row.workdir.clone(),
+            command: row.command.clone(),
+            executables: row.executables.clone(),
+            expires_at: row.expires_at,
+            channel: row.origin.channel.clone(),
+            chat_id: row.origin.chat_id.clone(),
+        }));
     }
     let notify = hub.waiter(&row.id);
     let mut guard = Waiting {
@@ -190,16 +153,13 @@ pub async fn ask(ctx: &ToolContext<'_>, ask: &Ask<'_>) -> Result<ApprovalStatus,
                 .close_approval(&row.id, ApprovalStatus::Expired)
                 .await?
             {
-                emit(
-                    ctx.rt,
-                    ctx.session_key,
-                    &ApprovalEvent::Resolved {
-                        id: &row.id,
-                        run_id: &row.run_id,
-                        decision: "expired",
-                        by: None,
-                    },
-                );
+                ctx.rt.emit(Event::ApprovalResolved(ApprovalResolved {
+                    session_key: ctx.session_key.to_string(),
+                    id: row.id.clone(),
+                    run_id: row.run_id.clone(),
+                    decision: ApprovalStatus::Expired,
+                    by: None,
+                }));
                 let note = format!(
                     "⌛ Approval {} expired after {} without an answer: the command was not run.",
                     row.id,
@@ -257,16 +217,13 @@ impl Drop for Waiting {
                 .close_approval(&id, ApprovalStatus::Cancelled)
                 .await
             {
-                Ok(true) => emit(
-                    &rt,
-                    &key,
-                    &ApprovalEvent::Resolved {
-                        id: &id,
-                        run_id: &run_id,
-                        decision: "cancelled",
-                        by: None,
-                    },
-                ),
+                Ok(true) => rt.emit(Event::ApprovalResolved(ApprovalResolved {
+                    session_key: key,
+                    id,
+                    run_id,
+                    decision: ApprovalStatus::Cancelled,
+                    by: None,
+                })),
                 Ok(false) => {}
                 Err(e) => {
                     tracing::warn!(approval = %id, error = %e, "cannot cancel an approval request")

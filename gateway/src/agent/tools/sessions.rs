@@ -88,7 +88,7 @@ impl Tool for SessionsHistory {
         let msgs: Vec<Value> = msgs
             .iter()
             .filter(|m| tools || m.role != crate::store::Role::Tool)
-            .map(|m| json!({"role": m.role, "content": m.content, "at": m.created_at}))
+            .map(|m| json!({"role": m.role.as_str(), "content": m.content, "at": m.created_at}))
             .collect();
         Ok(json!({"sessionKey": key, "sessionId": session.id, "status": session.status.as_str(), "messages": msgs}).to_string())
     }

@@ -1,0 +1,218 @@
+//! The live events: one typed enum for everything the gateway publishes as it works (a
+//! run's start, steps, tool calls and end; a sub-agent's spawn, announce and archive; a
+//! delivery; an exec approval asked and settled). `Runtime::emit` takes an [`Event`];
+//! waiters match on its variants; only `server` (`server/event_json.rs`) turns one into
+//! the JSON that `/ws` and `/api/events` clients read.
+//!
+//! Each event knows whose it is ([`Event::scope`]): the scope comes from the variant, so a
+//! publisher cannot pair an event with the wrong session.
+//!
+//! Adding an event:
+//! 1. a variant here, with typed fields (a struct of its own when it has more than three),
+//!    and its arm in [`Event::scope`] — usually `Scope::Session` of the session it is about;
+//! 2. its wire shape in `server/event_json.rs` (the `type` name and camelCase fields, keys
+//!    in alphabetical order as clients have always received them) and a golden test there;
+//! 3. publish it with `rt.emit(Event::…)`; list it in `docs/events.md`.
+//!
+//! The compiler points at every `match` that must learn the new variant.
+
+use crate::store::{ApprovalStatus, RunStatus};
+
+/// A live event. Cheap to move; the bus shares one copy among its subscribers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// `run.started`: a run began (or resumed) its loop.
+    RunStarted { session_key: String, run_id: String },
+    /// `run.step`: a run calls the model for the `step`th time.
+    RunStep {
+        session_key: String,
+        run_id: String,
+        step: u64,
+    },
+    /// `run.tool`: a tool call finished.
+    RunTool(ToolFinished),
+    /// `run.ended`: a run ended (or was checkpointed at shutdown). Also handed to the
+    /// waiters of its session (`agent::waiters`).
+    RunEnded(RunEnded),
+    /// `subagent.spawned`: `requester`'s event; from now on the child's events are seen
+    /// wherever the requester's are.
+    SubagentSpawned {
+        requester: String,
+        child_session_key: String,
+        run_id: String,
+    },
+    /// `subagent.announced`: a child's announce was committed (the child's event).
+    SubagentAnnounced {
+        child_session_key: String,
+        run_id: String,
+    },
+    /// `subagent.archived`: a child's session was archived (its last event).
+    SubagentArchived { child_session_key: String },
+    /// `outbox.sent`: a message (all its parts) was delivered to a chat.
+    OutboxSent {
+        channel: String,
+        chat_id: String,
+        key: String,
+    },
+    /// `approval.requested`: a run asks its chat to approve a command.
+    ApprovalRequested(ApprovalRequested),
+    /// `approval.resolved`: an approval request was settled.
+    ApprovalResolved(ApprovalResolved),
+}
+
+/// How a tool call went (`run.tool`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolFinished {
+    pub session_key: String,
+    pub run_id: String,
+    pub tool: String,
+    pub call_id: String,
+    pub duration_ms: u64,
+    /// `None`: the call succeeded.
+    pub error: Option<String>,
+}
+
+/// A run's end (`run.ended`), as its waiters and followers learn it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunEnded {
+    pub session_key: String,
+    /// `None` only for waiting messages dropped with no run to take them (to waiters alone).
+    pub run_id: Option<String>,
+    pub status: RunStatus,
+    pub error: Option<String>,
+    pub reply: Option<String>,
+    /// The inbox ids of the messages the run took (or that were dropped with it).
+    pub claimed: Vec<i64>,
+}
+
+impl RunEnded {
+    /// Whether the run took (or dropped) inbox message `inbox_id`.
+    pub fn claimed(&self, inbox_id: i64) -> bool {
+        self.claimed.contains(&inbox_id)
+    }
+}
+
+/// An exec approval request (`approval.requested`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalRequested {
+    pub session_key: String,
+    pub id: String,
+    pub run_id: String,
+    pub tool_call_id: String,
+    pub agent_id: String,
+    /// The sub-agent's label, when a sub-agent asks.
+    pub label: Option<String>,
+    pub workdir: String,
+    pub command: String,
+    pub executables: Vec<String>,
+    pub expires_at: i64,
+    /// The chat asked.
+    pub channel: String,
+    pub chat_id: String,
+}
+
+/// An approval request settled (`approval.resolved`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalResolved {
+    pub session_key: String,
+    pub id: String,
+    pub run_id: String,
+    pub decision: ApprovalStatus,
+    /// Who answered (`None`: it expired or its run was stopped).
+    pub by: Option<String>,
+}
+
+/// Whose an event is: what a web chat socket checks before passing it on (README, Security).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// One session's (a sub-agent's run events carry the child's key).
+    Session(&'a str),
+    /// A sub-agent was spawned: the event is `requester`'s, and from now on `child`'s
+    /// events are seen wherever `requester`'s are.
+    Spawn { requester: &'a str, child: &'a str },
+    /// A sub-agent session was archived: the event is `child`'s, its last.
+    Archived { child: &'a str },
+    /// A delivery to one chat (outbox rows record the chat, not a session).
+    Delivery { channel: &'a str, chat_id: &'a str },
+}
+
+impl Event {
+    /// Whose the event is.
+    pub fn scope(&self) -> Scope<'_> {
+        match self {
+            Event::RunStarted { session_key, .. } | Event::RunStep { session_key, .. } => {
+                Scope::Session(session_key)
+            }
+            Event::RunTool(t) => Scope::Session(&t.session_key),
+            Event::RunEnded(e) => Scope::Session(&e.session_key),
+            Event::SubagentSpawned {
+                requester,
+                child_session_key,
+                ..
+            } => Scope::Spawn {
+                requester,
+                child: child_session_key,
+            },
+            Event::SubagentAnnounced {
+                child_session_key, ..
+            } => Scope::Session(child_session_key),
+            Event::SubagentArchived { child_session_key } => Scope::Archived {
+                child: child_session_key,
+            },
+            Event::OutboxSent {
+                channel, chat_id, ..
+            } => Scope::Delivery { channel, chat_id },
+            Event::ApprovalRequested(a) => Scope::Session(&a.session_key),
+            Event::ApprovalResolved(a) => Scope::Session(&a.session_key),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Catches: an event published under another session than the one it is about (a
+    /// child's announce under its requester, a spawn under the child).
+    #[test]
+    fn each_event_is_scoped_by_what_it_is_about() {
+        let spawned = Event::SubagentSpawned {
+            requester: "agent:main:main".into(),
+            child_session_key: "agent:main:subagent:c".into(),
+            run_id: "c".into(),
+        };
+        assert_eq!(
+            spawned.scope(),
+            Scope::Spawn {
+                requester: "agent:main:main",
+                child: "agent:main:subagent:c"
+            }
+        );
+        let announced = Event::SubagentAnnounced {
+            child_session_key: "agent:main:subagent:c".into(),
+            run_id: "c".into(),
+        };
+        assert_eq!(announced.scope(), Scope::Session("agent:main:subagent:c"));
+        let archived = Event::SubagentArchived {
+            child_session_key: "agent:main:subagent:c".into(),
+        };
+        assert_eq!(
+            archived.scope(),
+            Scope::Archived {
+                child: "agent:main:subagent:c"
+            }
+        );
+        let sent = Event::OutboxSent {
+            channel: "webchat".into(),
+            chat_id: "w1".into(),
+            key: "k".into(),
+        };
+        assert_eq!(
+            sent.scope(),
+            Scope::Delivery {
+                channel: "webchat",
+                chat_id: "w1"
+            }
+        );
+    }
+}

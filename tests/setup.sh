@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Switchboard's end-to-end tests need on a fresh Debian machine:
 # Debian's chromium and its matching chromedriver (used by tests/src/browser.rs), and
-# bubblewrap (the exec sandbox, tests/suite/sandbox.rs).
+# bubblewrap (the exec sandbox, tests/suite/sandbox.rs), git (worktree isolation tests).
 # Idempotent: does nothing (quickly) when they are already installed.
 set -euo pipefail
 
@@ -48,6 +48,22 @@ if "$BWRAP" --unshare-all --ro-bind / / true 2>/dev/null; then
 else
     echo "setup: WARNING: bubblewrap cannot create namespaces here (user namespaces not permitted?); the sandbox tests will fail saying so" >&2
 fi
+
+# git, for the sub-agent worktree isolation tests (tests/suite/agents_worktree.rs).
+if command -v git >/dev/null 2>&1; then
+    echo "setup: git already installed, nothing to do"
+else
+    echo "setup: git is missing; installing git with apt-get"
+    sudo=()
+    if [[ "$(id -u)" -ne 0 ]]; then
+        sudo=(sudo)
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq git
+    echo "setup: installed git"
+fi
+echo "setup: $(git --version 2>/dev/null || echo 'git: version unknown')"
 
 # The reference MCP server `@modelcontextprotocol/server-everything` from npm, for the
 # suite's test against an MCP implementation we did not write (tests/suite/mcp_everything.rs).

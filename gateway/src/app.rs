@@ -120,6 +120,8 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     let outbox_task = tokio::spawn(outbox::run(rt.clone(), outbox_cancel.clone()));
 
     warn_shared_dm_session(&rt, &cfg).await;
+    // Worktrees a crash left half made or unfinished, before their runs resume.
+    crate::subagents::worktree::sweep(&rt).await;
     let recovered = dispatch::recover(&rt).await?;
     let announces = crate::subagents::announce::recover(&rt).await?;
     if recovered + announces > 0 {

@@ -17,6 +17,7 @@
 //! alternation); problems are recorded as violations and the request is still answered.
 
 mod anthropic;
+mod anthropic_stream;
 mod openai;
 mod script;
 mod server;

@@ -7,6 +7,7 @@ mod after;
 mod end;
 mod outcome;
 mod steps;
+mod thinking;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -268,7 +269,13 @@ async fn run_started(
         let _ = ch.typing(o, true).await;
     }
 
-    let workspace = config::workspace_for(&cfg, agent.as_ref(), &rt.state_dir);
+    let mut workspace = config::workspace_for(&cfg, agent.as_ref(), &rt.state_dir);
+    // A child isolated in its own git worktree works there.
+    if is_subagent {
+        if let Some(dir) = rt.store.worktree_workdir(&run.session_key).await? {
+            workspace = dir.into();
+        }
+    }
     let system = prompt::system_prompt(
         &rt.bootstrap.files(&workspace, is_subagent),
         agent
@@ -311,6 +318,7 @@ async fn run_started(
             .as_ref()
             .and_then(|d| d.max_steps)
             .unwrap_or(cfg.agents.defaults.max_steps),
+        thinking: thinking::of_run(rt, &run, is_subagent, def.as_deref(), &cfg).await,
         cancel: cancel.clone(),
     };
 

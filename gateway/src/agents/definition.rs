@@ -10,6 +10,7 @@ use thiserror::Error;
 
 use super::front_matter::{self, Entry, Value};
 use crate::config::limits::{MAX_RUN_TIMEOUT, MAX_STEPS};
+use crate::config::thinking::Thinking;
 use crate::config::{check_entry, duration, entry_matches};
 
 /// Longest id or alias, in characters.
@@ -48,8 +49,8 @@ impl ToolSet {
     }
 }
 
-/// Whether a child works in the workspace or in its own git worktree. Read and checked;
-/// worktree isolation itself is not implemented yet (the child runs in the workspace).
+/// Whether a child works in the workspace or in its own git worktree
+/// (`subagents::worktree`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Isolation {
     None,
@@ -208,7 +209,16 @@ pub fn from_file(path: PathBuf, stem: &str, text: &str) -> Result<AgentDef, File
                         .ok_or_else(|| fail(e, format!("must be a duration from 1s to 7days (e.g. \"10m\"), got {s:?}")))
                 }).transpose()?
             }
-            "thinking" => def.thinking = opt_scalar(e).map_err(|m| fail(e, m))?,
+            "thinking" => {
+                def.thinking = opt_scalar(e)
+                    .map_err(|m| fail(e, m))?
+                    .map(|s| {
+                        s.parse::<Thinking>()
+                            .map(|t| t.to_string())
+                            .map_err(|err| fail(e, err.to_string()))
+                    })
+                    .transpose()?
+            }
             "isolation" => {
                 def.isolation = match opt_scalar(e).map_err(|m| fail(e, m))?.as_deref() {
                     None | Some("none") => Some(Isolation::None),

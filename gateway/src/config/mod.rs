@@ -24,6 +24,7 @@ mod sandbox;
 mod schema;
 pub(crate) mod source_map;
 mod strict;
+pub mod thinking;
 mod tools;
 mod validate;
 mod watch;

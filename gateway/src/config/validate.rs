@@ -138,6 +138,15 @@ fn agents(config: &Config, out: &mut Vec<Issue>) {
         }
     }
 
+    if let Some(t) = &d.subagents.thinking {
+        if let Err(e) = t.parse::<super::thinking::Thinking>() {
+            out.push(Issue::new(
+                KeyPath::dotted("agents.defaults.subagents.thinking"),
+                e.to_string(),
+            ));
+        }
+    }
+
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     let mut first_default: Option<usize> = None;
     for (i, agent) in config.agents.list.iter().enumerate() {
@@ -340,6 +349,7 @@ mod tests {
         );
         c.agents.defaults.model = Some("openai/not-listed-is-fine".into());
         c.agents.defaults.subagents.model = Some("gpt-4o".into());
+        c.agents.defaults.subagents.thinking = Some("lots".into());
         c.agents.list = vec![AgentEntry {
             model: Some("anthropic/claude".into()),
             subagents: Some(AgentSubagents {
@@ -359,6 +369,7 @@ mod tests {
                 ("agents.defaults.subagents.model".into(), "model \"gpt-4o\" must be written as \"provider/model\", e.g. \"openai/gpt-4o-mini\"".into()),
                 ("agents.list[0].model".into(), "unknown provider \"anthropic\" in model \"anthropic/claude\"; known providers (models.providers): openai".into()),
                 ("agents.list[0].subagents.model".into(), "model \"/x\" must be written as \"provider/model\", e.g. \"openai/gpt-4o-mini\"".into()),
+                ("agents.defaults.subagents.thinking".into(), "unknown thinking level \"lots\"; accepted: off, minimal, low, medium, high".into()),
             ]
         );
     }

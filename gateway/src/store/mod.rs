@@ -22,6 +22,7 @@ mod states;
 mod subagents;
 mod text;
 mod transcripts;
+mod worktrees;
 mod writer;
 
 use std::str::FromStr;
@@ -44,6 +45,7 @@ pub use runs::{NewRun, RunEnd, RunFinished, RunRow, RunStatus};
 pub use sessions::{SessionRow, SessionStatus};
 pub use starts::Started;
 pub use subagents::{AnnounceState, Cleanup, NewSubagent, Outcome, SubagentRow, INTERNAL_CHANNEL};
+pub use worktrees::{WorktreeRow, WorktreeState};
 
 /// Embedded migrations, applied at start.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");

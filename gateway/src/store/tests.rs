@@ -587,3 +587,4 @@ mod delivery;
 mod fan_in;
 mod lifecycle;
 mod params;
+mod worktrees;

@@ -185,6 +185,8 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
         None => (last_reply(rt, &row).await?, None),
     };
     let step_answer = step_answer.as_ref().map(|m| (row.session_id.as_str(), m));
+    // A worktree is finished (removed or kept) before the announce that names it.
+    let worktree_note = super::worktree::finish(rt, run_id).await?;
     if result.as_deref().map(str::trim) == Some(SKIP) {
         let skipped = render::render(&announce_of(
             &row,
@@ -210,7 +212,12 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
         tracing::info!(run_id, "announce skipped (ANNOUNCE_SKIP)");
         return Ok(());
     }
-    let rendered = render::render(&announce_of(&row, outcome, result));
+    let mut announced = announce_of(&row, outcome, result);
+    announced.notes = match (announced.notes, worktree_note) {
+        (Some(n), Some(w)) => Some(format!("{n}; {w}")),
+        (n, w) => n.or(w),
+    };
+    let rendered = render::render(&announced);
     let message = AnnounceMessage {
         text: &rendered.text,
         footer: &rendered.footer,
@@ -319,6 +326,9 @@ async fn announce_step(
         messages: crate::agent::run::chat_view(&rows),
         tools: Default::default(),
         max_tokens: MAX_TOKENS,
+        // A summary of what the child found: no thinking asked for.
+        thinking: None,
+        reasoning: Vec::new(),
     };
     let step_timeout = Duration::from_secs(cfg.agents.defaults.step_timeout_seconds.clamp(1, 1800));
     let call = complete_with_retry(

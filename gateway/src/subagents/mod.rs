@@ -11,3 +11,4 @@ pub mod render;
 pub mod spawn;
 pub mod spawn_args;
 pub mod tool;
+pub mod worktree;

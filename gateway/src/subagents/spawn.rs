@@ -9,7 +9,7 @@ use crate::agent::dispatch;
 use crate::agent::models;
 use crate::agent::provider::ToolSpec;
 use crate::agent::tools::{Tool, ToolContext, ToolError};
-use crate::agents::Registry;
+use crate::agents::{Isolation, Registry};
 use crate::config::limits::MAX_RUN_TIMEOUT_SECS;
 use crate::config::{self, Config};
 use crate::events::Event;
@@ -58,7 +58,8 @@ impl Tool for SessionsSpawn {
                     "label": {"type": "string", "maxLength": spawn_args::MAX_LABEL_CHARS},
                     "agentId": {"type": "string"},
                     "model": {"type": "string", "description": "provider/model"},
-                    "thinking": {"type": "string"},
+                    "thinking": {"type": "string", "enum": ["off", "minimal", "low", "medium", "high"], "description": "How hard the child thinks (its model API's reasoning effort or thinking budget)."},
+                    "isolation": {"type": "string", "enum": ["none", "worktree"], "description": "worktree: the child works in its own git worktree and branch (when the workspace is a clean git repository)"},
                     "runTimeoutSeconds": {"type": "integer", "minimum": 0, "maximum": MAX_RUN_TIMEOUT_SECS, "description": "0 = no timeout"},
                     "cleanup": {"type": "string", "enum": ["keep", "delete"]}
                 },
@@ -164,7 +165,8 @@ impl Tool for SessionsSpawn {
                     thinking: a
                         .thinking
                         .as_deref()
-                        .or(def.as_ref().and_then(|d| d.thinking.as_deref())),
+                        .or(def.as_ref().and_then(|d| d.thinking.as_deref()))
+                        .or(cfg.agents.defaults.subagents.thinking.as_deref()),
                     cleanup: a.cleanup,
                     // At most MAX_RUN_TIMEOUT_SECS (seven days): no cast below can wrap.
                     run_timeout_seconds: timeout_secs as i64,
@@ -172,6 +174,13 @@ impl Tool for SessionsSpawn {
                 (timeout_secs > 0).then(|| (timeout_secs * 1000) as i64),
             )
             .await?;
+        // Isolation: the argument > the agent definition's; recorded before the run starts.
+        let isolation = a.isolation.or(def.as_ref().and_then(|d| d.isolation));
+        if isolation == Some(Isolation::Worktree) {
+            let workspace = config::workspace_for(&cfg, target.as_ref(), &ctx.rt.state_dir);
+            let label = a.label.as_deref().unwrap_or(&agent_id);
+            super::worktree::isolate(ctx.rt, &run_id, &child_key, label, &workspace).await?;
+        }
         let spawned = Event::SubagentSpawned {
             requester: ctx.session_key.to_string(),
             child_session_key: child_key.clone(),

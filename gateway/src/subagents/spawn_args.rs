@@ -3,7 +3,9 @@
 
 use serde_json::Value;
 
+use crate::agent::provider::{Thinking, UnknownThinking};
 use crate::agent::tools::{args, ToolError};
+use crate::agents::Isolation;
 use crate::config::limits::MAX_RUN_TIMEOUT_SECS;
 
 /// Longest task, in characters.
@@ -23,6 +25,8 @@ pub struct SpawnArgs {
     pub agent_id: Option<String>,
     pub model: Option<String>,
     pub thinking: Option<String>,
+    /// `worktree` | `none`; `None`: the agent definition's.
+    pub isolation: Option<Isolation>,
     /// `None`: the configured default. `Some(0)`: no timeout.
     pub run_timeout_seconds: Option<u64>,
     pub cleanup: Cleanup,
@@ -45,7 +49,17 @@ pub fn parse(v: &Value) -> Result<SpawnArgs, ToolError> {
         label: args::opt_str(v, "label", MAX_LABEL_CHARS)?.map(str::to_string),
         agent_id: args::opt_str(v, "agentId", MAX_NAME_CHARS)?.map(str::to_string),
         model: args::opt_str(v, "model", MAX_NAME_CHARS)?.map(str::to_string),
-        thinking: args::opt_str(v, "thinking", MAX_NAME_CHARS)?.map(str::to_string),
+        thinking: thinking_arg(v)?,
+        isolation: match args::opt_str(v, "isolation", MAX_NAME_CHARS)? {
+            None => None,
+            Some("none") => Some(Isolation::None),
+            Some("worktree") => Some(Isolation::Worktree),
+            Some(other) => {
+                return Err(ToolError::Model(format!(
+                    "`isolation` must be \"none\" or \"worktree\", not {other:?}"
+                )))
+            }
+        },
         run_timeout_seconds: args::opt_u64(
             v,
             "runTimeoutSeconds",
@@ -55,6 +69,17 @@ pub fn parse(v: &Value) -> Result<SpawnArgs, ToolError> {
         )?,
         cleanup,
     })
+}
+
+/// `thinking`, checked against the accepted levels and stored in its canonical spelling.
+fn thinking_arg(v: &Value) -> Result<Option<String>, ToolError> {
+    let Some(text) = args::opt_str(v, "thinking", MAX_NAME_CHARS)? else {
+        return Ok(None);
+    };
+    let level: Thinking = text
+        .parse()
+        .map_err(|e: UnknownThinking| ToolError::Model(format!("`thinking`: {e}")))?;
+    Ok(Some(level.to_string()))
 }
 
 #[cfg(test)]
@@ -80,6 +105,7 @@ mod tests {
                 agent_id: None,
                 model: None,
                 thinking: None,
+                isolation: None,
                 run_timeout_seconds: Some(30),
                 cleanup: Cleanup::Delete,
             })
@@ -121,6 +147,16 @@ mod tests {
         assert_eq!(
             err(json!({"task": "t", "runTimeoutSeconds": 1e300})),
             format!("{range}, got 1e+300")
+        );
+        assert_eq!(
+            err(json!({"task": "t", "thinking": "extreme"})),
+            "`thinking`: unknown thinking level \"extreme\"; accepted: off, minimal, low, medium, high"
+        );
+        assert_eq!(
+            parse(&json!({"task": "t", "thinking": " HIGH "}))
+                .map(|a| a.thinking)
+                .ok(),
+            Some(Some("high".to_string()))
         );
         assert_eq!(
             err(json!({"task": "t", "runTimeoutSeconds": "60"})),

@@ -1,4 +1,5 @@
-//! The Anthropic Messages dialect (non-streaming): request invariants, trigger text and answers.
+//! The Anthropic Messages dialect: request invariants, trigger text and non-streamed
+//! answers (streamed ones: `anthropic_stream`).
 
 use std::collections::HashSet;
 
@@ -31,12 +32,7 @@ pub(super) fn check(body: &Value) -> Vec<String> {
     if matches!(body["max_tokens"].as_u64(), None | Some(0)) {
         problems.push("`max_tokens` is missing or not a positive integer".to_owned());
     }
-    if body["stream"] == true {
-        problems.push(
-            "`stream: true` asked for, but the fake model only answers non-streamed messages"
-                .to_owned(),
-        );
-    }
+    super::anthropic_stream::check_thinking(body, &mut problems);
     let offered = offered_tools(body, &mut problems);
     if let Some(messages) = body["messages"].as_array() {
         check_messages(messages, offered.as_ref(), &mut problems);
@@ -247,8 +243,14 @@ pub(super) fn usage(body: &Value, reply: &Reply) -> Usage {
 
 /// A non-streamed `message`. Tool arguments that are not valid JSON are sent as a JSON string
 /// `input`, so the client's handling of a broken tool call can be tested.
-pub(super) fn message(id: &str, model: &str, reply: &Reply, usage: Usage) -> Value {
-    let (content, stop_reason) = match reply {
+pub(super) fn message(
+    id: &str,
+    model: &str,
+    reply: &Reply,
+    usage: Usage,
+    thinking: Option<Value>,
+) -> Value {
+    let (mut content, stop_reason): (Vec<Value>, _) = match reply {
         Reply::Text(text) => (vec![json!({"type": "text", "text": text})], "end_turn"),
         Reply::ToolCalls(calls) => {
             let blocks = calls
@@ -262,6 +264,9 @@ pub(super) fn message(id: &str, model: &str, reply: &Reply, usage: Usage) -> Val
             (blocks, "tool_use")
         }
     };
+    if let Some(t) = thinking {
+        content.insert(0, t);
+    }
     json!({
         "id": id,
         "type": "message",

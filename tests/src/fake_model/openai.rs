@@ -12,6 +12,13 @@ use super::wire::{self, Reply, Usage, CREATED, STREAM_PIECES};
 pub(super) fn check(body: &Value) -> Vec<String> {
     let mut problems = Vec::new();
     wire::check_model_and_messages(body, &mut problems);
+    match body.get("reasoning_effort") {
+        None | Some(Value::Null) => {}
+        Some(effort) if ["low", "medium", "high"].iter().any(|e| effort == e) => {}
+        Some(other) => problems.push(format!(
+            "`reasoning_effort` must be \"low\", \"medium\" or \"high\", got {other}"
+        )),
+    }
     let offered = offered_tools(body, &mut problems);
     let Some(messages) = body["messages"].as_array() else {
         return problems;

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::script::{Gate, Step};
 use super::state::{InFlight, RecordedRequest, State};
 use super::wire::{self, IssuedCall, Reply};
-use super::{anthropic, openai};
+use super::{anthropic, anthropic_stream, openai};
 
 const OPENAI_PATH: &str = "/v1/chat/completions";
 const ANTHROPIC_PATH: &str = "/v1/messages";
@@ -127,7 +127,7 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
     let body = request.body.clone();
     state.record(request, problems);
     let step = state.script().next(&user_text);
-    let streamed = dialect == Dialect::OpenAi && body["stream"] == true;
+    let streamed = body["stream"] == true;
 
     let (gates, delay, play) = plan(&state, step);
     for gate in gates {
@@ -200,7 +200,14 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
         }
         Dialect::Anthropic => {
             let usage = anthropic::usage(&body, &reply);
-            let message = anthropic::message(&format!("msg_{number}"), &model, &reply, usage);
+            let id = format!("msg_{number}");
+            let thinking = anthropic_stream::thinking_block(&body, &user_text);
+            if streamed {
+                let events =
+                    anthropic_stream::events(&id, &model, &reply, usage, thinking.as_ref());
+                return sse(events, delay, guard, &state);
+            }
+            let message = anthropic::message(&id, &model, &reply, usage, thinking);
             finish_json(guard, &state, delay, message).await
         }
     }

@@ -1,5 +1,5 @@
 //! Model providers: the core request/response types, the provider trait, and the
-//! OpenAI-compatible and Anthropic clients. Wire shapes stay inside each client file.
+//! OpenAI-compatible and Anthropic clients, and the thinking levels they map. Wire shapes stay inside each client file.
 
 mod anthropic;
 pub mod bounded;
@@ -7,6 +7,7 @@ mod openai;
 mod retry;
 pub mod retry_after;
 mod sse;
+mod thinking;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +21,7 @@ use crate::store::{Role, ToolCallRecord};
 pub use anthropic::AnthropicProvider;
 pub use openai::OpenAiProvider;
 pub use retry::{complete_with_retry, RetryPolicy};
+pub use thinking::{ReasoningBlock, Thinking, UnknownThinking, THINKING_LEVELS};
 
 /// One message of the conversation sent to the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +51,11 @@ pub struct ModelRequest {
     /// Shared by every model call of a run.
     pub tools: Arc<[ToolSpec]>,
     pub max_tokens: u32,
+    /// How hard the model should think (`None`: the provider's default).
+    pub thinking: Option<Thinking>,
+    /// The reasoning blocks of the answer whose tool calls the transcript's final tool
+    /// results answer (empty when unknown, e.g. after a restart).
+    pub reasoning: Vec<ReasoningBlock>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -62,6 +69,8 @@ pub struct ModelResponse {
     pub text: String,
     pub tool_calls: Vec<ToolCallRecord>,
     pub usage: Usage,
+    /// Reasoning blocks to send back with this answer's tool results (Anthropic).
+    pub reasoning: Vec<ReasoningBlock>,
 }
 
 /// Why a model call failed. `is_retryable` drives the retry loop.

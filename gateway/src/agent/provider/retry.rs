@@ -91,6 +91,8 @@ mod tests {
             messages: vec![],
             tools: Default::default(),
             max_tokens: 10,
+            thinking: None,
+            reasoning: Vec::new(),
         }
     }
 
@@ -99,6 +101,7 @@ mod tests {
             text: "hi".into(),
             tool_calls: vec![],
             usage: Usage::default(),
+            reasoning: Vec::new(),
         }
     }
 

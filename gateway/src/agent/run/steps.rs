@@ -9,7 +9,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::Progress;
 use crate::agent::models::ResolvedModel;
-use crate::agent::provider::{complete_with_retry, ModelRequest, ProviderError, RetryPolicy};
+use crate::agent::provider::{
+    complete_with_retry, ModelRequest, ProviderError, RetryPolicy, Thinking,
+};
 use crate::agent::tools::{Tool, ToolContext, ToolError};
 use crate::agent::transcript;
 use crate::config::{AgentEntry, Config, QueueMode};
@@ -45,6 +47,8 @@ pub(super) struct LoopCtx<'a> {
     pub(super) is_subagent: bool,
     /// Most model calls of this run (the agent definition's `maxSteps`, else the default).
     pub(super) max_steps: u32,
+    /// The thinking level of the run's model calls (see `run::thinking_of`).
+    pub(super) thinking: Option<Thinking>,
     pub(super) cancel: CancellationToken,
 }
 
@@ -61,6 +65,9 @@ pub(super) async fn run_loop(
     );
     let steer = ctx.cfg.messages.queue.mode == QueueMode::Steer;
     let run_id = ctx.run.id.as_str();
+    // The reasoning of the answer whose tool calls were just run: the next call sends it
+    // back. In memory only: a resumed run's first step goes without it.
+    let mut reasoning = Vec::new();
     // A run resumed after a restart re-executes the calls that were waiting on an exec
     // approval (the request is found again by run id + call id, so it is not re-asked).
     match crate::agent::tools::approvals::resumable_calls(&ctx.rt.store, run_id, &rows).await {
@@ -105,6 +112,8 @@ pub(super) async fn run_loop(
             messages: transcript::to_chat(&rows),
             tools: specs.clone(),
             max_tokens: MAX_TOKENS,
+            thinking: ctx.thinking,
+            reasoning: std::mem::take(&mut reasoning),
         };
         progress.steps += 1;
         ctx.rt.emit(Event::RunStep {
@@ -141,6 +150,7 @@ pub(super) async fn run_loop(
         {
             return LoopEnd::Store(e);
         }
+        reasoning = resp.reasoning;
         let msg = NewMessage::assistant(resp.text.clone(), resp.tool_calls.clone());
         if let Err(e) = append(ctx, &mut rows, msg).await {
             return LoopEnd::Store(e);

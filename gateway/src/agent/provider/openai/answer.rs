@@ -127,6 +127,7 @@ impl Accumulator {
             text: self.text,
             tool_calls,
             usage: self.usage,
+            reasoning: Vec::new(),
         })
     }
 }

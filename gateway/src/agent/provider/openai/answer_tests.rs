@@ -67,6 +67,7 @@ fn assembles_tool_calls_from_deltas() {
                 input_tokens: 10,
                 output_tokens: 3
             },
+            reasoning: Vec::new(),
         }
     );
 }

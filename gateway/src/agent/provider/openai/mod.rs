@@ -93,6 +93,9 @@ struct WireRequest<'a> {
     stream: bool,
     stream_options: StreamOptions,
     max_tokens: u32,
+    /// `low` | `medium` | `high`, from the run's thinking level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
 }
@@ -134,6 +137,7 @@ fn request_body(req: &ModelRequest) -> WireRequest<'_> {
             include_usage: true,
         },
         max_tokens: req.max_tokens,
+        reasoning_effort: req.thinking.and_then(|t| t.reasoning_effort()),
         tools: req
             .tools
             .iter()
@@ -236,6 +240,8 @@ mod tests {
             }]
             .into(),
             max_tokens: 7,
+            thinking: Some(crate::agent::provider::Thinking::Medium),
+            reasoning: Vec::new(),
         };
         let body = serde_json::to_value(request_body(&req)).expect("serializes");
         assert_eq!(
@@ -253,6 +259,7 @@ mod tests {
                 "stream": true,
                 "stream_options": {"include_usage": true},
                 "max_tokens": 7,
+                "reasoning_effort": "medium",
                 "tools": [{"type": "function", "function": {"name": "sessions_list", "description": "list", "parameters": {"type": "object"}}}],
             })
         );

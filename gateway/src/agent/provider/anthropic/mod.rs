@@ -1,0 +1,82 @@
+//! Anthropic Messages API, streamed over SSE (typed events in `stream`), with extended
+//! thinking when the run asks for it. Also accepts a plain `message` answer from servers
+//! that ignore `stream: true`.
+
+mod message;
+mod stream;
+mod wire;
+
+use async_trait::async_trait;
+
+use self::stream::StreamReader;
+use super::{bounded, retry_after_header, ModelRequest, ModelResponse, Provider, ProviderError};
+
+const API_VERSION: &str = "2023-06-01";
+
+pub struct AnthropicProvider {
+    http: reqwest::Client,
+    base_url: String,
+    api_key: Option<String>,
+}
+
+impl AnthropicProvider {
+    pub fn new(http: reqwest::Client, base_url: String, api_key: Option<String>) -> Self {
+        // Accept both `https://api.anthropic.com` and `.../v1`.
+        let base_url = base_url
+            .trim_end_matches('/')
+            .trim_end_matches("/v1")
+            .to_string();
+        AnthropicProvider {
+            http,
+            base_url,
+            api_key,
+        }
+    }
+}
+
+#[async_trait]
+impl Provider for AnthropicProvider {
+    async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ProviderError> {
+        let mut rb = self
+            .http
+            .post(format!("{}/v1/messages", self.base_url))
+            .header("anthropic-version", API_VERSION)
+            .json(&wire::request_body(req));
+        if let Some(key) = &self.api_key {
+            rb = rb.header("x-api-key", key);
+        }
+        let mut resp = rb
+            .send()
+            .await
+            .map_err(|e| ProviderError::Network(e.to_string()))?;
+        let status = resp.status();
+        if !status.is_success() {
+            let retry_after = retry_after_header(resp.headers());
+            let text = bounded::error_body(&mut resp).await;
+            return Err(ProviderError::from_status(
+                status.as_u16(),
+                retry_after,
+                &text,
+            ));
+        }
+        let is_sse = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !is_sse {
+            return message::parse_body(&bounded::answer_body(&mut resp).await?);
+        }
+        let mut reader = StreamReader::default();
+        while let Some(chunk) = resp
+            .chunk()
+            .await
+            .map_err(|e| ProviderError::Network(e.to_string()))?
+        {
+            if reader.feed(&chunk)? {
+                break;
+            }
+        }
+        reader.finish()
+    }
+}

@@ -7,6 +7,7 @@ mod after;
 mod end;
 mod outcome;
 mod steps;
+mod stream;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -57,6 +57,14 @@ pub enum ServerFrame {
     Hello {
         chat_id: String,
     },
+    /// Sent once on connect: the conversation so far (the newest messages of the chat's
+    /// session, oldest first) and the session's key (its live events carry it). A later
+    /// `message` whose `key` is in the history is the same message, delivered live.
+    History {
+        #[serde(rename = "sessionKey")]
+        session_key: String,
+        messages: Vec<HistoryMessage>,
+    },
     /// A message from the assistant (reply, announce or command answer), with buttons
     /// under it when it has some (on its last part).
     Message {
@@ -88,6 +96,29 @@ pub enum ServerFrame {
         event: serde_json::Value,
     },
     Pong,
+}
+
+/// One message of a [`ServerFrame::History`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryMessage {
+    pub role: HistoryRole,
+    pub text: String,
+    /// The delivery key of the message (an assistant reply, an announce), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+/// Who a history message is from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum HistoryRole {
+    User,
+    Assistant,
+    /// A sub-agent's announce.
+    Announce,
+    /// A tool call the assistant made (`text` is the tool's name).
+    Tool,
 }
 
 impl ServerFrame {

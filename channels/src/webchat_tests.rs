@@ -3,6 +3,36 @@
 mod examples {
     use super::super::*;
 
+    /// Catches: the history frame's wire shape drifting from what the page reads
+    /// (`sessionKey`, lower-case roles, no `key` when there is none).
+    #[test]
+    fn the_history_frame_has_its_documented_shape() {
+        let frame = ServerFrame::History {
+            session_key: "agent:main:main".into(),
+            messages: vec![
+                HistoryMessage {
+                    role: HistoryRole::User,
+                    text: "hi".into(),
+                    key: None,
+                },
+                HistoryMessage {
+                    role: HistoryRole::Announce,
+                    text: "Status: success".into(),
+                    key: Some("announce:r1".into()),
+                },
+            ],
+        };
+        let got: serde_json::Value =
+            serde_json::from_str(&frame.to_json()).expect("the frame is JSON");
+        assert_eq!(
+            got,
+            serde_json::json!({"type": "history", "sessionKey": "agent:main:main", "messages": [
+                {"role": "user", "text": "hi"},
+                {"role": "announce", "text": "Status: success", "key": "announce:r1"},
+            ]})
+        );
+    }
+
     #[tokio::test]
     async fn malformed_frames_get_a_clear_error() {
         let hub = WebChat::new();

@@ -1,6 +1,6 @@
 //! The live events: one typed enum for everything the gateway publishes as it works (a
 //! run's start, steps, tool calls and end; a sub-agent's spawn, announce and archive; a
-//! delivery; an exec approval asked and settled). `Runtime::emit` takes an [`Event`];
+//! delivery; an exec approval asked and settled; a reply as it streams). `Runtime::emit` takes an [`Event`];
 //! waiters match on its variants; only `server` (`server/event_json.rs`) turns one into
 //! the JSON that `/ws` and `/api/events` clients read.
 //!
@@ -28,6 +28,15 @@ pub enum Event {
         session_key: String,
         run_id: String,
         step: u64,
+    },
+    /// `run.delta`: a piece of the reply as the model writes it (a preview: the stored
+    /// reply replaces it). `text` follows what came before in this model call, or starts it
+    /// over when `reset`.
+    RunDelta {
+        session_key: String,
+        run_id: String,
+        reset: bool,
+        text: String,
     },
     /// `run.tool`: a tool call finished.
     RunTool(ToolFinished),
@@ -140,9 +149,9 @@ impl Event {
     /// Whose the event is.
     pub fn scope(&self) -> Scope<'_> {
         match self {
-            Event::RunStarted { session_key, .. } | Event::RunStep { session_key, .. } => {
-                Scope::Session(session_key)
-            }
+            Event::RunStarted { session_key, .. }
+            | Event::RunStep { session_key, .. }
+            | Event::RunDelta { session_key, .. } => Scope::Session(session_key),
             Event::RunTool(t) => Scope::Session(&t.session_key),
             Event::RunEnded(e) => Scope::Session(&e.session_key),
             Event::SubagentSpawned {

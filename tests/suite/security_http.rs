@@ -48,8 +48,18 @@ pub(crate) async fn status(
 
 /// The WebSocket handshake's status for `/ws{query}` (101 when it upgrades).
 pub(crate) async fn ws_status(gw: &Gateway, query: &str, headers: &[(&str, &str)]) -> u16 {
+    ws_status_at(gw, "/ws", query, headers).await
+}
+
+/// The HTTP status of a WebSocket handshake on `path` (`/ws`, `/api/events`).
+pub(crate) async fn ws_status_at(
+    gw: &Gateway,
+    path: &str,
+    query: &str,
+    headers: &[(&str, &str)],
+) -> u16 {
     let url = format!(
-        "{}/ws{query}",
+        "{}{path}{query}",
         gw.base_url().replacen("http://", "ws://", 1)
     );
     let mut req = url.into_client_request().unwrap();

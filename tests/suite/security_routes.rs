@@ -8,11 +8,12 @@ use switchboard_testkit::fake_model::FakeModel;
 use switchboard_testkit::harness::Gateway;
 
 use crate::common::start;
-use crate::security_http::{port, status, ws_status, EVIL};
+use crate::security_http::{port, status, ws_status_at, EVIL};
 
 fn concrete(path: &str) -> String {
     path.replace("{key}", "agent:main:main")
         .replace("{id}", "no-such-id")
+        .replace("{file}", "webchat.js")
 }
 
 fn method(route: &Route) -> Method {
@@ -24,14 +25,15 @@ fn passed(code: u16) -> bool {
     code != 401 && code != 403
 }
 
-/// A request through the doors: `/ws` as a real handshake, the rest as plain requests.
+/// A request through the doors: a WebSocket route (`/ws`, `/api/events`) as a real
+/// handshake, the rest as plain requests.
 async fn knock(gw: &Gateway, route: &Route, query: &str, headers: &[(&str, &str)]) -> u16 {
     if route.access == Access::Socket {
         let query = match query {
             "" => "?chat=main".to_string(),
             q => format!("{q}&chat=main"),
         };
-        return ws_status(gw, &query, headers).await;
+        return ws_status_at(gw, route.path, &query, headers).await;
     }
     let path = format!("{}{query}", concrete(route.path));
     status(gw, method(route), &path, headers).await

@@ -7,6 +7,7 @@ mod after;
 mod end;
 mod outcome;
 mod steps;
+mod stream;
 mod thinking;
 
 use std::sync::Arc;

@@ -259,3 +259,13 @@ pub async fn stop_subagent(
         crate::subagents::control::stop_child(&state.rt, &row, "stopped through the API").await?;
     Ok(Json(json!({"runId": id, "stopped": stopped})))
 }
+
+/// Stops the whole tree under a requester session: its children and theirs.
+pub async fn stop_tree(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let stopped =
+        crate::subagents::control::stop_tree(&state.rt, &key, "stopped through the API").await?;
+    Ok(Json(json!({"sessionKey": key, "stopped": stopped})))
+}

@@ -35,6 +35,19 @@ impl Serialize for Wire<'_> {
                 r#type: "run.step",
             }
             .serialize(s),
+            Event::RunDelta {
+                session_key,
+                run_id,
+                reset,
+                text,
+            } => RunDeltaJson {
+                reset: *reset,
+                run_id,
+                session_key,
+                text,
+                r#type: "run.delta",
+            }
+            .serialize(s),
             Event::RunTool(t) => RunToolJson::from(t).serialize(s),
             Event::RunEnded(e) if e.status == RunStatus::Interrupted => {
                 CheckpointJson::from(e).serialize(s)
@@ -119,6 +132,16 @@ struct RunStepJson<'a> {
     run_id: &'a str,
     session_key: &'a str,
     step: u64,
+    r#type: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RunDeltaJson<'a> {
+    reset: bool,
+    run_id: &'a str,
+    session_key: &'a str,
+    text: &'a str,
     r#type: &'static str,
 }
 

@@ -33,6 +33,15 @@ fn every_event() -> Vec<(Event, &'static str)> {
             r#"{"runId":"r1","sessionKey":"agent:main:main","type":"run.started"}"#,
         ),
         (
+            Event::RunDelta {
+                session_key: KEY.into(),
+                run_id: "r1".into(),
+                reset: true,
+                text: "Hel".into(),
+            },
+            r#"{"reset":true,"runId":"r1","sessionKey":"agent:main:main","text":"Hel","type":"run.delta"}"#,
+        ),
+        (
             Event::RunStep {
                 session_key: KEY.into(),
                 run_id: "r1".into(),

@@ -1,5 +1,5 @@
 //! The HTTP/WebSocket server (axum): `/healthz`, `/metrics`, the JSON API, the web chat
-//! page at `/` and its socket at `/ws`. Every route is a row of [`ROUTES`] with its
+//! page at `/` and its socket at `/ws`, the control page at `/control`. Every route is a row of [`ROUTES`] with its
 //! [`Access`]; the doors (`auth.rs`: Origin, Host, bearer token) guard all but `/healthz`,
 //! and the tower layers of `layers.rs` (`gateway.http`) shed load and time requests out.
 //!
@@ -10,10 +10,12 @@ mod auth;
 mod error;
 mod event_json;
 mod events;
+mod history;
 mod layers;
 mod mcp_cron;
 mod message_body;
 mod metrics;
+mod pages;
 mod routes;
 mod status;
 mod telegram;
@@ -34,8 +36,6 @@ use crate::runtime::Runtime;
 pub use auth::{Doors, Refusal};
 pub use layers::{Deadline, HttpLimits};
 pub use routes::{Access, Route, Verb, ROUTES};
-
-const WEBCHAT_PAGE: &str = include_str!("webchat.html");
 
 /// What the handlers share.
 #[derive(Clone)]

@@ -4,9 +4,7 @@
 
 use axum::routing::{get, post, MethodRouter};
 
-use super::{
-    api, events, mcp_cron, metrics, status, telegram, ws, AppState, Deadline, WEBCHAT_PAGE,
-};
+use super::{api, events, mcp_cron, metrics, pages, status, telegram, ws, AppState, Deadline};
 
 /// Who may call a route, and how they prove it (README, Security).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,11 +14,12 @@ pub enum Access {
     /// Telegram's webhook: its own secret header instead of the bearer token; refused
     /// from another site's page (Origin), never by `Host` (Telegram calls a public name).
     Webhook,
-    /// The web chat page: holds no secret, so no token; only for the daemon's own site.
-    /// It may carry `?token=`, which the page hands on to its socket.
+    /// The pages (web chat, control) and their static files: they hold no secret, so no
+    /// token; only for the daemon's own site. A page may carry `?token=`, which it keeps
+    /// in the browser and hands on to its sockets and API calls.
     Page,
-    /// `/ws`: the bearer token in `Authorization` or as `?token=` (a browser cannot set
-    /// headers on a WebSocket).
+    /// The WebSockets (`/ws`, `/api/events`): the bearer token in `Authorization` or as
+    /// `?token=` (a browser cannot set headers on a WebSocket).
     Socket,
     /// The JSON API and `/metrics`: the bearer token in `Authorization` only.
     Api,
@@ -75,7 +74,9 @@ pub struct Route {
 #[derive(Debug, Clone, Copy)]
 enum Endpoint {
     Healthz,
-    Page,
+    Webchat,
+    Control,
+    Static,
     TelegramWebhook,
     Metrics,
     Status,
@@ -86,6 +87,7 @@ enum Endpoint {
     ListSubagents,
     GetSubagent,
     StopSubagent,
+    StopTree,
     Events,
     Socket,
     ListMcp,
@@ -109,7 +111,9 @@ const fn route(verb: Verb, path: &'static str, access: Access, endpoint: Endpoin
 /// Every route the server answers (anything else is a JSON 404).
 pub const ROUTES: &[Route] = &[
     route(Verb::Get, "/healthz", Access::Open, Endpoint::Healthz),
-    route(Verb::Get, "/", Access::Page, Endpoint::Page),
+    route(Verb::Get, "/", Access::Page, Endpoint::Webchat),
+    route(Verb::Get, "/control", Access::Page, Endpoint::Control),
+    route(Verb::Get, "/static/{file}", Access::Page, Endpoint::Static),
     route(
         Verb::Post,
         "/telegram/webhook",
@@ -155,7 +159,13 @@ pub const ROUTES: &[Route] = &[
         Access::Api,
         Endpoint::StopSubagent,
     ),
-    route(Verb::Get, "/api/events", Access::Api, Endpoint::Events),
+    route(
+        Verb::Post,
+        "/api/sessions/{key}/subagents/stop",
+        Access::Api,
+        Endpoint::StopTree,
+    ),
+    route(Verb::Get, "/api/events", Access::Socket, Endpoint::Events),
     route(Verb::Get, "/ws", Access::Socket, Endpoint::Socket),
     route(Verb::Get, "/api/mcp", Access::Api, Endpoint::ListMcp),
     route(Verb::Get, "/api/cron", Access::Api, Endpoint::ListCron),
@@ -199,7 +209,9 @@ impl Route {
     pub(super) fn handler(&self) -> MethodRouter<AppState> {
         match (self.verb, self.endpoint) {
             (Verb::Get, Endpoint::Healthz) => get(|| async { "ok" }),
-            (Verb::Get, Endpoint::Page) => get(page),
+            (Verb::Get, Endpoint::Webchat) => get(pages::webchat),
+            (Verb::Get, Endpoint::Control) => get(pages::control),
+            (Verb::Get, Endpoint::Static) => get(pages::static_file),
             (Verb::Get, Endpoint::Metrics) => get(metrics::metrics),
             (Verb::Get, Endpoint::Status) => get(status::status),
             (Verb::Get, Endpoint::ListSessions) => get(api::list_sessions),
@@ -212,6 +224,7 @@ impl Route {
             (Verb::Post, Endpoint::TelegramWebhook) => post(telegram::webhook),
             (Verb::Post, Endpoint::PostMessage) => post(api::post_message),
             (Verb::Post, Endpoint::StopSubagent) => post(api::stop_subagent),
+            (Verb::Post, Endpoint::StopTree) => post(api::stop_tree),
             (Verb::Get, Endpoint::ListMcp) => get(mcp_cron::list_mcp),
             (Verb::Get, Endpoint::ListCron) => get(mcp_cron::list_cron),
             (Verb::Post, Endpoint::AddCron) => post(mcp_cron::add_cron),
@@ -224,19 +237,4 @@ impl Route {
             _ => MethodRouter::new(),
         }
     }
-}
-
-/// The web chat page. It must not be framed by another site (it may hold a token), and
-/// its URL (which may carry `?token=`) is not sent on as a referrer.
-async fn page() -> impl axum::response::IntoResponse {
-    use axum::http::header;
-    (
-        [
-            (header::X_FRAME_OPTIONS, "DENY"),
-            (header::CONTENT_SECURITY_POLICY, "frame-ancestors 'none'"),
-            (header::REFERRER_POLICY, "no-referrer"),
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        axum::response::Html(WEBCHAT_PAGE),
-    )
 }

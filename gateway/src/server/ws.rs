@@ -66,6 +66,26 @@ async fn serve(state: AppState, mut socket: WebSocket, chat: String) {
         tracing::warn!(error = %e, "cannot read this chat's sub-agents; their events are not shown until they spawn anew");
     }
     let (conn, mut frames) = state.webchat.connect(&chat);
+    // The conversation so far, read after registering: a message stored later is
+    // delivered live (no gap); one delivered live that is also in the history carries
+    // its key there, and the page shows it once.
+    let history = match super::history::frame(&state.rt.store, &own).await {
+        Ok(frame) => frame,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read this chat's history");
+            ServerFrame::Error {
+                error: "the conversation so far could not be read".into(),
+            }
+        }
+    };
+    if socket
+        .send(Message::Text(history.to_json().into()))
+        .await
+        .is_err()
+    {
+        state.webchat.disconnect(conn);
+        return;
+    }
     // Messages that waited for this chat (nobody had it open) go out now, not after backoff.
     match state
         .rt

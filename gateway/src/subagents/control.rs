@@ -65,6 +65,35 @@ pub async fn stop_children_of(
     Ok(n)
 }
 
+/// Most runs one tree stop walks (a tree is bounded by `maxChildren` and `maxSpawnDepth`;
+/// this bounds the walk even if the registry holds more).
+const MAX_TREE: usize = 10_000;
+
+/// Stop every child spawned from `requester`, and their children, depth first; returns
+/// how many were stopped.
+pub async fn stop_tree(
+    rt: &Arc<Runtime>,
+    requester: &str,
+    note: &str,
+) -> Result<usize, StoreError> {
+    let mut n = 0;
+    let mut seen = 0;
+    let mut queue = vec![requester.to_string()];
+    while let Some(key) = queue.pop() {
+        for row in rt.store.subagents_of(&key, 10_000).await? {
+            seen += 1;
+            if seen > MAX_TREE {
+                return Ok(n);
+            }
+            if stop_child(rt, &row, note).await? {
+                n += 1;
+            }
+            queue.push(row.child_session_key);
+        }
+    }
+    Ok(n)
+}
+
 /// `archiveAfterMinutes` in force, as milliseconds (None = never).
 pub fn archive_after_ms(rt: &Runtime) -> Option<i64> {
     let minutes = rt.config().agents.defaults.subagents.archive_after_minutes;

@@ -20,9 +20,29 @@ pub fn message(run_id: &str, label: Option<&str>, agent_id: &str, announce: &str
     )
 }
 
+/// The child's run id and the announce text of a fan-in message written by [`message`];
+/// `None` for any other text.
+pub fn parse(content: &str) -> Option<(&str, &str)> {
+    let rest = content.strip_prefix("[sub-agent result: from child run ")?;
+    let (header, announce) = rest.split_once('\n').unwrap_or((rest, ""));
+    if !header.ends_with("; not a message from the user]") {
+        return None;
+    }
+    let run_id = header.split([',', ';']).next()?;
+    Some((run_id, announce))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parse_reads_back_what_message_writes() {
+        let m = message("r-1", Some("a, b"), "explore", "Status: success\nResult: x");
+        assert_eq!(parse(&m), Some(("r-1", "Status: success\nResult: x")));
+        assert_eq!(parse("hello"), None);
+        assert_eq!(parse("[sub-agent result: from child run r-1 forged"), None);
+    }
 
     #[test]
     fn names_the_child_with_its_label_and_run_id() {

@@ -186,8 +186,25 @@ async fn webchat_page_works_offline() {
     browser.quit().await.unwrap();
 }
 
-/// The web chat page as the gateway serves it.
+/// The web chat page as the gateway serves it, with its static files.
 const WEBCHAT: &str = include_str!("../../../gateway/src/server/webchat.html");
+const WEBCHAT_JS: &str = include_str!("../../../gateway/src/server/static/webchat.js");
+const WEBCHAT_CSS: &str = include_str!("../../../gateway/src/server/static/webchat.css");
+const MARKDOWN_JS: &str = include_str!("../../../gateway/src/server/static/markdown.js");
+
+/// `/static/{file}` of the web chat page.
+async fn static_file(
+    axum::extract::Path(file): axum::extract::Path<String>,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let (body, ty) = match file.as_str() {
+        "webchat.js" => (WEBCHAT_JS, "text/javascript"),
+        "markdown.js" => (MARKDOWN_JS, "text/javascript"),
+        "webchat.css" => (WEBCHAT_CSS, "text/css"),
+        _ => return axum::http::StatusCode::NOT_FOUND.into_response(),
+    };
+    ([(axum::http::header::CONTENT_TYPE, ty)], body).into_response()
+}
 
 /// What the fake `/ws` endpoint saw: the query string of each connection and every frame.
 #[derive(Default)]
@@ -236,6 +253,7 @@ async fn serve_webchat() -> (String, Arc<Mutex<Seen>>) {
     let ws_seen = seen.clone();
     let app = axum::Router::new()
         .route("/", get(|| async { Html(WEBCHAT) }))
+        .route("/static/{file}", get(static_file))
         .route(
             "/ws",
             get(move |ws: WebSocketUpgrade, RawQuery(query): RawQuery| {
@@ -308,9 +326,9 @@ async fn webchat_page_speaks_the_protocol_and_reconnects() {
         rendered_messages(&browser).await,
         expected(&[
             ("msg user", "hi"),
-            ("msg assistant", "hello <b>world</b>\nsecond line"),
+            ("msg assistant md", "hello <b>world</b>\nsecond line"),
             (
-                "msg assistant announce",
+                "msg assistant announce md",
                 "Status: sub-agent explore finished"
             ),
             ("msg error", "model unavailable"),

@@ -84,6 +84,13 @@ pub enum Step {
     /// A `200 text/event-stream` of this many bytes of `x` with no line break: one SSE
     /// event that never ends. Sent in 64 KiB chunks as fast as the client reads them.
     Flood(usize),
+    /// A streamed text answer (OpenAI dialect) that sends `head`, waits until the test
+    /// opens the gate, then sends `tail` and ends normally: a reply caught mid-stream.
+    Paused {
+        head: String,
+        gate: Gate,
+        tail: String,
+    },
 }
 
 impl Step {
@@ -119,18 +126,30 @@ impl Step {
     /// A streamed text answer cut off after its first `pieces` content chunks: no
     /// `finish_reason`, no `[DONE]`.
     pub fn truncated_text(pieces: &[&str]) -> Step {
-        let chunk = |delta: String| {
-            format!(
-                "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":null}}]}}\n\n"
-            )
-        };
-        Step::RawSse(
-            pieces
-                .iter()
-                .map(|p| chunk(format!("{{\"content\":{}}}", serde_json::Value::from(*p))))
-                .collect(),
-        )
+        Step::RawSse(pieces.iter().map(|p| content_chunk(p)).collect())
     }
+
+    /// [`Step::Paused`]: `head` streamed, then `tail` once `gate` is open.
+    pub fn paused(head: impl Into<String>, gate: &Gate, tail: impl Into<String>) -> Step {
+        Step::Paused {
+            head: head.into(),
+            gate: gate.clone(),
+            tail: tail.into(),
+        }
+    }
+}
+
+/// One SSE event of a streamed answer carrying `text` as content.
+pub(super) fn content_chunk(text: &str) -> String {
+    format!(
+        "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":{}}},\"finish_reason\":null}}]}}\n\n",
+        serde_json::Value::from(text)
+    )
+}
+
+/// The SSE events that end a streamed text answer: its finish reason, then `[DONE]`.
+pub(super) fn stream_end() -> String {
+    "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n".to_string()
 }
 
 /// A tool call the fake model makes.

@@ -182,7 +182,8 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
                 shutting_down()
             };
         }
-        Play::Stream(chunks) => return sse(chunks, delay, guard, &state),
+        Play::Stream(chunks) => return sse(chunks, None, delay, guard, &state),
+        Play::Paused(chunks, gate) => return sse(chunks, Some((1, gate)), delay, guard, &state),
     };
 
     let model = wire::model_of(&body);
@@ -193,7 +194,7 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
             let id = format!("chatcmpl-{number}");
             if streamed {
                 let chunks = openai::chunks(&id, &model, &reply, usage);
-                return sse(chunks, delay, guard, &state);
+                return sse(chunks, None, delay, guard, &state);
             }
             let completion = openai::completion(&id, &model, &reply, usage);
             finish_json(guard, &state, delay, completion).await
@@ -231,6 +232,8 @@ enum Play {
     },
     /// Raw SSE body chunks.
     Stream(Vec<Bytes>),
+    /// Raw SSE body chunks, the second one sent once the gate is open.
+    Paused(Vec<Bytes>, Gate),
 }
 
 /// Chunk size of [`Step::Flood`].
@@ -284,6 +287,13 @@ fn plan(state: &State, mut step: Step) -> (Vec<Gate>, Duration, Play) {
                 body,
             },
             Step::RawSse(chunks) => Play::Stream(chunks.into_iter().map(Bytes::from).collect()),
+            Step::Paused { head, gate, tail } => Play::Paused(
+                vec![
+                    Bytes::from(super::script::content_chunk(&head)),
+                    Bytes::from(super::script::content_chunk(&tail) + &super::script::stream_end()),
+                ],
+                gate,
+            ),
             Step::Flood(bytes) => {
                 // One shared buffer: the chunks are cheap clones of it.
                 let full = Bytes::from(vec![b'x'; FLOOD_CHUNK]);
@@ -375,15 +385,26 @@ fn garbage(raw: String, streamed: bool) -> Response {
 
 /// A streamed answer: headers at once, the first chunk after `delay`. The in-flight guard
 /// lives in the body, so a client that goes away mid-stream counts as dropped.
-fn sse(chunks: Vec<Bytes>, delay: Duration, guard: InFlight, state: &Arc<State>) -> Response {
+/// An SSE answer of `chunks`; with `pause`, chunk number `.0` waits for the gate `.1`.
+fn sse(
+    chunks: Vec<Bytes>,
+    pause: Option<(usize, Gate)>,
+    delay: Duration,
+    guard: InFlight,
+    state: &Arc<State>,
+) -> Response {
     struct Progress {
         chunks: VecDeque<Bytes>,
+        pause: Option<(usize, Gate)>,
+        sent: usize,
         delay: Duration,
         guard: InFlight,
         state: Arc<State>,
     }
     let progress = Progress {
         chunks: chunks.into(),
+        pause,
+        sent: 0,
         delay,
         guard,
         state: Arc::clone(state),
@@ -394,6 +415,19 @@ fn sse(chunks: Vec<Bytes>, delay: Duration, guard: InFlight, state: &Arc<State>)
             progress.guard.finish();
             return None;
         }
+        if let Some((at, gate)) = &progress.pause {
+            if *at == progress.sent {
+                let opened = tokio::select! {
+                    () = gate.opened() => true,
+                    () = progress.state.cancel.cancelled() => false,
+                };
+                if !opened {
+                    progress.guard.finish();
+                    return None;
+                }
+            }
+        }
+        progress.sent += 1;
         match progress.chunks.pop_front() {
             Some(chunk) => Some((Ok::<_, Infallible>(chunk), progress)),
             None => {

@@ -20,7 +20,7 @@ use crate::store::{Role, ToolCallRecord};
 
 pub use anthropic::AnthropicProvider;
 pub use openai::OpenAiProvider;
-pub use retry::{complete_with_retry, RetryPolicy};
+pub use retry::{complete_with_retry, complete_with_retry_streaming, RetryPolicy};
 pub use thinking::{ReasoningBlock, Thinking, UnknownThinking, THINKING_LEVELS};
 
 /// One message of the conversation sent to the model.
@@ -174,6 +174,19 @@ pub(crate) fn retry_after_header(headers: &reqwest::header::HeaderMap) -> Option
 pub trait Provider: Send + Sync {
     /// One model call. Dropping the future drops the HTTP request.
     async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ProviderError>;
+
+    /// One model call that hands each piece of the answer's text to `on_text` as it
+    /// arrives, in order (the pieces of one call add up to a prefix of its text). A
+    /// provider that does not stream answers through [`Provider::complete`] and reports
+    /// nothing before the answer is whole.
+    async fn complete_streaming(
+        &self,
+        req: &ModelRequest,
+        on_text: &mut (dyn for<'s> FnMut(&'s str) + Send),
+    ) -> Result<ModelResponse, ProviderError> {
+        let _ = on_text;
+        self.complete(req).await
+    }
 }
 
 /// Build the client for a configured provider. `fallback_key` is used when the provider

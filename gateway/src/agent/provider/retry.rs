@@ -45,11 +45,30 @@ pub async fn complete_with_retry(
     provider: &dyn Provider,
     req: &ModelRequest,
     policy: RetryPolicy,
+    on_retry: impl FnMut(u32, &ProviderError, Duration),
+) -> Result<ModelResponse, ProviderError> {
+    complete_with_retry_streaming(provider, req, policy, on_retry, &mut |_, _| {}).await
+}
+
+/// [`complete_with_retry`], handing the answer's text to `on_text` as it streams in:
+/// `on_text(fresh, piece)`, where `fresh` marks the first piece of an attempt (a retry
+/// starts the text over).
+pub async fn complete_with_retry_streaming(
+    provider: &dyn Provider,
+    req: &ModelRequest,
+    policy: RetryPolicy,
     mut on_retry: impl FnMut(u32, &ProviderError, Duration),
+    on_text: &mut (dyn FnMut(bool, &str) + Send),
 ) -> Result<ModelResponse, ProviderError> {
     let mut retry = 0;
     loop {
-        let result = match tokio::time::timeout(policy.step_timeout, provider.complete(req)).await {
+        let mut fresh = true;
+        let mut pieces = |piece: &str| {
+            on_text(fresh, piece);
+            fresh = false;
+        };
+        let call = provider.complete_streaming(req, &mut pieces);
+        let result = match tokio::time::timeout(policy.step_timeout, call).await {
             Ok(r) => r,
             Err(_) => Err(ProviderError::Timeout(policy.step_timeout)),
         };

@@ -7,10 +7,11 @@ use std::time::Duration;
 use switchboard_channels::Origin;
 use tokio_util::sync::CancellationToken;
 
+use super::stream::{Deltas, FLUSH_EVERY};
 use super::Progress;
 use crate::agent::models::ResolvedModel;
 use crate::agent::provider::{
-    complete_with_retry, ModelRequest, ProviderError, RetryPolicy, Thinking,
+    complete_with_retry_streaming, ModelRequest, ProviderError, RetryPolicy, Thinking,
 };
 use crate::agent::tools::{Tool, ToolContext, ToolError};
 use crate::agent::transcript;
@@ -121,10 +122,7 @@ pub(super) async fn run_loop(
             run_id: ctx.run.id.clone(),
             step: progress.steps as u64,
         });
-        let resp = complete_with_retry(ctx.model.provider.as_ref(), &req, policy, |n, e, d| {
-            tracing::warn!(run_id, attempt = n, error = %e, delay = ?d, "model call failed; retrying");
-        })
-        .await;
+        let resp = model_call(ctx, &req, policy).await;
         let resp = match resp {
             Ok(r) => r,
             Err(e) => return LoopEnd::Provider(e),
@@ -166,6 +164,38 @@ pub(super) async fn run_loop(
             return end;
         }
     }
+}
+
+/// One model call, its text streamed as `run.delta` events (not a sub-agent's: nobody
+/// reads it as it is written); a timer sends on text held back while the model pauses.
+async fn model_call(
+    ctx: &LoopCtx<'_>,
+    req: &ModelRequest,
+    policy: RetryPolicy,
+) -> Result<crate::agent::provider::ModelResponse, ProviderError> {
+    let run_id = ctx.run.id.as_str();
+    let on_retry = |n, e: &ProviderError, d| {
+        tracing::warn!(run_id, attempt = n, error = %e, delay = ?d, "model call failed; retrying");
+    };
+    let provider = ctx.model.provider.as_ref();
+    if ctx.is_subagent {
+        return complete_with_retry_streaming(provider, req, policy, on_retry, &mut |_, _| {})
+            .await;
+    }
+    let deltas = parking_lot::Mutex::new(Deltas::new(ctx.rt, &ctx.run.session_key, run_id));
+    let mut on_text = |fresh: bool, piece: &str| deltas.lock().push(fresh, piece);
+    let call = complete_with_retry_streaming(provider, req, policy, on_retry, &mut on_text);
+    tokio::pin!(call);
+    let mut ticks = tokio::time::interval(FLUSH_EVERY);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let resp = loop {
+        tokio::select! {
+            resp = &mut call => break resp,
+            _ = ticks.tick() => deltas.lock().tick(),
+        }
+    };
+    deltas.lock().flush();
+    resp
 }
 
 /// Execute `calls` in order, storing each result as it comes; a `run.tool` event after

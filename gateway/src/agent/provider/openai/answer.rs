@@ -185,7 +185,17 @@ pub(super) struct StreamReader {
 impl StreamReader {
     /// Feeds the next bytes of the stream; `Ok(true)` once the answer is complete
     /// (`[DONE]`): what follows is not read.
+    #[cfg(test)]
     pub(super) fn feed(&mut self, chunk: &[u8]) -> Result<bool, ProviderError> {
+        self.feed_with(chunk, &mut |_| {})
+    }
+
+    /// [`StreamReader::feed`], handing each piece of the answer's text to `on_text`.
+    pub(super) fn feed_with(
+        &mut self,
+        chunk: &[u8],
+        on_text: &mut (impl FnMut(&str) + ?Sized),
+    ) -> Result<bool, ProviderError> {
         self.bytes = self.bytes.saturating_add(chunk.len());
         if self.bytes > MAX_STREAM_BYTES {
             return Err(ProviderError::InvalidResponse(format!(
@@ -200,7 +210,12 @@ impl StreamReader {
             if self.acc.done {
                 break;
             }
+            let before = self.acc.text.len();
             handle_data(&mut self.acc, &data)?;
+            // Text is only ever appended, a whole `&str` at a time: a char boundary.
+            if let Some(piece) = self.acc.text.get(before..).filter(|p| !p.is_empty()) {
+                on_text(piece);
+            }
         }
         Ok(self.acc.done)
     }

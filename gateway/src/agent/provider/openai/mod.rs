@@ -156,6 +156,14 @@ fn request_body(req: &ModelRequest) -> WireRequest<'_> {
 #[async_trait]
 impl Provider for OpenAiProvider {
     async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ProviderError> {
+        self.complete_streaming(req, &mut |_| {}).await
+    }
+
+    async fn complete_streaming(
+        &self,
+        req: &ModelRequest,
+        on_text: &mut (dyn for<'s> FnMut(&'s str) + Send),
+    ) -> Result<ModelResponse, ProviderError> {
         let mut rb = self
             .http
             .post(format!("{}/chat/completions", self.base_url))
@@ -195,7 +203,7 @@ impl Provider for OpenAiProvider {
             .await
             .map_err(|e| ProviderError::Network(e.to_string()))?
         {
-            if reader.feed(&chunk)? {
+            if reader.feed_with(&chunk, on_text)? {
                 break;
             }
         }

@@ -206,7 +206,7 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
             if streamed {
                 let events =
                     anthropic_stream::events(&id, &model, &reply, usage, thinking.as_ref());
-                return sse(events, delay, guard, &state);
+                return sse(events, None, delay, guard, &state);
             }
             let message = anthropic::message(&id, &model, &reply, usage, thinking);
             finish_json(guard, &state, delay, message).await

@@ -129,7 +129,7 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
     let step = state.script().next(&user_text);
     let streamed = dialect == Dialect::OpenAi && body["stream"] == true;
 
-    let (gates, delay, play) = plan(&state, step);
+    let (gates, delay, pace, play) = plan(&state, step);
     for gate in gates {
         let opened = tokio::select! {
             () = gate.opened() => true,
@@ -182,7 +182,7 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
                 shutting_down()
             };
         }
-        Play::Stream(chunks) => return sse(chunks, delay, guard, &state),
+        Play::Stream(chunks) => return sse(chunks, delay, pace, guard, &state),
     };
 
     let model = wire::model_of(&body);
@@ -193,7 +193,7 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
             let id = format!("chatcmpl-{number}");
             if streamed {
                 let chunks = openai::chunks(&id, &model, &reply, usage);
-                return sse(chunks, delay, guard, &state);
+                return sse(chunks, delay, pace, guard, &state);
             }
             let completion = openai::completion(&id, &model, &reply, usage);
             finish_json(guard, &state, delay, completion).await
@@ -230,8 +230,9 @@ enum Play {
 const FLOOD_CHUNK: usize = 64 * 1024;
 
 /// The gates a step waits on, its total (nested) delay, and what to play after them.
-fn plan(state: &State, mut step: Step) -> (Vec<Gate>, Duration, Play) {
+fn plan(state: &State, mut step: Step) -> (Vec<Gate>, Duration, Duration, Play) {
     let mut delay = Duration::ZERO;
+    let mut pace = Duration::ZERO;
     let mut gates = Vec::new();
     loop {
         let play = match step {
@@ -242,6 +243,11 @@ fn plan(state: &State, mut step: Step) -> (Vec<Gate>, Duration, Play) {
             }
             Step::Delay(more, inner) => {
                 delay = delay.saturating_add(more);
+                step = *inner;
+                continue;
+            }
+            Step::Paced(every, inner) => {
+                pace = every;
                 step = *inner;
                 continue;
             }
@@ -287,7 +293,7 @@ fn plan(state: &State, mut step: Step) -> (Vec<Gate>, Duration, Play) {
                 Play::Stream(chunks)
             }
         };
-        return (gates, delay, play);
+        return (gates, delay, pace, play);
     }
 }
 
@@ -366,23 +372,32 @@ fn garbage(raw: String, streamed: bool) -> Response {
     (StatusCode::OK, [(header::CONTENT_TYPE, content_type)], raw).into_response()
 }
 
-/// A streamed answer: headers at once, the first chunk after `delay`. The in-flight guard
-/// lives in the body, so a client that goes away mid-stream counts as dropped.
-fn sse(chunks: Vec<Bytes>, delay: Duration, guard: InFlight, state: &Arc<State>) -> Response {
+/// A streamed answer: headers at once, the first chunk after `delay`, each next one
+/// `pace` after the one before. The in-flight guard lives in the body, so a client that
+/// goes away mid-stream counts as dropped.
+fn sse(
+    chunks: Vec<Bytes>,
+    delay: Duration,
+    pace: Duration,
+    guard: InFlight,
+    state: &Arc<State>,
+) -> Response {
     struct Progress {
         chunks: VecDeque<Bytes>,
         delay: Duration,
+        pace: Duration,
         guard: InFlight,
         state: Arc<State>,
     }
     let progress = Progress {
         chunks: chunks.into(),
         delay,
+        pace,
         guard,
         state: Arc::clone(state),
     };
     let stream = futures::stream::unfold(progress, |mut progress| async move {
-        let delay = std::mem::take(&mut progress.delay);
+        let delay = std::mem::replace(&mut progress.delay, progress.pace);
         if !wait(&progress.state, delay).await {
             progress.guard.finish();
             return None;

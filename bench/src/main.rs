@@ -26,7 +26,8 @@ use crate::rig::Settings;
 #[derive(Parser, Debug)]
 #[command(name = "switchboard-bench")]
 struct Cli {
-    /// Scenarios to run: all, startup, idle-rss, turn-latency, throughput, spawn-announce, burst.
+    /// Scenarios to run: all, startup, idle-rss, turn-latency, throughput, spawn-announce,
+    /// task-overhead, burst.
     #[arg(default_value = "all")]
     scenarios: Vec<String>,
     /// The switchboard binary (default: target/release/switchboard in the workspace).

@@ -5,6 +5,7 @@ mod events;
 mod idle_rss;
 mod spawn_announce;
 mod startup;
+mod task_overhead;
 mod throughput;
 mod turn_latency;
 
@@ -22,6 +23,7 @@ pub const ALL: &[&str] = &[
     "turn-latency",
     "throughput",
     "spawn-announce",
+    task_overhead::NAME,
     burst::NAME,
 ];
 
@@ -67,6 +69,7 @@ async fn dispatch(
         "turn-latency" => turn_latency::run(settings, report).await,
         "throughput" => throughput::run(settings, report).await,
         "spawn-announce" => spawn_announce::run(settings, report).await,
+        task_overhead::NAME => task_overhead::run(settings, report).await,
         burst::NAME => burst::run(settings, report).await,
         other => anyhow::bail!("unknown scenario {other}"),
     }

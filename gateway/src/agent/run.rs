@@ -5,6 +5,7 @@
 
 mod after;
 mod end;
+pub mod heartbeat;
 mod outcome;
 mod steps;
 mod stream;
@@ -323,12 +324,27 @@ async fn run_started(
         cancel: cancel.clone(),
     };
 
+    // Sub-agent runs only: no progress for `staleAfter` ends the run `timeout`.
+    let stale_after =
+        is_subagent.then(|| heartbeat::stale_after(cfg.agents.defaults.subagents.stale_after));
+    let mut stale_for = None;
     let outcome = if time_left == Some(Duration::ZERO) {
         Some(None)
     } else {
-        let fut = run_loop(&ctx, rows, &mut progress);
+        let beat = heartbeat::Heartbeat::new();
+        let fut = beat.scope(run_loop(&ctx, rows, &mut progress));
+        let stale = async {
+            match stale_after {
+                Some(after) => beat.stale(after).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             r = maybe_timeout(time_left, fut) => Some(r),
+            d = stale => {
+                stale_for = Some(d);
+                Some(None)
+            }
             _ = cancel.cancelled() => None,
         }
     };
@@ -374,7 +390,11 @@ async fn run_started(
                 .as_ref()
                 .and_then(|d| d.max_steps)
                 .map(|_| run.agent_id.as_str());
-            match answer_or_failure(end, run_timeout, step_limit_agent)? {
+            let ended = match stale_for {
+                Some(d) => Err(Failure::Stale(d)),
+                None => answer_or_failure(end, run_timeout, step_limit_agent)?,
+            };
+            match ended {
                 Ok(text) => {
                     let mut deliver = (!text.trim().is_empty()).then(|| text.clone());
                     if let Some(job) = &progress.cron_job {

@@ -21,6 +21,7 @@ async fn ended_child(rt: &Runtime) {
         thinking: None,
         cleanup: crate::store::Cleanup::Keep,
         run_timeout_seconds: 0,
+        task_call_id: None,
     };
     rt.store.create_subagent(&spawn, None).await.unwrap();
     let end = RunEnd::bare(RunStatus::Succeeded, None);

@@ -12,6 +12,7 @@ mod channels;
 pub mod duration;
 pub mod edit;
 mod error;
+pub mod hooks;
 mod ids;
 mod json_schema;
 pub mod limits;

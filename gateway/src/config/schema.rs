@@ -24,6 +24,7 @@ pub struct Config {
     pub channels: ChannelsConfig,
     pub mcp: super::mcp_cron::McpConfig,
     pub cron: super::mcp_cron::CronConfig,
+    pub hooks: super::hooks::HooksConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -260,6 +261,12 @@ pub struct SubagentDefaults {
     /// same range as `sessions_spawn`'s `runTimeoutSeconds`.
     pub run_timeout_seconds: u64,
     pub on_restart: OnRestart,
+    /// A child's run with no progress (no streamed model output, no tool activity) for
+    /// this long (humantime) is cancelled and ends `timeout`. Default 5m; clamped to
+    /// 30s..1h (`agent/run/heartbeat.rs`).
+    #[serde(with = "duration")]
+    #[schemars(with = "String")]
+    pub stale_after: Duration,
 }
 
 impl Default for SubagentDefaults {
@@ -271,6 +278,7 @@ impl Default for SubagentDefaults {
             archive_after_minutes: 60,
             run_timeout_seconds: 0,
             on_restart: OnRestart::Resume,
+            stale_after: Duration::from_secs(5 * 60),
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod channels;
 mod gateway;
+mod hooks;
 mod mcp_cron;
 mod sandbox;
 mod tools;
@@ -28,6 +29,7 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     tools::tools(config, &mut out);
     sandbox::sandbox(config, &mut out);
     mcp_cron::mcp_cron(config, &mut out);
+    hooks::hooks(config, &mut out);
     out
 }
 

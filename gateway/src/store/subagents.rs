@@ -26,6 +26,9 @@ pub struct SubagentRow {
     pub thinking: Option<String>,
     pub cleanup: Cleanup,
     pub run_timeout_seconds: i64,
+    /// The requester's `task` tool call that created this child (`None`: a
+    /// `sessions_spawn` child, which announces to the chat).
+    pub task_call_id: Option<String>,
     pub created_at: i64,
     pub ended_at: Option<i64>,
     pub outcome: Option<Outcome>,
@@ -65,6 +68,7 @@ fn row_to_subagent(r: &sqlx::sqlite::SqliteRow) -> Result<SubagentRow> {
         thinking: r.try_get("thinking")?,
         cleanup: Cleanup::parse(r.try_get("cleanup")?)?,
         run_timeout_seconds: r.try_get("run_timeout_seconds")?,
+        task_call_id: r.try_get("task_call_id")?,
         created_at: r.try_get("created_at")?,
         ended_at: r.try_get("ended_at")?,
         outcome: outcome.as_deref().map(Outcome::parse).transpose()?,
@@ -98,6 +102,8 @@ pub struct NewSubagent<'a> {
     pub thinking: Option<&'a str>,
     pub cleanup: Cleanup,
     pub run_timeout_seconds: i64,
+    /// The requester's `task` tool call creating this child (with `requester_run_id`).
+    pub task_call_id: Option<&'a str>,
 }
 
 #[cfg(test)]
@@ -119,6 +125,7 @@ impl<'a> NewSubagent<'a> {
             thinking: None,
             cleanup: Cleanup::Keep,
             run_timeout_seconds: 0,
+            task_call_id: None,
         }
     }
 }
@@ -130,8 +137,8 @@ static SPAWN: Script = script!(
          VALUES (?, ?, ?, NULL, 'active', ?, ?);
      INSERT INTO subagent_runs (run_id, child_session_key, requester_session_key, requester_run_id,
              requester_origin, requester_channel, requester_chat_id, requester_thread_id,
-             task, label, agent_id, model, thinking, cleanup, run_timeout_seconds, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+             task, label, agent_id, model, thinking, cleanup, run_timeout_seconds, task_call_id, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
      INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin, model, timeout_ms, created_at)
          VALUES (?, ?, ?, ?, 'subagent', 'all', 'queued', NULL, ?, ?, ?);
      INSERT INTO inbox (session_key, origin, origin_channel, origin_chat_id, origin_thread_id,
@@ -190,6 +197,7 @@ impl Params for Spawn<'_> {
             .bind(s.thinking)
             .bind(s.cleanup.as_str())
             .bind(s.run_timeout_seconds)
+            .bind(s.task_call_id)
             .bind(now)
             // runs
             .bind(s.run_id)
@@ -274,6 +282,19 @@ impl Store {
             .bind(key)
             .fetch_optional(&mut *self.reader().await)
             .await?;
+        r.as_ref().map(row_to_subagent).transpose()
+    }
+
+    /// The child a `task` tool call (`call_id` of the requester's run `run_id`) created, if
+    /// any: a resumed requester waits for it instead of creating another.
+    pub async fn task_child(&self, run_id: &str, call_id: &str) -> Result<Option<SubagentRow>> {
+        let r = sqlx::query(&format!(
+            "{SELECT} WHERE s.requester_run_id = ? AND s.task_call_id = ?"
+        ))
+        .bind(run_id)
+        .bind(call_id)
+        .fetch_optional(&mut *self.reader().await)
+        .await?;
         r.as_ref().map(row_to_subagent).transpose()
     }
 

@@ -172,6 +172,20 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
     if row.announce_state != AnnounceState::Pending {
         return Ok(());
     }
+    if row.task_call_id.is_some() {
+        // A `task` child's answer is its requester's tool result: no announce step, no
+        // chat message, no fan-in; completed as skipped (and archived like any child).
+        if rt
+            .store
+            .complete_announce(run_id, None, row.cleanup == Cleanup::Delete, None)
+            .await?
+        {
+            let answer = last_reply(rt, &row).await?;
+            stop_hooks(rt, &row, answer.as_deref());
+        }
+        rt.timers_wake.notify_one();
+        return Ok(());
+    }
     let outcome = row.outcome.unwrap_or(Outcome::Cancelled).as_str();
     // The announce step's answer is stored with the announce, in one transaction.
     let (result, step_answer) = match prompt_for(outcome, row.error.as_deref()) {
@@ -199,7 +213,8 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
             &row.agent_id,
             &skipped.to_string(),
         );
-        rt.store
+        if rt
+            .store
             .complete_announce_fan_in(
                 run_id,
                 None,
@@ -207,12 +222,15 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
                 step_answer,
                 Some(&fan_in),
             )
-            .await?;
+            .await?
+        {
+            stop_hooks(rt, &row, None);
+        }
         rt.timers_wake.notify_one();
         tracing::info!(run_id, "announce skipped (ANNOUNCE_SKIP)");
         return Ok(());
     }
-    let mut announced = announce_of(&row, outcome, result);
+    let mut announced = announce_of(&row, outcome, result.clone());
     announced.notes = match (announced.notes, worktree_note) {
         (Some(n), Some(w)) => Some(format!("{n}; {w}")),
         (n, w) => n.or(w),
@@ -241,12 +259,27 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
     {
         rt.outbox_wake.notify_one();
         rt.timers_wake.notify_one();
+        stop_hooks(rt, &row, result.as_deref());
         rt.emit(Event::SubagentAnnounced {
             child_session_key: row.child_session_key.clone(),
             run_id: run_id.to_string(),
         });
     }
     Ok(())
+}
+
+/// Start `hooks.SubagentStop` for the child of `row` (owned tasks; the announce does not
+/// wait for them). Called once per child: where its announce completed.
+fn stop_hooks(rt: &Arc<Runtime>, row: &SubagentRow, result: Option<&str>) {
+    let outcome = row.outcome.unwrap_or(Outcome::Cancelled).as_str();
+    let cfg = rt.config();
+    let agent = config::agent_entry(&cfg, &row.agent_id);
+    let workspace = config::workspace_for(&cfg, agent.as_ref(), &rt.state_dir);
+    super::hooks::spawn_stop(
+        rt,
+        workspace,
+        super::hooks::stop_payload(row, outcome, result),
+    );
 }
 
 fn announce_of(row: &SubagentRow, outcome: &str, result: Option<String>) -> Announce {

@@ -75,43 +75,72 @@ impl Tool for SessionsSpawn {
             ));
         }
         let a = spawn_args::parse(&args)?;
-        let cfg = ctx.rt.config();
-        let agents = ctx.rt.agents(&cfg);
-        // An id or an alias, any case; unknown: the error lists what is accepted.
-        let def = match a.agent_id.as_deref() {
-            Some(name) => Some(
-                agents
-                    .resolve(name)
-                    .map_err(|e| ToolError::Model(e.to_string()))?
-                    .clone(),
-            ),
-            None => agents.get(ctx.agent_id).cloned(),
-        };
-        let agent_id = def
-            .as_ref()
-            .map(|d| d.id.clone())
-            .unwrap_or_else(|| ctx.agent_id.to_string());
-        let allowed = allowed_agents(&cfg, &agents, ctx.agent_id);
-        if !allowed.contains(&agent_id) {
-            return Err(ToolError::Model(format!(
-                "agentId `{agent_id}` is not allowed for this agent; allowed: {}",
-                allowed.join(", ")
-            )));
+        let child = create(ctx, &a, None).await?;
+        let mut out = json!({"status": "accepted", "runId": child.run_id, "childSessionKey": child.child_key});
+        if let Some(w) = child.warning {
+            out["warning"] = json!(w);
         }
-        // Validation holds the configured default to the same range as the argument.
-        // Explicit > the agent definition's `timeout` > the configured default.
-        let timeout_secs = a
-            .run_timeout_seconds
-            .or_else(|| def.as_ref().and_then(|d| d.timeout).map(|t| t.as_secs()))
-            .unwrap_or(cfg.agents.defaults.subagents.run_timeout_seconds)
-            .min(MAX_RUN_TIMEOUT_SECS);
+        Ok(out.to_string())
+    }
+}
 
-        // Model: explicit > the agent definition's > per-agent subagents.model >
-        // defaults.subagents.model > caller's.
-        let target = config::agent_entry(&cfg, &agent_id);
-        let requester = config::agent_entry(&cfg, ctx.agent_id);
-        let mut warning = None;
-        let defined = def.as_ref().and_then(|d| d.model.clone()).filter(|m| {
+/// A child just created (and queued on the `subagent` lane).
+pub struct Created {
+    pub run_id: String,
+    pub child_key: String,
+    /// The agent it runs as.
+    pub agent_id: String,
+    /// Why a requested model was not used, if one was not.
+    pub warning: Option<String>,
+}
+
+/// Create a child of the calling run and queue it: the one way children are made, for
+/// `sessions_spawn` and `task`. Resolves the agent (id or alias; allowed for the caller),
+/// its timeout and model, commits the child (session, registry row, run, task message; and
+/// `task_call`, the `task` tool call creating it, if any) in one transaction, publishes
+/// `subagent.spawned`, then starts it.
+pub async fn create(
+    ctx: &ToolContext<'_>,
+    a: &spawn_args::SpawnArgs,
+    task_call: Option<&str>,
+) -> Result<Created, ToolError> {
+    let cfg = ctx.rt.config();
+    let agents = ctx.rt.agents(&cfg);
+    // An id or an alias, any case; unknown: the error lists what is accepted.
+    let def = match a.agent_id.as_deref() {
+        Some(name) => Some(
+            agents
+                .resolve(name)
+                .map_err(|e| ToolError::Model(e.to_string()))?
+                .clone(),
+        ),
+        None => agents.get(ctx.agent_id).cloned(),
+    };
+    let agent_id = def
+        .as_ref()
+        .map(|d| d.id.clone())
+        .unwrap_or_else(|| ctx.agent_id.to_string());
+    let allowed = allowed_agents(&cfg, &agents, ctx.agent_id);
+    if !allowed.contains(&agent_id) {
+        return Err(ToolError::Model(format!(
+            "agentId `{agent_id}` is not allowed for this agent; allowed: {}",
+            allowed.join(", ")
+        )));
+    }
+    // Validation holds the configured default to the same range as the argument.
+    // Explicit > the agent definition's `timeout` > the configured default.
+    let timeout_secs = a
+        .run_timeout_seconds
+        .or_else(|| def.as_ref().and_then(|d| d.timeout).map(|t| t.as_secs()))
+        .unwrap_or(cfg.agents.defaults.subagents.run_timeout_seconds)
+        .min(MAX_RUN_TIMEOUT_SECS);
+
+    // Model: explicit > the agent definition's > per-agent subagents.model >
+    // defaults.subagents.model > caller's.
+    let target = config::agent_entry(&cfg, &agent_id);
+    let requester = config::agent_entry(&cfg, ctx.agent_id);
+    let mut warning = None;
+    let defined = def.as_ref().and_then(|d| d.model.clone()).filter(|m| {
             let ok = models::resolve(&cfg, Some(m), &ctx.rt.http, &ctx.rt.env_keys).is_ok();
             // (No warning about a model an explicit `model` replaces anyway.)
             if !ok && a.model.is_none() {
@@ -121,78 +150,97 @@ impl Tool for SessionsSpawn {
             }
             ok
         });
-        let fallback = defined
-            .or_else(|| {
-                target
-                    .as_ref()
-                    .and_then(|a| a.subagents.as_ref())
-                    .and_then(|s| s.model.clone())
-            })
-            .or_else(|| cfg.agents.defaults.subagents.model.clone())
-            .or_else(|| models::reference_for(&cfg, requester.as_ref(), None, &ctx.rt.env_keys));
-        let model = match a.model.clone() {
-            Some(m) => match models::resolve(&cfg, Some(&m), &ctx.rt.http, &ctx.rt.env_keys) {
-                Ok(_) => Some(m),
-                Err(e) => {
-                    warning = Some(format!(
-                        "model `{m}` was skipped ({e}); the sub-agent uses {}",
-                        fallback.as_deref().unwrap_or("the default model")
-                    ));
-                    fallback
-                }
-            },
-            None => fallback,
-        };
+    let fallback = defined
+        .or_else(|| {
+            target
+                .as_ref()
+                .and_then(|a| a.subagents.as_ref())
+                .and_then(|s| s.model.clone())
+        })
+        .or_else(|| cfg.agents.defaults.subagents.model.clone())
+        .or_else(|| models::reference_for(&cfg, requester.as_ref(), None, &ctx.rt.env_keys));
+    let model = match a.model.clone() {
+        Some(m) => match models::resolve(&cfg, Some(&m), &ctx.rt.http, &ctx.rt.env_keys) {
+            Ok(_) => Some(m),
+            Err(e) => {
+                warning = Some(format!(
+                    "model `{m}` was skipped ({e}); the sub-agent uses {}",
+                    fallback.as_deref().unwrap_or("the default model")
+                ));
+                fallback
+            }
+        },
+        None => fallback,
+    };
 
-        let run_id = uuid::Uuid::new_v4().to_string();
-        let child_key = format!("agent:{agent_id}:subagent:{}", uuid::Uuid::new_v4());
-        let child_session_id = uuid::Uuid::new_v4().to_string();
-        let run = ctx
-            .rt
-            .store
-            .create_subagent(
-                &NewSubagent {
-                    run_id: &run_id,
-                    child_session_key: &child_key,
-                    child_session_id: &child_session_id,
-                    requester_session_key: ctx.session_key,
-                    requester_run_id: Some(ctx.run_id),
-                    requester_origin: ctx.origin,
-                    task: &a.task,
-                    label: a.label.as_deref(),
-                    agent_id: &agent_id,
-                    model: model.as_deref(),
-                    thinking: a
-                        .thinking
-                        .as_deref()
-                        .or(def.as_ref().and_then(|d| d.thinking.as_deref()))
-                        .or(cfg.agents.defaults.subagents.thinking.as_deref()),
-                    cleanup: a.cleanup,
-                    // At most MAX_RUN_TIMEOUT_SECS (seven days): no cast below can wrap.
-                    run_timeout_seconds: timeout_secs as i64,
-                },
-                (timeout_secs > 0).then(|| (timeout_secs * 1000) as i64),
-            )
-            .await?;
-        // Isolation: the argument > the agent definition's; recorded before the run starts.
-        let isolation = a.isolation.or(def.as_ref().and_then(|d| d.isolation));
-        if isolation == Some(Isolation::Worktree) {
-            let workspace = config::workspace_for(&cfg, target.as_ref(), &ctx.rt.state_dir);
-            let label = a.label.as_deref().unwrap_or(&agent_id);
-            super::worktree::isolate(ctx.rt, &run_id, &child_key, label, &workspace).await?;
-        }
-        let spawned = Event::SubagentSpawned {
-            requester: ctx.session_key.to_string(),
-            child_session_key: child_key.clone(),
-            run_id: run_id.clone(),
-        };
-        publish_spawn_then_start(ctx.rt, spawned, || dispatch::schedule_row(ctx.rt, run));
-        let mut out = json!({"status": "accepted", "runId": run_id, "childSessionKey": child_key});
-        if let Some(w) = warning {
-            out["warning"] = json!(w);
-        }
-        Ok(out.to_string())
+    let run_id = uuid::Uuid::new_v4().to_string();
+    // `hooks.SubagentStart` may refuse the spawn; the model is told why.
+    if !cfg.hooks.subagent_start.is_empty() {
+        let workspace = config::workspace_for(&cfg, target.as_ref(), &ctx.rt.state_dir);
+        let payload = super::hooks::start_payload(
+            &run_id,
+            a.label.as_deref(),
+            &agent_id,
+            &a.task,
+            ctx.session_key,
+        );
+        super::hooks::run_start(ctx.rt, &workspace, &payload)
+            .await
+            .map_err(|why| {
+                ToolError::Model(format!(
+                    "the spawn was refused by a SubagentStart hook: {why}"
+                ))
+            })?;
     }
+    let child_key = format!("agent:{agent_id}:subagent:{}", uuid::Uuid::new_v4());
+    let child_session_id = uuid::Uuid::new_v4().to_string();
+    let run = ctx
+        .rt
+        .store
+        .create_subagent(
+            &NewSubagent {
+                run_id: &run_id,
+                child_session_key: &child_key,
+                child_session_id: &child_session_id,
+                requester_session_key: ctx.session_key,
+                requester_run_id: Some(ctx.run_id),
+                requester_origin: ctx.origin,
+                task: &a.task,
+                label: a.label.as_deref(),
+                agent_id: &agent_id,
+                model: model.as_deref(),
+                thinking: a
+                    .thinking
+                    .as_deref()
+                    .or(def.as_ref().and_then(|d| d.thinking.as_deref()))
+                    .or(cfg.agents.defaults.subagents.thinking.as_deref()),
+                cleanup: a.cleanup,
+                // At most MAX_RUN_TIMEOUT_SECS (seven days): no cast below can wrap.
+                run_timeout_seconds: timeout_secs as i64,
+                task_call_id: task_call,
+            },
+            (timeout_secs > 0).then(|| (timeout_secs * 1000) as i64),
+        )
+        .await?;
+    // Isolation: the argument > the agent definition's; recorded before the run starts.
+    let isolation = a.isolation.or(def.as_ref().and_then(|d| d.isolation));
+    if isolation == Some(Isolation::Worktree) {
+        let workspace = config::workspace_for(&cfg, target.as_ref(), &ctx.rt.state_dir);
+        let label = a.label.as_deref().unwrap_or(&agent_id);
+        super::worktree::isolate(ctx.rt, &run_id, &child_key, label, &workspace).await?;
+    }
+    let spawned = Event::SubagentSpawned {
+        requester: ctx.session_key.to_string(),
+        child_session_key: child_key.clone(),
+        run_id: run_id.clone(),
+    };
+    publish_spawn_then_start(ctx.rt, spawned, || dispatch::schedule_row(ctx.rt, run));
+    Ok(Created {
+        run_id,
+        child_key,
+        agent_id,
+        warning,
+    })
 }
 
 /// Publish `subagent.spawned` (`spawned`: a requester's new child), then `start` the
@@ -252,6 +300,7 @@ pub fn tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(SessionsSpawn),
         Arc::new(AgentsList),
         Arc::new(super::tool::Subagents),
+        Arc::new(super::task::Task),
     ]
 }
 

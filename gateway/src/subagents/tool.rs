@@ -265,6 +265,7 @@ mod tests {
             thinking: None,
             cleanup: crate::store::Cleanup::Keep,
             run_timeout_seconds: 0,
+            task_call_id: None,
             created_at: 0,
             ended_at: None,
             outcome: outcome.map(|o| Outcome::parse(o).expect("an outcome")),

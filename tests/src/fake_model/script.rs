@@ -63,6 +63,9 @@ pub enum Step {
     /// Wait, then do the inner step: a slow model. For a streamed text or tool-call answer the
     /// response headers go out at once and the first SSE chunk comes after the delay.
     Delay(Duration, Box<Step>),
+    /// The inner step streamed slowly: its SSE chunks go out this far apart (the first
+    /// at once): a slow model that keeps producing output.
+    Paced(Duration, Box<Step>),
     /// Never answer, until the client drops the connection (or the server shuts down).
     Hang,
     /// Answer nothing (not even the response headers) until the test opens the gate, then

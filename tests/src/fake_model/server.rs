@@ -129,7 +129,7 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
     let step = state.script().next(&user_text);
     let streamed = body["stream"] == true;
 
-    let (gates, delay, play) = plan(&state, step);
+    let (gates, delay, pace, play) = plan(&state, step);
     for gate in gates {
         let opened = tokio::select! {
             () = gate.opened() => true,
@@ -182,8 +182,10 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
                 shutting_down()
             };
         }
-        Play::Stream(chunks) => return sse(chunks, None, delay, guard, &state),
-        Play::Paused(chunks, gate) => return sse(chunks, Some((1, gate)), delay, guard, &state),
+        Play::Stream(chunks) => return sse(chunks, None, delay, pace, guard, &state),
+        Play::Paused(chunks, gate) => {
+            return sse(chunks, Some((1, gate)), delay, pace, guard, &state)
+        }
     };
 
     let model = wire::model_of(&body);
@@ -194,7 +196,7 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
             let id = format!("chatcmpl-{number}");
             if streamed {
                 let chunks = openai::chunks(&id, &model, &reply, usage);
-                return sse(chunks, None, delay, guard, &state);
+                return sse(chunks, None, delay, pace, guard, &state);
             }
             let completion = openai::completion(&id, &model, &reply, usage);
             finish_json(guard, &state, delay, completion).await
@@ -206,7 +208,7 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
             if streamed {
                 let events =
                     anthropic_stream::events(&id, &model, &reply, usage, thinking.as_ref());
-                return sse(events, None, delay, guard, &state);
+                return sse(events, None, delay, pace, guard, &state);
             }
             let message = anthropic::message(&id, &model, &reply, usage, thinking);
             finish_json(guard, &state, delay, message).await
@@ -240,8 +242,9 @@ enum Play {
 const FLOOD_CHUNK: usize = 64 * 1024;
 
 /// The gates a step waits on, its total (nested) delay, and what to play after them.
-fn plan(state: &State, mut step: Step) -> (Vec<Gate>, Duration, Play) {
+fn plan(state: &State, mut step: Step) -> (Vec<Gate>, Duration, Duration, Play) {
     let mut delay = Duration::ZERO;
+    let mut pace = Duration::ZERO;
     let mut gates = Vec::new();
     loop {
         let play = match step {
@@ -252,6 +255,11 @@ fn plan(state: &State, mut step: Step) -> (Vec<Gate>, Duration, Play) {
             }
             Step::Delay(more, inner) => {
                 delay = delay.saturating_add(more);
+                step = *inner;
+                continue;
+            }
+            Step::Paced(every, inner) => {
+                pace = every;
                 step = *inner;
                 continue;
             }
@@ -304,7 +312,7 @@ fn plan(state: &State, mut step: Step) -> (Vec<Gate>, Duration, Play) {
                 Play::Stream(chunks)
             }
         };
-        return (gates, delay, play);
+        return (gates, delay, pace, play);
     }
 }
 
@@ -383,13 +391,15 @@ fn garbage(raw: String, streamed: bool) -> Response {
     (StatusCode::OK, [(header::CONTENT_TYPE, content_type)], raw).into_response()
 }
 
-/// A streamed answer: headers at once, the first chunk after `delay`. The in-flight guard
-/// lives in the body, so a client that goes away mid-stream counts as dropped.
-/// An SSE answer of `chunks`; with `pause`, chunk number `.0` waits for the gate `.1`.
+/// A streamed answer: headers at once, the first chunk after `delay`, each next one
+/// `pace` after the one before; with `pause`, chunk number `.0` also waits for the gate
+/// `.1`. The in-flight guard lives in the body, so a client that goes away mid-stream
+/// counts as dropped.
 fn sse(
     chunks: Vec<Bytes>,
     pause: Option<(usize, Gate)>,
     delay: Duration,
+    pace: Duration,
     guard: InFlight,
     state: &Arc<State>,
 ) -> Response {
@@ -398,6 +408,7 @@ fn sse(
         pause: Option<(usize, Gate)>,
         sent: usize,
         delay: Duration,
+        pace: Duration,
         guard: InFlight,
         state: Arc<State>,
     }
@@ -406,11 +417,12 @@ fn sse(
         pause,
         sent: 0,
         delay,
+        pace,
         guard,
         state: Arc::clone(state),
     };
     let stream = futures::stream::unfold(progress, |mut progress| async move {
-        let delay = std::mem::take(&mut progress.delay);
+        let delay = std::mem::replace(&mut progress.delay, progress.pace);
         if !wait(&progress.state, delay).await {
             progress.guard.finish();
             return None;

@@ -14,6 +14,8 @@ pub(super) enum Failure {
     Stopped,
     /// Ran out of its run timeout.
     TimedOut(Duration),
+    /// Showed no progress for this long (`staleAfter`, sub-agents only).
+    Stale(Duration),
     /// Reached the step limit: `agents.defaults.maxSteps` model calls, or the agent's own
     /// `maxSteps` (the agent's id).
     StepLimit(u32, Option<String>),
@@ -50,6 +52,17 @@ pub(super) fn outcome(failure: &Failure) -> Outcome {
             let error = format!(
                 "the run timed out after {}",
                 humantime::format_duration(*limit)
+            );
+            Outcome {
+                status: RunStatus::Timeout,
+                notice: Some(format!("⚠️ {error}")),
+                error,
+            }
+        }
+        Failure::Stale(after) => {
+            let error = format!(
+                "stale: no progress for {}",
+                humantime::format_duration(*after)
             );
             Outcome {
                 status: RunStatus::Timeout,
@@ -98,6 +111,14 @@ mod tests {
                 RunStatus::Timeout,
                 s("the run timed out after 1m 30s"),
                 Some(s("⚠️ the run timed out after 1m 30s"))
+            )
+        );
+        assert_eq!(
+            row(Failure::Stale(Duration::from_secs(300))),
+            (
+                RunStatus::Timeout,
+                s("stale: no progress for 5m"),
+                Some(s("⚠️ stale: no progress for 5m"))
             )
         );
         let steps = "stopped after 3 model calls (agents.defaults.maxSteps)";

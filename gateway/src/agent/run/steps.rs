@@ -71,7 +71,8 @@ pub(super) async fn run_loop(
     let mut reasoning = Vec::new();
     // A run resumed after a restart re-executes the calls that were waiting on an exec
     // approval (the request is found again by run id + call id, so it is not re-asked).
-    match crate::agent::tools::approvals::resumable_calls(&ctx.rt.store, run_id, &rows).await {
+    // So are `task` calls whose child was created: the run waits for that child again.
+    match resumable(ctx, &rows).await {
         Ok(calls) => {
             if let Err(end) =
                 run_calls(ctx, &calls, &mut rows, progress.reply_origin.as_ref()).await
@@ -198,50 +199,103 @@ async fn model_call(
     resp
 }
 
+/// The open calls of a resumed run that are executed again, in the order the model made
+/// them: those waiting on an exec approval, and `task` calls whose child exists.
+async fn resumable(
+    ctx: &LoopCtx<'_>,
+    rows: &[MessageRow],
+) -> Result<Vec<ToolCallRecord>, StoreError> {
+    let open = crate::agent::tools::approvals::open_calls(rows);
+    let run_id = ctx.run.id.as_str();
+    let approvals =
+        crate::agent::tools::approvals::resumable_calls(&ctx.rt.store, run_id, &open).await?;
+    let tasks = crate::subagents::task::resumable_calls(&ctx.rt.store, run_id, &open).await?;
+    Ok(open
+        .into_iter()
+        .filter(|c| approvals.iter().chain(&tasks).any(|r| r.id == c.id))
+        .collect())
+}
+
 /// Execute `calls` in order, storing each result as it comes; a `run.tool` event after
-/// each says how it went.
+/// each says how it went. Consecutive `task` calls (each waits for a child run to its
+/// end, independently) run concurrently; their results are stored in the model's order.
 async fn run_calls(
     ctx: &LoopCtx<'_>,
     calls: &[ToolCallRecord],
     rows: &mut Vec<MessageRow>,
     origin: Option<&Origin>,
 ) -> Result<(), LoopEnd> {
-    for call in calls {
-        let started = std::time::Instant::now();
-        let outcome = call_tool(ctx, call, origin).await;
-        let error = match &outcome {
-            Ok(_) => None,
-            Err(e) => Some(e.to_string()),
-        };
-        ctx.rt.emit(Event::RunTool(ToolFinished {
-            session_key: ctx.run.session_key.clone(),
-            run_id: ctx.run.id.clone(),
-            tool: call.name.clone(),
-            call_id: call.id.clone(),
-            duration_ms: started.elapsed().as_millis() as u64,
-            error,
-        }));
-        let result = match outcome {
-            Ok(text) => text,
-            Err(ToolError::Model(msg)) => format!("error: {msg}"),
-            Err(ToolError::Fatal(msg)) => {
-                return Err(LoopEnd::Fatal(format!(
-                    "tool `{}` failed: {msg}",
-                    call.name
-                )))
-            }
-        };
-        let result: String = if result.len() > MAX_TOOL_RESULT {
-            let cut = crate::text::head(&result, MAX_TOOL_RESULT);
-            format!("{cut}\n…(truncated)")
+    let mut rest = calls;
+    while let Some(first) = rest.first() {
+        let n = if first.name == crate::subagents::task::NAME {
+            rest.iter()
+                .take_while(|c| c.name == crate::subagents::task::NAME)
+                .count()
         } else {
-            result
+            1
         };
-        if let Err(e) = append(ctx, rows, NewMessage::tool(call, result)).await {
-            return Err(LoopEnd::Store(e));
+        let (batch, tail) = rest.split_at(n);
+        rest = tail;
+        let outcomes =
+            futures::future::join_all(batch.iter().map(|call| timed_call(ctx, call, origin))).await;
+        for (call, outcome) in batch.iter().zip(outcomes) {
+            store_result(ctx, call, outcome, rows).await?;
         }
     }
     Ok(())
+}
+
+/// One call, and its `run.tool` event.
+async fn timed_call(
+    ctx: &LoopCtx<'_>,
+    call: &ToolCallRecord,
+    origin: Option<&Origin>,
+) -> Result<String, ToolError> {
+    let started = std::time::Instant::now();
+    let busy = super::heartbeat::busy();
+    let outcome = call_tool(ctx, call, origin).await;
+    drop(busy);
+    let error = match &outcome {
+        Ok(_) => None,
+        Err(e) => Some(e.to_string()),
+    };
+    ctx.rt.emit(Event::RunTool(ToolFinished {
+        session_key: ctx.run.session_key.clone(),
+        run_id: ctx.run.id.clone(),
+        tool: call.name.clone(),
+        call_id: call.id.clone(),
+        duration_ms: started.elapsed().as_millis() as u64,
+        error,
+    }));
+    outcome
+}
+
+/// Store the result of `call` (a fatal tool error ends the loop).
+async fn store_result(
+    ctx: &LoopCtx<'_>,
+    call: &ToolCallRecord,
+    outcome: Result<String, ToolError>,
+    rows: &mut Vec<MessageRow>,
+) -> Result<(), LoopEnd> {
+    let result = match outcome {
+        Ok(text) => text,
+        Err(ToolError::Model(msg)) => format!("error: {msg}"),
+        Err(ToolError::Fatal(msg)) => {
+            return Err(LoopEnd::Fatal(format!(
+                "tool `{}` failed: {msg}",
+                call.name
+            )))
+        }
+    };
+    let result: String = if result.len() > MAX_TOOL_RESULT {
+        let cut = crate::text::head(&result, MAX_TOOL_RESULT);
+        format!("{cut}\n…(truncated)")
+    } else {
+        result
+    };
+    append(ctx, rows, NewMessage::tool(call, result))
+        .await
+        .map_err(LoopEnd::Store)
 }
 
 /// Store a message and keep the in-memory transcript in step.

@@ -300,36 +300,41 @@ fn cut(s: &str, n: usize) -> String {
     }
 }
 
-/// The tool calls a resumed run re-executes: those of its last assistant message still
-/// without a result that have an approval request (so the request is found again and not
-/// re-asked). Other unanswered calls are not re-run (they get the "interrupted" result).
-pub async fn resumable_calls(
-    store: &Store,
-    run_id: &str,
-    rows: &[MessageRow],
-) -> Result<Vec<ToolCallRecord>, StoreError> {
+/// The tool calls of the last assistant message of `rows` that have no result yet.
+pub fn open_calls(rows: &[MessageRow]) -> Vec<ToolCallRecord> {
     let Some(pos) = rows.iter().rposition(|m| m.role != Role::Tool) else {
-        return Ok(Vec::new());
+        return Vec::new();
     };
     let last = &rows[pos];
-    if last.role != Role::Assistant || last.tool_calls.is_empty() {
-        return Ok(Vec::new());
+    if last.role != Role::Assistant {
+        return Vec::new();
     }
     let answered: Vec<&str> = rows[pos + 1..]
         .iter()
         .filter_map(|m| m.tool_call_id.as_deref())
         .collect();
-    let open: Vec<&ToolCallRecord> = last
-        .tool_calls
+    last.tool_calls
         .iter()
         .filter(|c| !answered.contains(&c.id.as_str()))
-        .collect();
+        .cloned()
+        .collect()
+}
+
+/// The tool calls a resumed run re-executes because of an approval: those among `open`
+/// (see [`open_calls`]) that have an approval request (so the request is found again and
+/// not re-asked). Other unanswered calls are not re-run (they get the "interrupted"
+/// result), except `task` calls whose child exists (`subagents::task::resumable_calls`).
+pub async fn resumable_calls(
+    store: &Store,
+    run_id: &str,
+    open: &[ToolCallRecord],
+) -> Result<Vec<ToolCallRecord>, StoreError> {
     if open.is_empty() {
         return Ok(Vec::new());
     }
     let asked = store.approvals_of_run(run_id).await?;
     Ok(open
-        .into_iter()
+        .iter()
         .filter(|c| asked.iter().any(|a| a.tool_call_id == c.id))
         .cloned()
         .collect())

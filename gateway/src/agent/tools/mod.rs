@@ -288,6 +288,7 @@ mod tests {
                 "sessions_send",
                 "sessions_spawn",
                 "subagents",
+                "task",
                 "web_fetch",
                 "write"
             ]

@@ -13,6 +13,7 @@ pub const SUBAGENT_FORBIDDEN: &[&str] = &[
     "sessions_spawn",
     "agents_list",
     "subagents",
+    "task",
 ];
 
 /// Whether `tool` is offered to a run of `agent` under `cfg`.

@@ -73,6 +73,8 @@ impl Provider for AnthropicProvider {
             .await
             .map_err(|e| ProviderError::Network(e.to_string()))?
         {
+            // Streamed output is progress for the stale-run heartbeat.
+            crate::agent::run::heartbeat::touch();
             if reader.feed(&chunk)? {
                 break;
             }

@@ -203,6 +203,8 @@ impl Provider for OpenAiProvider {
             .await
             .map_err(|e| ProviderError::Network(e.to_string()))?
         {
+            // Streamed output is progress for the stale-run heartbeat.
+            crate::agent::run::heartbeat::touch();
             if reader.feed_with(&chunk, on_text)? {
                 break;
             }

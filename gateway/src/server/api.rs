@@ -15,7 +15,7 @@ use switchboard_channels::{ChatKind, Origin};
 use super::error::ApiError;
 use super::layers::MAX_WAIT;
 use super::message_body;
-use super::views::{MessageView, RunView, SubagentView};
+use super::views::{MessageView, RunView, SessionView, SubagentView};
 use super::AppState;
 use crate::agent::dispatch;
 use crate::agent::waiters::RunWait;
@@ -44,21 +44,9 @@ pub async fn list_sessions(
         .store
         .list_sessions(q.archived, q.limit.unwrap_or(100).clamp(1, 1000))
         .await?;
-    let sessions: Vec<Value> = rows
+    let sessions: Vec<SessionView> = rows
         .iter()
-        .map(|s| {
-            json!({
-                "sessionKey": s.key,
-                "sessionId": s.id,
-                "agentId": s.agent_id,
-                "status": s.status.as_str(),
-                "origin": s.origin,
-                "createdAt": s.created_at,
-                "updatedAt": s.updated_at,
-                "archivedAt": s.archived_at,
-                "running": state.rt.active_run(&s.key).map(|r| r.run_id),
-            })
-        })
+        .map(|s| SessionView::new(s, state.rt.active_run(&s.key).map(|r| r.run_id)))
         .collect();
     Ok(Json(json!({ "sessions": sessions })))
 }

@@ -10,6 +10,7 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use super::error::ApiError;
+use super::views::CronJobView;
 use super::AppState;
 use crate::config::CronJobConfig;
 use crate::cron::fire::{fire, Fired};
@@ -43,18 +44,9 @@ pub async fn list_mcp(State(state): State<AppState>) -> Json<Value> {
     Json(json!({ "servers": servers }))
 }
 
+/// A job's answer (through a `Value`: keys in alphabetical order).
 fn job_json(j: &crate::store::CronJobRow) -> Value {
-    json!({
-        "id": j.id,
-        "source": j.source.as_str(),
-        "job": j.spec,
-        "enabled": j.enabled,
-        "nextRunAt": j.next_run_at,
-        "lastRunAt": j.last_run_at,
-        "runs": j.runs,
-        "skipped": j.skipped,
-        "summary": jobs::describe(j),
-    })
+    serde_json::to_value(CronJobView::from(j)).unwrap_or_default()
 }
 
 impl From<JobError> for ApiError {

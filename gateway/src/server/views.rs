@@ -7,7 +7,10 @@
 use serde::Serialize;
 use switchboard_channels::Origin;
 
-use crate::store::{MessageRow, PairingRow, RunRow, SubagentRow, ToolCallRecord};
+use crate::config::CronJobConfig;
+use crate::store::{
+    CronJobRow, MessageRow, PairingRow, RunRow, SessionRow, SubagentRow, ToolCallRecord,
+};
 
 /// A sub-agent run as `/api/subagents` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -205,6 +208,70 @@ impl<'a> From<&'a PairingRow> for PairingView<'a> {
             status: &p.status,
             created_at: p.created_at,
             approved_at: p.approved_at,
+        }
+    }
+}
+
+/// A session as `GET /api/sessions` lists it (`running`: its active run, if any).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionView<'a> {
+    pub session_key: &'a str,
+    pub session_id: &'a str,
+    pub agent_id: &'a str,
+    pub status: &'static str,
+    pub origin: Option<&'a Origin>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub archived_at: Option<i64>,
+    pub running: Option<String>,
+}
+
+impl<'a> SessionView<'a> {
+    /// `s` with `running`, the id of its active run.
+    pub fn new(s: &'a SessionRow, running: Option<String>) -> SessionView<'a> {
+        SessionView {
+            session_key: &s.key,
+            session_id: &s.id,
+            agent_id: &s.agent_id,
+            status: s.status.as_str(),
+            origin: s.origin.as_ref(),
+            created_at: s.created_at,
+            updated_at: s.updated_at,
+            archived_at: s.archived_at,
+            running,
+        }
+    }
+}
+
+/// A scheduled job as `/api/cron` shows it (`job`: as written in `cron.jobs[]`;
+/// `summary`: its schedule in words).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CronJobView<'a> {
+    pub id: &'a str,
+    pub source: &'static str,
+    pub job: &'a CronJobConfig,
+    pub enabled: bool,
+    pub next_run_at: Option<i64>,
+    pub last_run_at: Option<i64>,
+    pub runs: i64,
+    pub skipped: i64,
+    pub summary: String,
+}
+
+impl<'a> From<&'a CronJobRow> for CronJobView<'a> {
+    fn from(j: &'a CronJobRow) -> CronJobView<'a> {
+        CronJobView {
+            id: &j.id,
+            source: j.source.as_str(),
+            job: &j.spec,
+            enabled: j.enabled,
+            next_run_at: j.next_run_at,
+            last_run_at: j.last_run_at,
+            runs: j.runs,
+            skipped: j.skipped,
+            summary: crate::cron::jobs::describe(j),
         }
     }
 }

@@ -111,3 +111,65 @@ fn a_pairing_as_the_cli_prints_it() {
         r#"{"channel":"telegram","senderId":"42","senderName":null,"code":"ABCD1234","status":"approved","createdAt":1,"approvedAt":2}"#
     );
 }
+
+/// Catches: `GET /api/sessions` answering another shape than the one it always had (the
+/// reference is the answer as it was written before the view).
+#[test]
+fn a_session_as_the_api_lists_it() {
+    let s = crate::store::SessionRow {
+        id: "s1".into(),
+        key: "agent:main:main".into(),
+        agent_id: "main".into(),
+        origin: Some(Origin::webchat("w1", ChatKind::Group)),
+        status: crate::store::SessionStatus::Active,
+        created_at: 1,
+        updated_at: 2,
+        archived_at: None,
+    };
+    let view = serde_json::to_value(SessionView::new(&s, Some("r1".into()))).unwrap_or_default();
+    let before = serde_json::json!({
+        "sessionKey": s.key,
+        "sessionId": s.id,
+        "agentId": s.agent_id,
+        "status": "active",
+        "origin": {"channel": "webchat", "chatId": "w1", "kind": "group"},
+        "createdAt": 1,
+        "updatedAt": 2,
+        "archivedAt": null,
+        "running": "r1",
+    });
+    assert_eq!(view, before);
+}
+
+/// Catches: `/api/cron` answering another shape than the one it always had.
+#[test]
+fn a_job_as_the_api_shows_it() {
+    let spec: CronJobConfig = serde_json::from_value(serde_json::json!(
+        {"id": "daily", "schedule": {"every": "1h"}, "message": "report"}
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let j = CronJobRow {
+        id: "daily".into(),
+        source: crate::store::JobSource::Tool,
+        spec: spec.clone(),
+        enabled: true,
+        next_run_at: Some(10),
+        last_run_at: None,
+        last_inbox_id: Some(4),
+        runs: 3,
+        skipped: 1,
+    };
+    let view = serde_json::to_value(CronJobView::from(&j)).unwrap_or_default();
+    let before = serde_json::json!({
+        "id": "daily",
+        "source": "tool",
+        "job": spec,
+        "enabled": true,
+        "nextRunAt": 10,
+        "lastRunAt": null,
+        "runs": 3,
+        "skipped": 1,
+        "summary": crate::cron::jobs::describe(&j),
+    });
+    assert_eq!(view, before);
+}

@@ -298,11 +298,11 @@ async fn control_tree_and_stop(browser: &Browser, gw: &Gateway, fake: &FakeModel
     let (first_id, second_id) = (id_of("first")?, id_of("second")?);
 
     // Stop the first: it ends, announces `unknown`, the second still runs.
-    browser
-        .find(&format!("li.run[data-run-id='{first_id}'] button.stop"))
-        .await?
-        .click()
-        .await?;
+    click(
+        browser,
+        &format!("li.run[data-run-id='{first_id}'] button.stop"),
+    )
+    .await?;
     let announce = loop {
         let m = ws.next_message(WAIT).await?;
         if m.starts_with("Status:") {
@@ -339,19 +339,15 @@ async fn control_tree_and_stop(browser: &Browser, gw: &Gateway, fake: &FakeModel
     );
 
     // Its transcript, then the tree stop for the rest.
-    browser
-        .find(&format!("li.run[data-run-id='{first_id}'] button.show"))
-        .await?
-        .click()
-        .await?;
+    click(
+        browser,
+        &format!("li.run[data-run-id='{first_id}'] button.show"),
+    )
+    .await?;
     browser
         .wait_for_text("#transcript-body", "slow child one", WAIT)
         .await?;
-    browser
-        .find(&format!("{tree} button.stop-tree"))
-        .await?
-        .click()
-        .await?;
+    click(browser, &format!("{tree} button.stop-tree")).await?;
     browser
         .wait_for(
             &format!("li.run[data-run-id='{second_id}'][data-status='cancelled']"),
@@ -387,4 +383,21 @@ async fn wait_run_line(browser: &Browser, label: &str, status: &str) -> Checked<
         );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
+}
+
+/// Clicks the element matching `css`, finding it again if the page rebuilt it between
+/// the find and the click (the control page redraws on events).
+async fn click(browser: &Browser, css: &str) -> Checked {
+    let mut last = None;
+    for _ in 0..5 {
+        match browser.find(css).await {
+            Ok(el) => match el.click().await {
+                Ok(()) => return Ok(()),
+                Err(e) => last = Some(e),
+            },
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    Err(format!("cannot click `{css}`: {last:?}").into())
 }

@@ -92,6 +92,7 @@
 
   // --- sub-agent trees ----------------------------------------------------------------------
   let runs = [];
+  let lastRuns = null;
 
   function runtimeOf(r) {
     const start = Number.isFinite(r.startedAt) ? r.startedAt : null;
@@ -251,7 +252,12 @@
         renderStatus(st);
         renderSessions(sessions.sessions);
         runs = subs.subagents;
-        renderTrees();
+        // Rebuilt only when something changed: a button is not swapped under the pointer.
+        const seen = JSON.stringify(runs);
+        if (seen !== lastRuns) {
+          lastRuns = seen;
+          renderTrees();
+        }
         renderMcp(mcp);
         showError(null);
       } catch (e) {

@@ -88,6 +88,10 @@
   const shownKeys = new Set();
   // Streamed replies being written, by run id: { div, text }.
   const streams = new Map();
+  // Runs whose reply is final on the page: a delta or `run.ended` of theirs that comes
+  // after the delivered reply (events may trail messages) changes nothing.
+  const settledRuns = new Set();
+  const MAX_SETTLED = 1000;
   // Messages typed while no socket was open.
   const typedOffline = [];
 
@@ -122,6 +126,7 @@
   // A `run.delta` of this chat's own run: the reply as it is written.
   function streamDelta(ev) {
     const runId = String(ev.runId ?? "");
+    if (settledRuns.has(runId)) return;
     let s = streams.get(runId);
     if (!s) {
       const stick = nearBottom();
@@ -144,6 +149,8 @@
   // The streamed text of `runId` becomes the final reply `text` (its delivery key then
   // counts as shown), or goes away when the run ended without one.
   function settleStream(runId, text) {
+    if (settledRuns.size >= MAX_SETTLED) settledRuns.clear();
+    settledRuns.add(runId);
     const s = streams.get(runId);
     if (!s) return false;
     streams.delete(runId);

@@ -49,6 +49,7 @@ async fn the_model_is_offered_only_what_the_policy_allows() {
             "sessions_send",
             "sessions_spawn",
             "subagents",
+            "task",
             "write"
         ]
     );

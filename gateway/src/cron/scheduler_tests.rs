@@ -3,6 +3,8 @@
 //! happens exactly at its due time (the paused clock only moves to the next timer: the
 //! scheduler's own sleep). What a firing did is read back from the job table.
 
+#![allow(clippy::unwrap_used)]
+
 use std::sync::Arc;
 
 use serde_json::json;

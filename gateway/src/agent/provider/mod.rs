@@ -42,8 +42,8 @@ pub struct ToolSpec {
 
 /// The tools of a run (one set per tool policy and tool list in force, shared by every
 /// model call of the runs that get it), with each client's wire rendering of them made
-/// on first use: the 14 built-in schemas are ~6 KB of JSON, serialized once per set
-/// instead of once per model call.
+/// on first use: the built-in tools' schemas are serialized once per set instead of once
+/// per model call.
 #[derive(Debug, Default)]
 pub struct ToolSpecs {
     specs: Vec<ToolSpec>,

@@ -73,6 +73,10 @@ struct Cli {
     /// Keep each daemon's whole stderr as <DIR>/<scenario>.log.
     #[arg(long)]
     log_dir: Option<PathBuf>,
+    /// Stdio MCP servers configured in every daemon (the test kit's `mcp-test-server`),
+    /// to see what configured servers cost at start and at idle.
+    #[arg(long, default_value_t = 0)]
+    mcp_servers: usize,
 }
 
 fn main() -> ExitCode {
@@ -119,8 +123,16 @@ async fn run(cli: Cli) -> anyhow::Result<bool> {
             cli.samples
         );
     }
+    let mcp_servers = match cli.mcp_servers {
+        0 => Vec::new(),
+        n => {
+            let server = switchboard_testkit::mcp_server::binary()?;
+            vec![server; n]
+        }
+    };
     let settings = Settings {
         bin: bin.clone(),
+        mcp_servers,
         samples: cli.samples.max(1),
         warmup: cli.warmup,
         restarts: cli.restarts.max(1),
@@ -145,7 +157,7 @@ async fn run(cli: Cli) -> anyhow::Result<bool> {
             "restarts": settings.restarts, "idleSeconds": cli.idle_secs, "clients": settings.clients,
             "durationSeconds": cli.duration_secs, "burst": settings.burst, "burstParents": settings.burst_parents,
             "burstCaps": settings.burst_caps, "timeoutSeconds": cli.timeout_secs,
-            "gatewayLog": settings.gateway_log,
+            "gatewayLog": settings.gateway_log, "mcpServers": cli.mcp_servers,
         }),
         figures: Vec::new(),
         scenarios: Vec::new(),

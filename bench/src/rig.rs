@@ -24,6 +24,8 @@ const POOL_PER_HOST: usize = 512;
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub bin: PathBuf,
+    /// Commands of the stdio MCP servers every daemon is configured with (`--mcp-servers`).
+    pub mcp_servers: Vec<PathBuf>,
     pub samples: usize,
     pub warmup: usize,
     pub restarts: usize,
@@ -40,9 +42,22 @@ pub struct Settings {
     pub log_dir: Option<PathBuf>,
 }
 
-/// The daemon's config: a web chat on a free (or given) loopback port and one instant model.
-pub fn config(model_url: &str, port: u16, main_cap: u32, subagent_cap: u32) -> String {
+/// The daemon's config: a web chat on a free (or given) loopback port, one instant model,
+/// and the stdio MCP servers `mcp` (commands; named `kit1`, `kit2`, …).
+pub fn config(
+    model_url: &str,
+    port: u16,
+    main_cap: u32,
+    subagent_cap: u32,
+    mcp: &[PathBuf],
+) -> String {
+    let servers: serde_json::Map<String, Value> = mcp
+        .iter()
+        .enumerate()
+        .map(|(i, command)| (format!("kit{}", i + 1), json!({ "command": command })))
+        .collect();
     json!({
+        "mcp": { "servers": servers },
         "gateway": { "port": port },
         "models": { "providers": { "fake": {
             "api": "openai-chat",
@@ -68,7 +83,13 @@ pub async fn start_gateway(
     subagent_cap: u32,
 ) -> anyhow::Result<Gateway> {
     GatewayBuilder::new(&settings.bin)
-        .config(config(&model.base_url(), 0, main_cap, subagent_cap))
+        .config(config(
+            &model.base_url(),
+            0,
+            main_cap,
+            subagent_cap,
+            &settings.mcp_servers,
+        ))
         .env("RUST_LOG", &settings.gateway_log)
         .start()
         .await

@@ -12,7 +12,7 @@ use switchboard_testkit::harness::{Gateway, GatewayBuilder};
 use switchboard_testkit::mcp_server;
 
 use crate::common::{chat, config_for, get_json, get_text, start, BIN, WAIT};
-use crate::tools_support::{call, script, wait_done, wait_gone};
+use crate::tools_support::{call, script, wait_dead, wait_done, wait_gone};
 
 /// A stdio server section for the test kit's server, logging to `log`.
 fn kit(log: &Path) -> Value {
@@ -409,6 +409,29 @@ async fn stdio_servers_stop_with_the_daemon() {
     let pid = s["pid"].as_u64().unwrap() as u32;
     gw.terminate().await.unwrap();
     wait_gone(pid).await;
+}
+
+/// A daemon killed with SIGKILL (no shutdown code runs) still takes its stdio servers
+/// with it: they are spawned with the parent-death signal. Catches: an orphaned server
+/// process after the daemon crashed or was killed.
+#[tokio::test]
+async fn stdio_servers_die_with_a_sigkilled_daemon() {
+    let fake = FakeModel::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("mcp.log");
+    let mut gw = GatewayBuilder::new(BIN)
+        .config(config_for(
+            &fake,
+            json!({"mcp": {"servers": {"kit": kit(&log)}}}),
+        ))
+        .start()
+        .await
+        .unwrap();
+    let pid = wait_server(&gw, "kit", |_| true).await["pid"]
+        .as_u64()
+        .unwrap() as u32;
+    gw.kill().await.unwrap();
+    wait_dead(pid).await;
 }
 
 /// A config reload starts an added server, restarts only the one whose section changed

@@ -8,7 +8,9 @@ use switchboard_testkit::fake_model::{FakeModel, Step, ToolCall};
 use switchboard_testkit::harness::GatewayBuilder;
 
 use crate::common::{chat, config_for, start, BIN, WAIT};
-use crate::tools_support::{call, json, script, wait_done, wait_gone, wait_pid_file, workspace};
+use crate::tools_support::{
+    call, json, script, wait_dead, wait_done, wait_gone, wait_pid_file, workspace,
+};
 
 /// No approvals in these tests: every command may run.
 fn full() -> serde_json::Value {
@@ -319,6 +321,30 @@ async fn the_run_timeout_and_shutdown_kill_commands() {
     let bg = wait_pid_file(&workspace(&gw).join("bg.pid")).await;
     assert_eq!(gw.terminate().await.unwrap().code(), Some(0));
     wait_gone(bg).await;
+}
+
+/// A background command's shell dies with a daemon killed by SIGKILL (no shutdown code
+/// runs): commands are spawned with the parent-death signal. Catches: a command left
+/// running by a crashed daemon.
+#[tokio::test]
+async fn a_command_dies_with_a_sigkilled_daemon() {
+    let fake = FakeModel::start().await.unwrap();
+    let mut gw = start(&fake, full()).await;
+    let mut ws = chat(&gw, "main").await;
+    let r = json(
+        &call(
+            &fake,
+            &mut ws,
+            "k1",
+            "exec",
+            r#"{"command": "echo $$ > sh.pid; sleep 300", "background": true}"#,
+        )
+        .await,
+    );
+    assert_eq!(r["status"], "running");
+    let sh = wait_pid_file(&workspace(&gw).join("sh.pid")).await;
+    gw.kill().await.unwrap();
+    wait_dead(sh).await;
 }
 
 /// Bad `exec` and `process` arguments each get a clear tool error and nothing runs.

@@ -95,6 +95,24 @@ pub async fn wait_gone(pid: u32) {
     panic!("process {pid} is still alive");
 }
 
+/// Wait (bounded) until `pid` has died: gone, or a zombie (an orphan whose daemon was
+/// SIGKILLed is its reaper's to collect, which may not be ours).
+pub async fn wait_dead(pid: u32) {
+    for _ in 0..200 {
+        // The state is the field after the command name, which is in parentheses.
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+        let dead = state.as_deref().is_none_or(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']))
+        });
+        if dead {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("process {pid} is still alive");
+}
+
 /// Wait (bounded) until `path` exists and holds a number.
 pub async fn wait_pid_file(path: &std::path::Path) -> u32 {
     for _ in 0..400 {

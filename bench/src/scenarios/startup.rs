@@ -39,7 +39,7 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     let model_url = model.base_url();
 
     // First start creates and migrates the database; a few turns give it rows.
-    let first = Daemon::start(&bin, &state_dir, &model_url).await?;
+    let first = Daemon::start(&bin, &state_dir, &model_url, &settings.mcp_servers).await?;
     let api = Api::new(&format!("http://{}", first.addr))?;
     for i in 0..SEED_TURNS {
         api.turn(
@@ -56,7 +56,7 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     let mut to_exit = Vec::new();
     for i in 0..settings.restarts {
         eprintln!("  [startup] restart {}/{}", i + 1, settings.restarts);
-        let daemon = Daemon::start(&bin, &state_dir, &model_url).await?;
+        let daemon = Daemon::start(&bin, &state_dir, &model_url, &settings.mcp_servers).await?;
         to_healthy.push(daemon.healthy_after);
         if let Some(ready) = daemon.ready_after() {
             to_ready_line.push(ready);
@@ -128,18 +128,34 @@ struct Stopped {
 }
 
 impl Daemon {
-    async fn start(bin: &Path, state_dir: &Path, model_url: &str) -> anyhow::Result<Daemon> {
-        let (bin, state_dir, model_url) =
-            (bin.to_owned(), state_dir.to_owned(), model_url.to_owned());
-        tokio::task::spawn_blocking(move || Daemon::start_blocking(&bin, &state_dir, &model_url))
-            .await?
+    async fn start(
+        bin: &Path,
+        state_dir: &Path,
+        model_url: &str,
+        mcp: &[PathBuf],
+    ) -> anyhow::Result<Daemon> {
+        let (bin, state_dir, model_url, mcp) = (
+            bin.to_owned(),
+            state_dir.to_owned(),
+            model_url.to_owned(),
+            mcp.to_vec(),
+        );
+        tokio::task::spawn_blocking(move || {
+            Daemon::start_blocking(&bin, &state_dir, &model_url, &mcp)
+        })
+        .await?
     }
 
     /// Writes the config with a port picked now, spawns, and polls `/healthz` until 200.
-    fn start_blocking(bin: &Path, state_dir: &Path, model_url: &str) -> anyhow::Result<Daemon> {
+    fn start_blocking(
+        bin: &Path,
+        state_dir: &Path,
+        model_url: &str,
+        mcp: &[PathBuf],
+    ) -> anyhow::Result<Daemon> {
         let port = free_port()?;
         let config_path = state_dir.join("config.json5");
-        std::fs::write(&config_path, rig::config(model_url, port, 64, 8))?;
+        std::fs::write(&config_path, rig::config(model_url, port, 64, 8, mcp))?;
         let home = state_dir.join("home");
         std::fs::create_dir_all(&home)?;
         let stderr_path = state_dir.join("stderr.log");

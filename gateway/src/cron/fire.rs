@@ -65,7 +65,16 @@ pub fn origin(job: &CronJobConfig) -> Origin {
 
 /// Run `job` now. `manual` (`/cron run`, the tool, the CLI): its next time stays as it is.
 pub async fn fire(rt: &Arc<Runtime>, job: &CronJobRow, manual: bool) -> Result<Fired, StoreError> {
-    let now = now_ms();
+    fire_at(rt, job, manual, now_ms()).await
+}
+
+/// [`fire`] at `now` (unix ms; the scheduler's clock): the next time is the first after it.
+pub async fn fire_at(
+    rt: &Arc<Runtime>,
+    job: &CronJobRow,
+    manual: bool,
+    now: i64,
+) -> Result<Fired, StoreError> {
     let schedule = Schedule::parse(&job.spec.schedule).ok();
     let next = if manual {
         job.next_run_at

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::runtime::Runtime;
 use crate::store::now_ms;
 
-use super::fire::fire;
+use super::fire::fire_at;
 use super::schedule::Schedule;
 
 /// Longest sleep between two looks at the table.
@@ -19,8 +19,14 @@ pub const MAX_SLEEP: Duration = Duration::from_secs(15);
 const AFTER_ERROR: Duration = Duration::from_secs(5);
 
 pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {
+    run_on(rt, cancel, now_ms).await;
+}
+
+/// The scheduler on the clock `now` (unix ms): the system clock in the daemon; the tests
+/// run it on tokio's paused clock, so due times pass without waiting for them.
+pub(crate) async fn run_on(rt: Arc<Runtime>, cancel: CancellationToken, now: impl Fn() -> i64) {
     loop {
-        let wait = match tick(&rt).await {
+        let wait = match tick(&rt, &now).await {
             Ok(wait) => wait,
             Err(e) => {
                 tracing::error!(error = %e, "cron: cannot read the job table");
@@ -36,24 +42,30 @@ pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {
 }
 
 /// Fire what is due; how long to sleep until the next job is.
-async fn tick(rt: &Arc<Runtime>) -> Result<Duration, crate::store::StoreError> {
-    let now = now_ms();
-    for job in rt.store.due_cron_jobs(now).await? {
+async fn tick(
+    rt: &Arc<Runtime>,
+    now: &impl Fn() -> i64,
+) -> Result<Duration, crate::store::StoreError> {
+    for job in rt.store.due_cron_jobs(now()).await? {
         if rt.shutdown.is_cancelled() {
             break;
         }
-        if let Err(e) = fire(rt, &job, false).await {
+        if let Err(e) = fire_at(rt, &job, false, now()).await {
             // Never due again at once: a job that cannot run waits for its next time.
             tracing::error!(job = %job.id, error = %e, "cron: the job could not run");
             let next = Schedule::parse(&job.spec.schedule)
                 .ok()
-                .and_then(|s| s.next_after(now_ms()));
+                .and_then(|s| s.next_after(now()));
             rt.store.skip_cron_job(&job.id, next).await?;
         }
     }
     let wait = match rt.store.next_cron_due().await? {
-        Some(t) => Duration::from_millis(u64::try_from(t - now_ms()).unwrap_or(0)),
+        Some(t) => Duration::from_millis(u64::try_from(t - now()).unwrap_or(0)),
         None => MAX_SLEEP,
     };
     Ok(wait.min(MAX_SLEEP))
 }
+
+#[cfg(test)]
+#[path = "scheduler_tests.rs"]
+mod tests;

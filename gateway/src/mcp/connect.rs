@@ -118,7 +118,9 @@ pub async fn connect(
 ) -> Result<Connection, ConnectError> {
     let within = |what| ConnectError::Timeout(humantime::format_duration(what).to_string());
     if let Some(command) = &cfg.command {
-        let mut child = tokio::process::Command::new(command)
+        let mut cmd = tokio::process::Command::new(command);
+        crate::children::die_with_daemon(&mut cmd);
+        let mut child = cmd
             .args(&cfg.args)
             .env_clear()
             .envs(env.iter().map(|(k, v)| (k, v)))

@@ -42,6 +42,34 @@ pub struct ToolSpec {
     pub parameters: serde_json::Value,
 }
 
+/// The tools of a run (one set per tool policy and tool list in force, shared by every
+/// model call of the runs that get it), with each client's wire rendering of them made
+/// on first use: the built-in tools' schemas are serialized once per set instead of once
+/// per model call.
+#[derive(Debug, Default)]
+pub struct ToolSpecs {
+    specs: Vec<ToolSpec>,
+    /// The `tools` array of an OpenAI-compatible request.
+    openai: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
+}
+
+impl From<Vec<ToolSpec>> for ToolSpecs {
+    fn from(specs: Vec<ToolSpec>) -> Self {
+        ToolSpecs {
+            specs,
+            openai: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+impl std::ops::Deref for ToolSpecs {
+    type Target = [ToolSpec];
+
+    fn deref(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ModelRequest {
     /// The model id as the provider knows it (without the `provider/` prefix).
@@ -49,7 +77,7 @@ pub struct ModelRequest {
     pub system: String,
     pub messages: Vec<ChatMessage>,
     /// Shared by every model call of a run.
-    pub tools: Arc<[ToolSpec]>,
+    pub tools: Arc<ToolSpecs>,
     pub max_tokens: u32,
     /// How hard the model should think (`None`: the provider's default).
     pub thinking: Option<Thinking>,

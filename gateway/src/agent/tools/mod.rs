@@ -26,7 +26,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::provider::ToolSpec;
+use super::provider::{ToolSpec, ToolSpecs};
 use crate::config::{AgentEntry, Config};
 use crate::runtime::Runtime;
 use crate::store::ToolCallRecord;
@@ -112,7 +112,7 @@ pub struct ToolRegistry {
     /// The specs of each set of tools a run was given (by their names and generations):
     /// building the JSON schemas was a few percent of the daemon's CPU per turn. Sets are
     /// few (one per tool policy in force and MCP tool list).
-    specs: Mutex<HashMap<SpecKey, Arc<[ToolSpec]>>>,
+    specs: Mutex<HashMap<SpecKey, Arc<ToolSpecs>>>,
     /// Background commands (`exec` with `background`, `process`).
     pub processes: Arc<process::Processes>,
     /// Runs waiting on an exec approval, woken by `/approve`.
@@ -157,7 +157,7 @@ impl ToolRegistry {
     }
 
     /// The specs of `tools` (a run's, from [`Self::for_run`]), shared by its model calls.
-    pub fn specs(&self, tools: &BTreeMap<String, Arc<dyn Tool>>) -> Arc<[ToolSpec]> {
+    pub fn specs(&self, tools: &BTreeMap<String, Arc<dyn Tool>>) -> Arc<ToolSpecs> {
         let key: SpecKey = tools
             .iter()
             .map(|(k, t)| (k.clone(), t.generation()))
@@ -168,7 +168,9 @@ impl ToolRegistry {
         }
         cached
             .entry(key)
-            .or_insert_with(|| tools.values().map(|t| t.spec()).collect())
+            .or_insert_with(|| {
+                Arc::new(tools.values().map(|t| t.spec()).collect::<Vec<_>>().into())
+            })
             .clone()
     }
 

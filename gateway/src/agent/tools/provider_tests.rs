@@ -113,7 +113,7 @@ fn the_spec_cache_follows_the_tool_generation() {
     *provider.names.lock().unwrap_or_else(|e| e.into_inner()) = vec!["mcp__s__t".into()];
     let reg = ToolRegistry::builtin().with_provider(provider.clone());
     let c = Config::default();
-    let desc = |specs: &Arc<[ToolSpec]>| {
+    let desc = |specs: &Arc<ToolSpecs>| {
         specs
             .iter()
             .find(|s| s.name == "mcp__s__t")

@@ -191,7 +191,7 @@ mod tests {
             model: "c".into(),
             system: String::new(),
             messages: vec![msg(Role::User, "hi", vec![], None)],
-            tools: Vec::new().into(),
+            tools: std::sync::Arc::new(Vec::new().into()),
             max_tokens: 100,
             thinking: Some(Thinking::Low),
             reasoning: Vec::new(),

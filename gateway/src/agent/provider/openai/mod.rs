@@ -6,11 +6,13 @@ mod answer;
 
 use async_trait::async_trait;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use self::answer::{head, parse_completion, StreamReader};
 use super::{
     bounded, retry_after_header, ChatMessage, ModelRequest, ModelResponse, Provider, ProviderError,
+    ToolSpecs,
 };
 use crate::store::Role;
 
@@ -96,8 +98,50 @@ struct WireRequest<'a> {
     /// `low` | `medium` | `high`, from the run's thinking level.
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_effort: Option<&'static str>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "WireTools::is_empty")]
+    tools: WireTools<'a>,
+}
+
+/// The request's `tools`: the run's tool set as rendered once ([`ToolSpecs`]), or each
+/// spec borrowed if it could not be rendered (it always can: a `Value` serializes).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireTools<'a> {
+    Rendered(&'a RawValue),
+    Each(Vec<WireTool<'a>>),
+}
+
+impl WireTools<'_> {
+    fn is_empty(&self) -> bool {
+        matches!(self, WireTools::Each(each) if each.is_empty())
+    }
+}
+
+fn wire_tools(tools: &ToolSpecs) -> WireTools<'_> {
+    if tools.is_empty() {
+        return WireTools::Each(Vec::new());
+    }
+    if let Some(rendered) = tools.openai.get() {
+        return WireTools::Rendered(rendered);
+    }
+    match serde_json::value::to_raw_value(&each_tool(tools)) {
+        Ok(raw) => WireTools::Rendered(tools.openai.get_or_init(|| raw)),
+        Err(_) => WireTools::Each(each_tool(tools)),
+    }
+}
+
+fn each_tool(tools: &ToolSpecs) -> Vec<WireTool<'_>> {
+    tools
+        .iter()
+        .map(|t| WireTool {
+            r#type: "function",
+            function: WireFunction {
+                name: &t.name,
+                description: &t.description,
+                parameters: &t.parameters,
+            },
+        })
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -138,18 +182,7 @@ fn request_body(req: &ModelRequest) -> WireRequest<'_> {
         },
         max_tokens: req.max_tokens,
         reasoning_effort: req.thinking.and_then(|t| t.reasoning_effort()),
-        tools: req
-            .tools
-            .iter()
-            .map(|t| WireTool {
-                r#type: "function",
-                function: WireFunction {
-                    name: &t.name,
-                    description: &t.description,
-                    parameters: &t.parameters,
-                },
-            })
-            .collect(),
+        tools: wire_tools(&req.tools),
     }
 }
 
@@ -243,12 +276,14 @@ mod tests {
                 msg(Role::Assistant, "", vec![call], None),
                 msg(Role::Tool, "[]", Vec::new(), Some("call_1")),
             ],
-            tools: vec![ToolSpec {
-                name: "sessions_list".into(),
-                description: "list".into(),
-                parameters: json!({"type": "object"}),
-            }]
-            .into(),
+            tools: std::sync::Arc::new(
+                vec![ToolSpec {
+                    name: "sessions_list".into(),
+                    description: "list".into(),
+                    parameters: json!({"type": "object"}),
+                }]
+                .into(),
+            ),
             max_tokens: 7,
             thinking: Some(crate::agent::provider::Thinking::Medium),
             reasoning: Vec::new(),

@@ -79,6 +79,7 @@ impl Job {
             }
             None => Command::new("/bin/sh"),
         };
+        crate::children::die_with_daemon(&mut cmd);
         cmd.arg("-c")
             .arg(spec.command)
             .current_dir(spec.workdir)

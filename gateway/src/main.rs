@@ -62,7 +62,7 @@ enum Command {
 }
 
 /// mimalloc rather than glibc's malloc: under load the daemon spent a fifth of its CPU in
-/// glibc's allocator (arena locks, `malloc_consolidate`); see the README's Benchmarks.
+/// glibc's allocator (arena locks, `malloc_consolidate`); see docs/performance.md.
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -333,7 +333,7 @@ async fn spawn_policy_errors_reach_the_model() {
         .collect();
     assert_eq!(
         results[0],
-        // `ops` is defined nowhere: the error lists the agents there are (README, Agents).
+        // `ops` is defined nowhere: the error lists the agents there are (docs/subagents.md, Agents).
         "error: unknown agent `ops`; accepted: explore, general, main, plan"
     );
     let accepted: Value = serde_json::from_str(&results[1]).unwrap();

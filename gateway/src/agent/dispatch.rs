@@ -1,4 +1,4 @@
-//! From an accepted message to queued runs: the busy-session modes (README, Decisions)
+//! From an accepted message to queued runs: the busy-session modes (docs/decisions.md)
 //! (`collect`, `followup`, `interrupt`, `steer`), durable run creation, and recovery of
 //! unfinished runs at start.
 
@@ -186,7 +186,7 @@ async fn start_now(
     }))
 }
 
-/// Whether a message for a session needs a run of its own (README, Decisions: busy
+/// Whether a message for a session needs a run of its own (docs/decisions.md: busy
 /// sessions): in `followup` mode always, else unless a run is queued (it claims the
 /// message) or, in `steer` mode, one is running (its next model call takes it). In
 /// `interrupt` mode the running one is cancelled, and a new run takes the message.

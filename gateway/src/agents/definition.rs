@@ -1,4 +1,4 @@
-//! An agent definition (README, Agents): what a Markdown agent file, a built-in or a config
+//! An agent definition (docs/subagents.md, Agents): what a Markdown agent file, a built-in or a config
 //! entry says about an agent — id, description, aliases, model, tool list, step and time
 //! limits, instructions — and the reading of a file's front matter into one, every problem
 //! named by its line and field.

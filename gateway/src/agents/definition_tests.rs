@@ -59,7 +59,7 @@ fn the_file_name_is_the_id_without_a_name_and_inherit_is_no_model() {
     assert!(plain.tools.permits("exec"));
 }
 
-/// Catches: a bad file reported without its path, line or field (README: "a bad file is
+/// Catches: a bad file reported without its path, line or field (docs/subagents.md: "a bad file is
 /// reported with its path, line and field").
 #[test]
 fn errors_name_the_path_line_and_field() {

@@ -1,4 +1,4 @@
-//! Agent definitions (README, Agents): Markdown files with YAML front matter, the built-in
+//! Agent definitions (docs/subagents.md, Agents): Markdown files with YAML front matter, the built-in
 //! `general`, `explore` and `plan`, and the `agents.list` entries of the config, merged into
 //! one registry with alias lookup. `front_matter` reads the files' header, `definition` turns
 //! it into an [`AgentDef`], `sources` finds the files and keeps the registry fresh, and

@@ -70,7 +70,11 @@ async fn send_says_still_running_after_thirty_seconds() {
         (SEND_WAIT..SEND_WAIT + Duration::from_secs(30)).contains(&waited),
         "answered after {waited:?}"
     );
-    assert_eq!(SEND_WAIT, Duration::from_secs(30), "the README says 30 s");
+    assert_eq!(
+        SEND_WAIT,
+        Duration::from_secs(30),
+        "docs/subagents.md says 30 s"
+    );
     // The message waits for the child (it is not dropped).
     assert_eq!(lane.stats().depth, 1);
     drop(slots);

@@ -1,7 +1,7 @@
-//! The `mcp` and `cron` sections of the config (SPEC §16): MCP servers whose tools agents
-//! get (`mcp.servers.<name>`: a command over stdio or a streamable HTTP URL), and
-//! scheduled jobs (`cron.jobs[]`) run on the `cron` lane. Their checks are in
-//! `validate/mcp_cron.rs`, their ranges in `limits.rs`.
+//! The `mcp` and `cron` sections of the config (docs/tools.md, MCP servers and scheduled
+//! jobs): MCP servers whose tools agents get (`mcp.servers.<name>`: a command over stdio or
+//! a streamable HTTP URL), and scheduled jobs (`cron.jobs[]`) run on the `cron` lane. Their
+//! checks are in `validate/mcp_cron.rs`, their ranges in `limits.rs`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -1,5 +1,5 @@
 //! Configuration: the JSON5 file's schema, loading with `${VAR}` substitution and strict,
-//! every-error validation, path resolution, and hot reload (README, Using it: Config and
+//! every-error validation, path resolution, and hot reload (README, Configuration; and
 //! Paths).
 //!
 //! Flow: [`parse_config`] (text → [`Config`], or every [`ConfigError`] with key path and

@@ -1,4 +1,4 @@
-//! Where the config file and the state directory are (README, Using it: Paths), and the
+//! Where the config file and the state directory are (README, Configuration: Paths), and the
 //! database URL derived from them.
 
 use std::path::{Path, PathBuf};

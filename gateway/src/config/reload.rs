@@ -1,4 +1,4 @@
-//! Deciding what a changed config file means for the running daemon (README, Using it:
+//! Deciding what a changed config file means for the running daemon (README, Configuration:
 //! Config, hot reload): agents, models, tools and messages apply live; a changed
 //! `channels.<id>` restarts only that channel; `gateway.*` and `storage.*` need a restart
 //! and stay as they are.

@@ -1,5 +1,5 @@
 //! `agents.defaults.sandbox` and `agents.list[].sandbox`: whether `exec` runs under
-//! bubblewrap (README, Tools: the sandbox), with or without network, and where `bwrap` is.
+//! bubblewrap (docs/tools.md, Sandbox), with or without network, and where `bwrap` is.
 
 use std::path::PathBuf;
 

@@ -355,7 +355,7 @@ pub struct QueueConfig {
     pub mode: QueueMode,
 }
 
-/// What happens to a message that arrives while its session is busy (README, Decisions:
+/// What happens to a message that arrives while its session is busy (docs/decisions.md:
 /// busy sessions).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -1,4 +1,4 @@
-//! The `tools` section of the config (README, Tools): the tool policy (profile, allow/deny with
+//! The `tools` section of the config (docs/tools.md): the tool policy (profile, allow/deny with
 //! names, `*` globs and groups), the per-tool settings (`fs`, `exec`, `web`, `message`),
 //! and the per-agent override under `agents.list[].tools`. The vocabulary of tool names
 //! and groups lives here because it is part of the config language; the policy that

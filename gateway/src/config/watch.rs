@@ -1,6 +1,6 @@
 //! Hot reload: watch the config file, and when it changes read it whole, validate it, and
-//! put the applicable part in force through a `tokio::sync::watch` channel (README, Using
-//! it: Config).
+//! put the applicable part in force through a `tokio::sync::watch` channel (README,
+//! Configuration).
 //!
 //! The file's parent directory is watched, not the file, because editors save by writing a
 //! new file and renaming it over the old one. notify's callback runs on its own thread and

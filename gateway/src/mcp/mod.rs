@@ -1,7 +1,7 @@
-//! MCP servers as tools (SPEC §16): the hub that starts one supervisor per configured
-//! server (`server`), connects over stdio or streamable HTTP (`connect`), offers each
-//! server tool to the model as `mcp__<server>__<tool>` (`names`, `tool`) and turns its
-//! results into tool results (`result`).
+//! MCP servers as tools (docs/tools.md, MCP servers): the hub that starts one supervisor
+//! per configured server (`server`), connects over stdio or streamable HTTP (`connect`),
+//! offers each server tool to the model as `mcp__<server>__<tool>` (`names`, `tool`) and
+//! turns its results into tool results (`result`).
 //!
 //! Servers start in the background: nothing waits for them before serving. A server's
 //! tools are offered only while it is connected. A config reload starts, stops or

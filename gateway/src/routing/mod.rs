@@ -15,7 +15,7 @@ use crate::runtime::Runtime;
 
 pub use crate::config::{agent_entry, default_agent_id, workspace_for, DEFAULT_AGENT};
 
-/// Session key of a chat (README: Decisions, on queue modes; Security, on sessions): a
+/// Session key of a chat (docs/decisions.md, on queue modes; README, Security, on sessions): a
 /// group's key names its chat (and thread); a direct message's key follows
 /// `session.dmScope`.
 pub fn session_key(scope: DmScope, agent_id: &str, origin: &Origin, sender_id: &str) -> String {

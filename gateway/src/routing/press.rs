@@ -1,4 +1,4 @@
-//! Button presses (README, Tools: approving commands in chat). A press is an inbound event
+//! Button presses (docs/tools.md, approving commands in chat). A press is an inbound event
 //! like a message: access is decided first, on the chat's rules (a stranger's press is
 //! refused and changes nothing), a press the platform delivers again is recognised by its
 //! id, and its action is answered by the same function as the text form (`/approve`), so

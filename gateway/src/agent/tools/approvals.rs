@@ -1,4 +1,4 @@
-//! Exec approvals in chat (README, Tools): a command that needs approval becomes a durable
+//! Exec approvals in chat (docs/tools.md): a command that needs approval becomes a durable
 //! request (`store::approvals`), posted through the outbox to the chat that owns the run
 //! (a sub-agent's: its requester's chat) with buttons (where the platform has them) and the
 //! text form `/approve <id> allow-once|allow-always|deny`, and announced on the event bus as `approval.requested`

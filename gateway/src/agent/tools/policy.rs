@@ -1,4 +1,4 @@
-//! Which tools a run is offered (README, Tools): the profile, then `tools.allow`/`tools.deny`,
+//! Which tools a run is offered (docs/tools.md): the profile, then `tools.allow`/`tools.deny`,
 //! then the agent's own `agents.list[].tools`, then, for sub-agents, the session tools
 //! removed and `tools.subagents.tools`. Every stage may only remove tools; a deny
 //! anywhere wins. Also the exec policy in force for an agent (`ExecPolicy`).

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-/// Bytes kept at each end of an output (under 64 KB in all, the README's Tools section, so that the JSON
+/// Bytes kept at each end of an output (under 64 KB in all, docs/tools.md, so that the JSON
 /// answer around it fits [`MAX_RESULT`] without a second cut).
 pub const HALF: usize = 29 * 1024;
 /// Largest tool result (serialized JSON) a command's answer may be: the run keeps 64 KB

@@ -1,4 +1,4 @@
-//! `exec` under bubblewrap (README, Tools: the sandbox). A sandboxed command sees:
+//! `exec` under bubblewrap (docs/tools.md, Sandbox). A sandboxed command sees:
 //! the system directories read-only (`/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`), a private
 //! `/tmp` (an empty tmpfs), a fresh `/proc` and a minimal `/dev`, its workspace read-write,
 //! and nothing else of the host: not the gateway's state dir (so not its database), not

@@ -37,6 +37,14 @@ impl AnthropicProvider {
 #[async_trait]
 impl Provider for AnthropicProvider {
     async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ProviderError> {
+        self.complete_streaming(req, &mut |_| {}).await
+    }
+
+    async fn complete_streaming(
+        &self,
+        req: &ModelRequest,
+        on_text: &mut (dyn for<'s> FnMut(&'s str) + Send),
+    ) -> Result<ModelResponse, ProviderError> {
         let mut rb = self
             .http
             .post(format!("{}/v1/messages", self.base_url))
@@ -75,7 +83,7 @@ impl Provider for AnthropicProvider {
         {
             // Streamed output is progress for the stale-run heartbeat.
             crate::agent::run::heartbeat::touch();
-            if reader.feed(&chunk)? {
+            if reader.feed_with(&chunk, on_text)? {
                 break;
             }
         }

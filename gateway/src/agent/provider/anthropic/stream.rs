@@ -352,7 +352,18 @@ pub(super) struct StreamReader {
 
 impl StreamReader {
     /// Feeds the next bytes; `Ok(true)` once `message_stop` came (what follows is not read).
+    #[cfg(test)]
     pub(super) fn feed(&mut self, chunk: &[u8]) -> Result<bool, ProviderError> {
+        self.feed_with(chunk, &mut |_| {})
+    }
+
+    /// [`StreamReader::feed`], handing each piece of the answer's text (a `text_delta`
+    /// taken into the answer) to `on_text`.
+    pub(super) fn feed_with(
+        &mut self,
+        chunk: &[u8],
+        on_text: &mut (impl FnMut(&str) + ?Sized),
+    ) -> Result<bool, ProviderError> {
         self.bytes = self.bytes.saturating_add(chunk.len());
         if self.bytes > MAX_STREAM_BYTES {
             return Err(invalid(format!(
@@ -367,19 +378,30 @@ impl StreamReader {
             if self.acc.done {
                 break;
             }
-            self.handle(&data)?;
+            if let Some(piece) = self.handle(&data)? {
+                on_text(&piece);
+            }
         }
         Ok(self.acc.done)
     }
 
-    fn handle(&mut self, data: &str) -> Result<(), ProviderError> {
+    /// One event into the answer; the text it added, if it was a non-empty `text_delta`.
+    fn handle(&mut self, data: &str) -> Result<Option<String>, ProviderError> {
         let event: Event = serde_json::from_str(data).map_err(|e| {
             invalid(format!(
                 "bad stream event ({e}): {}",
                 data.chars().take(120).collect::<String>()
             ))
         })?;
-        self.acc.apply(event)
+        let piece = match &event {
+            Event::ContentBlockDelta {
+                delta: Delta::Text { text },
+                ..
+            } if !text.is_empty() => Some(text.clone()),
+            _ => None,
+        };
+        self.acc.apply(event)?;
+        Ok(piece)
     }
 
     /// The stream ended: the answer, or why there is none. A stream that ends before

@@ -73,6 +73,24 @@ fn a_documented_stream_is_assembled() {
     );
 }
 
+/// Catches: the reply's text not handed over as it streams (the web chat's preview), or
+/// thinking and tool-call input handed over as if they were the reply.
+#[test]
+fn text_deltas_are_handed_over_as_they_come_and_nothing_else() {
+    let bytes = sse(&answer_events());
+    let mut r = StreamReader::default();
+    let mut pieces = Vec::new();
+    for chunk in bytes.chunks(7) {
+        if r.feed_with(chunk, &mut |p: &str| pieces.push(p.to_string()))
+            .expect("feed")
+        {
+            break;
+        }
+    }
+    assert_eq!(pieces, ["Checking ", "the weather."]);
+    assert_eq!(r.finish().expect("answer").text, pieces.concat());
+}
+
 /// Catches: a stream cut short taken for a whole answer, a mid-stream `error` event
 /// ignored or not retried when the server is overloaded, and deltas that do not fit
 /// their block accepted.

@@ -56,8 +56,7 @@ pub fn config(
         .enumerate()
         .map(|(i, command)| (format!("kit{}", i + 1), json!({ "command": command })))
         .collect();
-    json!({
-        "mcp": { "servers": servers },
+    let mut config = json!({
         "gateway": { "port": port },
         "models": { "providers": { "fake": {
             "api": "openai-chat",
@@ -70,8 +69,13 @@ pub fn config(
             "maxConcurrent": main_cap,
             "subagents": { "maxConcurrent": subagent_cap },
         } },
-    })
-    .to_string()
+    });
+    // Only with servers: the same config then runs builds from before MCP too, for a
+    // before-and-after comparison with one bench binary.
+    if !servers.is_empty() {
+        config["mcp"] = json!({ "servers": servers });
+    }
+    config.to_string()
 }
 
 /// Starts the daemon (logging at `settings.gateway_log`) against `model` in a fresh

@@ -131,18 +131,8 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         rt.clone(),
         accept_cancel.clone(),
     ));
-    // MCP servers start in the background (nothing waits for them); scheduled jobs from
-    // the config are synced into the job table before the scheduler looks at it.
-    rt.mcp.start(
-        crate::mcp::HubContext {
-            tasks: tasks.clone(),
-            cancel: runs_cancel.child_token(),
-            state_dir: opts.state_dir.clone(),
-            keys: rt.env_keys.clone(),
-            host_env: opts.env.clone(),
-        },
-        &cfg,
-    );
+    // Scheduled jobs from the config are synced into the job table before the scheduler
+    // looks at it.
     if let Err(e) = crate::cron::jobs::sync_config(&rt.store, &cfg).await {
         tracing::error!(error = %e, "cron: cannot sync the config's jobs");
     }
@@ -180,6 +170,18 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     // The one line on stdout: tests and scripts wait for it.
     println!("switchboard listening on http://{local}");
     tracing::info!(addr = %local, startup_ms = started.elapsed().as_millis() as u64, "switchboard ready");
+    // MCP servers start once the daemon serves: nothing waits for them, and their start
+    // (a child process each) does not take CPU from the daemon's own.
+    rt.mcp.start(
+        crate::mcp::HubContext {
+            tasks: tasks.clone(),
+            cancel: runs_cancel.child_token(),
+            state_dir: opts.state_dir.clone(),
+            keys: rt.env_keys.clone(),
+            host_env: opts.env.clone(),
+        },
+        &cfg,
+    );
 
     shutdown.cancelled().await;
     tracing::info!("shutting down: no new messages; waiting for running turns");

@@ -41,6 +41,10 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     tokio::time::sleep_until(idle_until).await;
     let rss = procfs::rss(pid)?;
     let hwm = procfs::hwm(pid)?;
+    // What the resident memory is: file-backed pages (the binary's text and data, shared
+    // libraries) against anonymous ones (heap, thread stacks).
+    let rss_file = procfs::status_kb(pid, "RssFile")?;
+    let rss_anon = procfs::status_kb(pid, "RssAnon")?;
     let threads = procfs::threads(pid)?;
     let cpu = procfs::cpu_seconds(Some(pid))?;
 
@@ -55,6 +59,18 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
         NAME,
         "VmRSS right after start",
         procfs::megabytes(at_start),
+        "MB",
+    ));
+    report.figures.push(Figure::info(
+        NAME,
+        "of which file-backed (binary, libraries)",
+        procfs::megabytes(rss_file),
+        "MB",
+    ));
+    report.figures.push(Figure::info(
+        NAME,
+        "of which anonymous (heap, stacks)",
+        procfs::megabytes(rss_anon),
         "MB",
     ));
     report.figures.push(Figure::info(
@@ -75,7 +91,7 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
         .notes
         .extend(rig::gateway_notes(&gw, settings, NAME, 10));
     report.details = json!({
-        "rssBytes": rss, "rssAtStartBytes": at_start, "hwmBytes": hwm, "threads": threads,
+        "rssBytes": rss, "rssFileBytes": rss_file, "rssAnonBytes": rss_anon, "rssAtStartBytes": at_start, "hwmBytes": hwm, "threads": threads,
         "cpuSecondsTotal": cpu, "wsFramesWhileIdle": ws_frames, "webchatReply": reply,
     });
     Ok(())

@@ -32,28 +32,43 @@ use end::{finish, finish_failed, finish_with_reply, stopped_before_start, stoppe
 use outcome::Failure;
 use steps::{run_loop, LoopCtx, LoopEnd};
 
+/// A run to its end, on the heap: a run's state machine is tens of kilobytes (the model
+/// call, every tool's), and a future is moved by copying it whole, several times on its
+/// way onto a lane (the panic guard, the slot, the task). Boxed where it is made, only the
+/// pointer moves.
+pub type RunFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
 /// Run `run_id` to its end (`row`: its row, if the caller has it; else it is read), as
 /// the session's active run `active` (made so when its lane started it). Errors are
 /// logged and recorded on the run.
-pub async fn execute(rt: Arc<Runtime>, run_id: String, row: Option<RunRow>, active: Activation) {
-    let ended = execute_inner(&rt, &run_id, row, active).await;
-    after(&rt, &run_id, ended).await;
+pub fn execute(
+    rt: Arc<Runtime>,
+    run_id: String,
+    row: Option<RunRow>,
+    active: Activation,
+) -> RunFuture {
+    Box::pin(async move {
+        let ended = execute_inner(&rt, &run_id, row, active).await;
+        after(&rt, &run_id, ended).await;
+    })
 }
 
 /// Run a run that was started in the transaction that accepted its message (see
 /// `dispatch`): `setup` and `active` are what it was started with, `started` what its
 /// start found.
-pub async fn execute_started(
+pub fn execute_started(
     rt: Arc<Runtime>,
     run: RunRow,
     session: SessionRow,
     setup: Setup,
     active: Activation,
     started: Started,
-) {
-    let run_id = run.id.clone();
-    let ended = run_started(&rt, run, &session, setup, active, started).await;
-    after(&rt, &run_id, ended).await;
+) -> RunFuture {
+    Box::pin(async move {
+        let run_id = run.id.clone();
+        let ended = run_started(&rt, run, &session, setup, active, started).await;
+        after(&rt, &run_id, ended).await;
+    })
 }
 
 /// Progress shared between the loop and the code that ends the run. A resumed run starts

@@ -186,6 +186,13 @@ async fn model_call(
     let deltas = parking_lot::Mutex::new(Deltas::new(ctx.rt, &ctx.run.session_key, run_id));
     let mut on_text = |fresh: bool, piece: &str| deltas.lock().push(fresh, piece);
     let call = complete_with_retry_streaming(provider, req, policy, on_retry, &mut on_text);
+    if ctx.rt.events.receiver_count() == 0 {
+        // Nobody listens now: no timer. A listener that joins during the call gets the
+        // pieces as they come (held back at most until the next one) and the rest at its end.
+        let resp = call.await;
+        deltas.lock().flush();
+        return resp;
+    }
     tokio::pin!(call);
     let mut ticks = tokio::time::interval(FLUSH_EVERY);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

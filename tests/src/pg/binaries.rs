@@ -2,6 +2,7 @@
 //! run as root, so a test process running as root runs them as the `postgres` user that
 //! Debian's package creates.
 
+use std::ffi::OsString;
 use std::os::unix::fs::chown;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,7 +23,12 @@ pub(super) struct Binaries {
 impl Binaries {
     /// The newest `/usr/lib/postgresql/<version>/bin`, else `initdb` and `pg_ctl` on `PATH`.
     pub(super) fn find() -> anyhow::Result<Binaries> {
-        let newest = std::fs::read_dir(DEBIAN_ROOT)
+        Binaries::find_in(Path::new(DEBIAN_ROOT), std::env::var_os("PATH"))
+    }
+
+    /// [`Binaries::find`] with Debian's root and `PATH` given.
+    fn find_in(debian_root: &Path, path: Option<OsString>) -> anyhow::Result<Binaries> {
+        let newest = std::fs::read_dir(debian_root)
             .into_iter()
             .flatten()
             .flatten()
@@ -38,22 +44,22 @@ impl Binaries {
                 pg_ctl: bin.join("pg_ctl"),
             });
         }
-        match (on_path("initdb"), on_path("pg_ctl")) {
+        match (on_path(&path, "initdb"), on_path(&path, "pg_ctl")) {
             (Some(initdb), Some(pg_ctl)) => Ok(Binaries { initdb, pg_ctl }),
             _ => bail!(
-                "PostgreSQL is not installed: no {DEBIAN_ROOT}/<version>/bin/initdb and no \
-                 initdb and pg_ctl on PATH. Run tests/setup.sh (it installs Debian's \
-                 postgresql), or point {} at a server of your own",
+                "PostgreSQL is not installed: no {}/<version>/bin/initdb and no initdb and \
+                 pg_ctl on PATH. Run tests/setup.sh (it installs Debian's postgresql), or \
+                 point {} at a server of your own",
+                debian_root.display(),
                 super::TEST_PG_URL_ENV
             ),
         }
     }
 }
 
-/// `name` in one of `PATH`'s dirs.
-fn on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+/// `name` in one of the dirs of `path` (a `PATH` value).
+fn on_path(path: &Option<OsString>, name: &str) -> Option<PathBuf> {
+    std::env::split_paths(path.as_ref()?)
         .map(|dir| dir.join(name))
         .find(|candidate| candidate.is_file())
 }
@@ -123,4 +129,38 @@ fn id_of(flag: &str) -> anyhow::Result<Option<u32>> {
         .parse()
         .with_context(|| format!("id {flag} {SERVER_USER} printed {text:?}"))?;
     Ok(Some(id))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests fail loudly by design
+mod tests {
+    use super::Binaries;
+
+    /// Catches: a missing PostgreSQL reported as something else (a failed spawn of
+    /// `initdb`), or an error that does not say how to install it.
+    #[test]
+    fn without_postgresql_the_error_names_setup_sh() {
+        let empty = tempfile::tempdir().unwrap();
+        let Err(e) = Binaries::find_in(empty.path(), Some(empty.path().into())) else {
+            panic!("found PostgreSQL in an empty dir");
+        };
+        let e = e.to_string();
+        assert!(e.starts_with("PostgreSQL is not installed"), "{e}");
+        assert!(e.contains("Run tests/setup.sh"), "{e}");
+        assert!(e.contains("SWITCHBOARD_TEST_PG_URL"), "{e}");
+    }
+
+    /// Catches: an older major version picked over a newer one beside it.
+    #[test]
+    fn the_newest_debian_version_is_taken() {
+        let root = tempfile::tempdir().unwrap();
+        for version in ["9", "15", "13", "not-a-version"] {
+            let bin = root.path().join(version).join("bin");
+            std::fs::create_dir_all(&bin).unwrap();
+            std::fs::write(bin.join("initdb"), "").unwrap();
+        }
+        let found = Binaries::find_in(root.path(), None).unwrap();
+        assert_eq!(found.initdb, root.path().join("15/bin/initdb"));
+        assert_eq!(found.pg_ctl, root.path().join("15/bin/pg_ctl"));
+    }
 }

@@ -90,3 +90,27 @@ else
     npm install --prefix "$EVERYTHING_DIR" --no-audit --no-fund --silent \
         "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
 fi
+
+# Debian's postgresql: the server binaries (initdb, pg_ctl, postgres in
+# /usr/lib/postgresql/<version>/bin) with which the test kit starts a throwaway cluster
+# (tests/src/pg.rs), and the `postgres` system user it runs them as when the tests run as
+# root. Not needed when SWITCHBOARD_TEST_PG_URL points the tests at a server of your own.
+pg_initdb() {
+    compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
+}
+if pg_initdb; then
+    echo "setup: postgresql already installed, nothing to do"
+else
+    echo "setup: missing /usr/lib/postgresql/*/bin/initdb; installing postgresql with apt-get"
+    sudo=()
+    if [[ "$(id -u)" -ne 0 ]]; then
+        sudo=(sudo)
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq postgresql
+    echo "setup: installed postgresql"
+fi
+for initdb in /usr/lib/postgresql/*/bin/initdb; do
+    echo "setup: $("$initdb" --version 2>/dev/null || echo "$initdb: version unknown")"
+done

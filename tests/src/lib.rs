@@ -1,5 +1,6 @@
 //! Test kit for Switchboard's end-to-end tests: fake servers on 127.0.0.1 (model, Telegram,
-//! Discord), a harness for the real binary, and a WebDriver client for the browser test.
+//! Discord), a harness for the real binary, a WebDriver client for the browser test, and a throwaway
+//! PostgreSQL.
 pub mod browser;
 pub mod fake_discord;
 pub mod fake_model;
@@ -8,3 +9,4 @@ pub mod fake_telegram;
 pub mod fake_web;
 pub mod harness;
 pub mod mcp_server;
+pub mod pg;

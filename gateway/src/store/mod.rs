@@ -25,6 +25,8 @@ mod transcripts;
 mod worktrees;
 mod writer;
 
+pub mod pg;
+
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

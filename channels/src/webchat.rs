@@ -15,8 +15,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    Action, Channel, ChannelError, ChatKind, DeliveryProgress, InboundMessage, InboundSink, Origin,
-    OutboundMessage, Press,
+    Action, Channel, ChannelError, ChatKind, DeliveryProgress, InboundMessage, InboundSink,
+    LineError, Origin, OutboundMessage, Press,
 };
 
 pub const CHANNEL_ID: &str = "webchat";
@@ -73,7 +73,8 @@ pub enum ServerFrame {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         actions: Vec<Action>,
     },
-    /// A pressed message rewritten: its new text, its buttons gone.
+    /// A message rewritten in place: a pressed message (its buttons gone) or a line
+    /// edited in place (a sub-agent's progress), by the key of its `message` frame.
     Update {
         key: String,
         text: String,
@@ -418,6 +419,34 @@ impl Channel for WebChat {
 
     async fn typing(&self, origin: &Origin, active: bool) -> Result<(), ChannelError> {
         self.push(&origin.chat_id, &ServerFrame::Typing { active });
+        Ok(())
+    }
+
+    /// A line is a `message` frame keyed `key` (its id is the key) for the sockets open
+    /// now; the web chat keeps no message, so a page opened later sees the line from its
+    /// next edit on.
+    async fn post_line(&self, origin: &Origin, key: &str, text: &str) -> Result<String, LineError> {
+        let frame = ServerFrame::Message {
+            text: text.to_string(),
+            key: key.to_string(),
+            actions: Vec::new(),
+        };
+        self.push(&origin.chat_id, &frame);
+        Ok(key.to_string())
+    }
+
+    /// An edit is an `update` frame of the line's key.
+    async fn edit_line(
+        &self,
+        origin: &Origin,
+        message_id: &str,
+        text: &str,
+    ) -> Result<(), LineError> {
+        let frame = ServerFrame::Update {
+            key: message_id.to_string(),
+            text: text.to_string(),
+        };
+        self.push(&origin.chat_id, &frame);
         Ok(())
     }
 }

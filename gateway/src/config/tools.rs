@@ -28,6 +28,7 @@ pub const TOOL_GROUPS: &[(&str, &[&str])] = &[
             "agents_list",
             "subagents",
             "task",
+            "progress",
         ],
     ),
     ("group:messaging", &["message"]),

@@ -16,8 +16,14 @@ pub const SUBAGENT_FORBIDDEN: &[&str] = &[
     "task",
 ];
 
+/// Tools only sub-agents get (a main run has no requester to report to).
+pub const SUBAGENT_ONLY: &[&str] = &["progress"];
+
 /// Whether `tool` is offered to a run of `agent` under `cfg`.
 pub fn allowed(cfg: &Config, agent: Option<&AgentEntry>, is_subagent: bool, tool: &str) -> bool {
+    if !is_subagent && SUBAGENT_ONLY.contains(&tool) {
+        return false;
+    }
     let agent_tools = agent.and_then(|a| a.tools.as_ref());
     let profile = agent_tools
         .and_then(|t| t.profile)

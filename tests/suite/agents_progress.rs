@@ -1,8 +1,10 @@
 //! Progress lines end to end: a sub-agent's `progress` calls show as one message per child
 //! in the requester's chat, posted once and then edited in place, on Telegram
 //! (`editMessageText`), Discord (message `PATCH`) and the web chat (`message` then `update`
-//! frames of one key); at most one edit per 2 s window, the newest text winning; a restart
-//! between two calls edits the same message; a main run calling it gets a tool error.
+//! frames of one key); at most one edit per 2 s window, the newest text winning; the child's
+//! end edits the line to how it ended; a restart between two calls edits the same message;
+//! a main run calling it gets a tool error. Each child's last answer waits on a gate, so
+//! the line it showed last is not coalesced into the end line.
 
 use serde_json::{json, Value};
 use switchboard_testkit::fake_discord::{DUser, FakeDiscord, BOT_ID};
@@ -52,7 +54,8 @@ async fn a_childs_progress_is_one_telegram_message_edited_in_place() {
             Step::ToolCalls((2..=5).map(|i| progress(&format!("step {i}"))).collect()),
         ),
     );
-    fake.push_for("stars task", Step::text("42 stars"));
+    let end = Gate::new();
+    fake.push_for("stars task", Step::gated(&end, Step::text("42 stars")));
     let _gw = telegram_gateway(&fake, &tg, json!({})).await;
 
     tg.user_message(Chat::private(42), ann(), "count the stars");
@@ -61,11 +64,6 @@ async fn a_childs_progress_is_one_telegram_message_edited_in_place() {
     let line = progress_posts(&sent)[0].clone();
     assert_eq!(line.plain_text, "⏳ stars: looking up at the sky");
     gate.open();
-    // The announce follows the last line.
-    sent_until(&tg, |sent| {
-        sent.iter().any(|m| m.text.starts_with("Status: success"))
-    })
-    .await;
     let edits = wait_edit(&tg, "⏳ stars: step 5").await;
     assert!(
         edits.len() <= 2,
@@ -79,6 +77,14 @@ async fn a_childs_progress_is_one_telegram_message_edited_in_place() {
         })
         .collect();
     assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{numbers:?}");
+    // The child's end: the line says so, and the announce follows.
+    end.open();
+    let edits = wait_edit(&tg, "✅ stars: done").await;
+    assert_eq!(edits.last().map(|e| e.message_id), Some(line.message_id));
+    sent_until(&tg, |sent| {
+        sent.iter().any(|m| m.text.starts_with("Status: success"))
+    })
+    .await;
     assert_eq!(progress_posts(&tg.sent_messages()).len(), 1);
     tg.assert_no_violations();
     fake.assert_no_violations();
@@ -101,7 +107,8 @@ async fn a_restart_between_two_calls_edits_the_same_message() {
         "job task",
         Step::ToolCalls(vec![progress("after the restart")]),
     );
-    fake.push_for("job task", Step::text("done"));
+    let end = Gate::new();
+    fake.push_for("job task", Step::gated(&end, Step::text("done")));
     let mut gw = telegram_gateway(&fake, &tg, json!({})).await;
 
     tg.user_message(Chat::private(42), ann(), "long job");
@@ -112,13 +119,15 @@ async fn a_restart_between_two_calls_edits_the_same_message() {
     gw.kill().await.unwrap();
     gw.restart().await.unwrap();
 
-    let edits = wait_edit(&tg, "⏳ job: after the restart").await;
+    wait_edit(&tg, "⏳ job: after the restart").await;
+    end.open();
+    let edits = wait_edit(&tg, "✅ job: done").await;
     let sent = tg.sent_messages();
     let posts = progress_posts(&sent);
     assert_eq!(posts.len(), 1, "{sent:?}");
     assert_eq!(posts[0].plain_text, "⏳ job: before the restart");
-    assert_eq!(edits.len(), 1, "{edits:?}");
-    assert_eq!(edits[0].message_id, posts[0].message_id);
+    assert_eq!(edits.len(), 2, "{edits:?}");
+    assert!(edits.iter().all(|e| e.message_id == posts[0].message_id));
     tg.assert_no_violations();
 }
 
@@ -177,7 +186,8 @@ async fn on_discord_the_line_is_patched_and_a_deleted_one_posted_again_once() {
         "logs task",
         Step::gated(&more, Step::ToolCalls(vec![progress("c")])),
     );
-    fake.push_for("logs task", Step::text("no errors"));
+    let end = Gate::new();
+    fake.push_for("logs task", Step::gated(&end, Step::text("no errors")));
     let _gw = start(
         &fake,
         json!({"channels": {"discord": {"enabled": true, "token": DISCORD_TOKEN,
@@ -208,15 +218,22 @@ async fn on_discord_the_line_is_patched_and_a_deleted_one_posted_again_once() {
         (edits[0].channel_id, edits[0].message_id),
         (501, second.message_id)
     );
+    end.open();
+    let edits = dc
+        .wait_for_edit(WAIT, |e| e.content == "✅ logs: done")
+        .await
+        .unwrap();
+    assert_eq!(edits.len(), 2, "{edits:?}");
+    assert_eq!(edits[1].message_id, second.message_id);
     dc.wait_for_sent(4, WAIT).await.unwrap(); // "Started.", the two lines, the announce
     assert_eq!(wait_discord_posts(&dc, 2).await.len(), 2);
-    // The failed PATCH of the deleted message, then the one that worked.
+    // The failed PATCH of the deleted message, then the ones that worked.
     let patches: Vec<u16> = dc
         .calls_to("editMessage")
         .iter()
         .map(|c| c.status)
         .collect();
-    assert_eq!(patches, vec![404, 200]);
+    assert_eq!(patches, vec![404, 200, 200]);
     dc.assert_no_violations();
 }
 
@@ -252,7 +269,8 @@ async fn the_web_chat_gets_a_message_then_updates_of_its_key() {
         "docs task",
         Step::gated(&gate, Step::ToolCalls(vec![progress("writing")])),
     );
-    fake.push_for("docs task", Step::text("indexed"));
+    let end = Gate::new();
+    fake.push_for("docs task", Step::gated(&end, Step::text("indexed")));
     let gw = start(&fake, json!({})).await;
     let mut ws = chat(&gw, "main").await;
     ws.send_text("index the docs").await.unwrap();
@@ -266,6 +284,12 @@ async fn the_web_chat_gets_a_message_then_updates_of_its_key() {
     assert_eq!(
         update,
         json!({"type": "update", "key": key, "text": "⏳ docs: writing"})
+    );
+    end.open();
+    let update = next_progress(&mut ws, "update").await;
+    assert_eq!(
+        update,
+        json!({"type": "update", "key": key, "text": "✅ docs: done"})
     );
     fake.assert_no_violations();
 }

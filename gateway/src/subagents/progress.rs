@@ -144,6 +144,55 @@ impl ProgressHub {
     pub fn active(&self) -> usize {
         self.workers.lock().len()
     }
+
+    fn has(&self, child: &str) -> bool {
+        self.workers.lock().contains_key(child)
+    }
+}
+
+/// Show the child's line in `target` with `text` through the runtime's hub.
+pub fn show(rt: &Arc<Runtime>, target: Target, text: String) {
+    rt.progress.submit(
+        Arc::new(RuntimeLines(rt.clone())),
+        &rt.tasks,
+        rt.shutdown.child_token(),
+        target,
+        text,
+    );
+}
+
+/// A child ended: a line it showed says how (`✅ label: done`), through the same rate
+/// limit. Nothing for a child that never called `progress`.
+pub async fn child_ended(rt: &Arc<Runtime>, child: &str) {
+    let has_line =
+        rt.progress.has(child) || matches!(rt.store.progress_line(child).await, Ok(Some(_)));
+    if !has_line {
+        return;
+    }
+    let row = match rt.store.subagent_by_child(child).await {
+        Ok(Some(row)) => row,
+        Ok(None) => return,
+        Err(e) => {
+            tracing::warn!(child, error = %e, "cannot read the sub-agent to end its progress line");
+            return;
+        }
+    };
+    let Some(origin) = row.requester_origin.clone().filter(crate::outbox::is_chat) else {
+        return;
+    };
+    let text = super::progress_text::ended(&label_of(&row), row.outcome);
+    let target = Target {
+        child: child.to_string(),
+        origin,
+    };
+    show(rt, target, text);
+}
+
+/// The name a child's line goes by: its label, else the start of its task.
+pub fn label_of(row: &crate::store::SubagentRow) -> String {
+    row.label.clone().unwrap_or_else(|| {
+        crate::text::head(&row.task, super::progress_text::MAX_LABEL * 4).to_string()
+    })
 }
 
 /// The posted message: its id and the text it shows.

@@ -3,6 +3,8 @@
 //! tabs fold to spaces, control and bidirectional-override characters are dropped, runs
 //! of spaces collapse, and the line is cut to [`MAX_LINE`] characters.
 
+use crate::store::Outcome;
+
 /// Longest progress line, in characters (an ellipsis marks a cut).
 pub const MAX_LINE: usize = 200;
 /// Longest label shown in front of a line, in characters.
@@ -62,8 +64,23 @@ fn dropped(c: char) -> bool {
 
 /// What the chat shows: the child's label, then its line.
 pub fn shown(label: &str, line: &str) -> String {
-    let label = self::line(label, MAX_LABEL).unwrap_or_else(|| "sub-agent".to_string());
-    format!("⏳ {label}: {line}")
+    format!("⏳ {}: {line}", clean_label(label))
+}
+
+/// The line once the child ended: how it ended.
+pub fn ended(label: &str, outcome: Option<Outcome>) -> String {
+    let (mark, how) = match outcome {
+        Some(Outcome::Success) => ("✅", "done"),
+        Some(Outcome::Error) | None => ("❌", "failed"),
+        Some(Outcome::Timeout) => ("⌛", "timed out"),
+        Some(Outcome::Cancelled) => ("⏹️", "stopped"),
+        Some(Outcome::Interrupted) => ("⏹️", "interrupted by a restart"),
+    };
+    format!("{mark} {}: {how}", clean_label(label))
+}
+
+fn clean_label(label: &str) -> String {
+    line(label, MAX_LABEL).unwrap_or_else(|| "sub-agent".to_string())
 }
 
 #[cfg(test)]
@@ -84,6 +101,8 @@ mod tests {
         assert!(cut.ends_with('…'));
         assert_eq!(shown("mars", "step 2"), "⏳ mars: step 2");
         assert_eq!(shown("\n", "x"), "⏳ sub-agent: x");
+        assert_eq!(ended("mars", Some(Outcome::Success)), "✅ mars: done");
+        assert_eq!(ended("mars", Some(Outcome::Timeout)), "⌛ mars: timed out");
     }
 
     proptest! {

@@ -3,16 +3,14 @@
 //! the line and hands it to the runtime's `subagents::progress` hub, which posts and edits
 //! at its own pace: the call never waits for the chat.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::args::req_str;
 use super::{Tool, ToolContext, ToolError};
 use crate::agent::provider::ToolSpec;
-use crate::subagents::progress::{RuntimeLines, Target, MIN_EDIT_INTERVAL};
-use crate::subagents::progress_text::{self, MAX_LABEL, MAX_LINE};
+use crate::subagents::progress::{self, Target, MIN_EDIT_INTERVAL};
+use crate::subagents::progress_text::{self, MAX_LINE};
 
 /// Longest text a call may give (the line shows at most `MAX_LINE` characters of it).
 const MAX_INPUT: usize = 2000;
@@ -65,22 +63,12 @@ impl Tool for Progress {
         else {
             return Ok("noted: your requester has no chat to show progress in".into());
         };
-        let label = child
-            .label
-            .clone()
-            .unwrap_or_else(|| crate::text::head(&child.task, MAX_LABEL * 4).to_string());
         let target = Target {
             child: ctx.session_key.to_string(),
             origin,
         };
-        let rt = ctx.rt;
-        rt.progress.submit(
-            Arc::new(RuntimeLines(rt.clone())),
-            &rt.tasks,
-            rt.shutdown.child_token(),
-            target,
-            progress_text::shown(&label, &line),
-        );
+        let text = progress_text::shown(&progress::label_of(&child), &line);
+        progress::show(ctx.rt, target, text);
         Ok(format!("shown: {line}"))
     }
 }

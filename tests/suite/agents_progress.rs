@@ -342,3 +342,40 @@ async fn a_main_run_calling_progress_gets_a_tool_error() {
         "{result}"
     );
 }
+
+/// A `task` child (which posts no announce) shows its line in the chat of the run waiting
+/// on it, and its end closes the line. (Catches: task children left without progress.)
+#[tokio::test]
+async fn a_task_childs_line_shows_in_the_waiting_chat() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "measure it",
+        Step::ToolCalls(vec![crate::agents_task::task_call(
+            "ruler",
+            "ruler task",
+            json!({}),
+        )]),
+    );
+    fake.push_for("measure it", Step::text("It is 3 m."));
+    let end = Gate::new();
+    fake.push_for("ruler task", Step::ToolCalls(vec![progress("measuring")]));
+    fake.push_for("ruler task", Step::gated(&end, Step::text("3 m")));
+    let gw = start(&fake, json!({})).await;
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("measure it").await.unwrap();
+
+    let line = next_progress(&mut ws, "message").await;
+    let text = line["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("⏳ ") && text.ends_with(": measuring"),
+        "{text}"
+    );
+    end.open();
+    let update = next_progress(&mut ws, "update").await;
+    assert_eq!(update["key"], line["key"]);
+    assert!(
+        update["text"].as_str().unwrap().starts_with("✅ "),
+        "{update}"
+    );
+    fake.assert_no_violations();
+}

@@ -225,3 +225,36 @@ fn retry_after(headers: &reqwest::header::HeaderMap, body: &str) -> Option<Durat
         .filter(|s| s.is_finite() && *s >= 0.0)
         .map(|s| Duration::from_secs_f64(s.min(3600.0)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_message_id_is_taken_only_when_it_is_a_snowflake() {
+        assert_eq!(
+            message_id(r#"{"id":"1575997584009330697","content":"x"}"#).as_deref(),
+            Some("1575997584009330697")
+        );
+        assert_eq!(message_id(r#"{"id":157}"#), None);
+        assert_eq!(message_id(r#"{"id":"../1"}"#), None);
+        assert_eq!(message_id("not json"), None);
+    }
+
+    proptest! {
+        #![proptest_config(crate::proptest_cases::config())]
+
+        /// Catches: a panic on any answer body, or an id that is not digits (it goes into
+        /// the next request's path).
+        #[test]
+        fn any_body_gives_digits_or_nothing(body in "(?s).{0,80}", id in "(?s).{0,30}") {
+            for text in [body, json!({ "id": id }).to_string()] {
+                if let Some(id) = message_id(&text) {
+                    prop_assert!(!id.is_empty() && id.len() <= 20);
+                    prop_assert!(id.bytes().all(|b| b.is_ascii_digit()));
+                }
+            }
+        }
+    }
+}

@@ -185,6 +185,7 @@ impl ToolProfile {
             ToolProfile::Coding => Some(&["group:fs", "group:runtime", "group:sessions"]),
             ToolProfile::Messaging => Some(&[
                 "group:messaging",
+                "progress",
                 "sessions_list",
                 "sessions_history",
                 "sessions_send",

@@ -296,4 +296,29 @@ mod tests {
         assert_eq!((p.security, p.ask), (Allowlist, Off));
         assert!(p.globs_allow("/usr/bin/git") && !p.globs_allow("/bin/git"));
     }
+
+    /// Catches: `progress` offered to a main run (it has no requester), or kept from the
+    /// children of the profiles and lists that should give it to them.
+    #[test]
+    fn progress_is_for_children_only_and_filtered_like_any_tool() {
+        let table = [
+            (serde_json::json!({}), true),
+            (serde_json::json!({"tools": {"profile": "coding"}}), true),
+            (serde_json::json!({"tools": {"profile": "messaging"}}), true),
+            (serde_json::json!({"tools": {"profile": "minimal"}}), false),
+            (
+                serde_json::json!({"tools": {"deny": ["group:sessions"]}}),
+                false,
+            ),
+            (
+                serde_json::json!({"tools": {"subagents": {"tools": {"deny": ["progress"]}}}}),
+                false,
+            ),
+        ];
+        for (v, child) in table {
+            let c = cfg(v.clone());
+            assert!(!allowed(&c, None, false, "progress"), "main run, {v}");
+            assert_eq!(allowed(&c, None, true, "progress"), child, "child, {v}");
+        }
+    }
 }

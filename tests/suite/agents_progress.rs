@@ -338,7 +338,7 @@ async fn a_main_run_calling_progress_gets_a_tool_error() {
         result["content"]
             .as_str()
             .unwrap()
-            .contains("unknown tool `progress`"),
+            .contains("`progress` is only for sub-agents"),
         "{result}"
     );
 }

@@ -216,6 +216,13 @@ pub async fn dispatch(
             call.name
         )));
     }
+    if !ctx.is_subagent && policy::SUBAGENT_ONLY.contains(&call.name.as_str()) {
+        return Err(ToolError::Model(format!(
+            "`{}` is only for sub-agents (it reports to the chat of the agent that started \
+             them); answer the user directly instead",
+            call.name
+        )));
+    }
     let Some(tool) = tools.get(&call.name) else {
         let available: Vec<&str> = tools.keys().map(String::as_str).collect();
         return Err(ToolError::Model(format!(

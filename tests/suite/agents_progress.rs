@@ -16,12 +16,12 @@ use crate::record::wait_db_i64;
 use crate::subagents::spawn_call;
 use crate::telegram::{ann, gateway as telegram_gateway, TOKEN};
 
-fn progress(text: &str) -> ToolCall {
+pub(crate) fn progress(text: &str) -> ToolCall {
     ToolCall::new("progress", json!({ "text": text }).to_string())
 }
 
 /// The parent spawns child `label` with `task`, then answers "Started.".
-fn script_parent(fake: &FakeModel, trigger: &str, task: &str, label: &str) {
+pub(crate) fn script_parent(fake: &FakeModel, trigger: &str, task: &str, label: &str) {
     fake.push_for(
         trigger,
         Step::ToolCalls(vec![spawn_call(task, json!({ "label": label }))]),
@@ -29,7 +29,7 @@ fn script_parent(fake: &FakeModel, trigger: &str, task: &str, label: &str) {
     fake.push_for(trigger, Step::text("Started."));
 }
 
-fn progress_posts(sent: &[SentMessage]) -> Vec<&SentMessage> {
+pub(crate) fn progress_posts(sent: &[SentMessage]) -> Vec<&SentMessage> {
     sent.iter().filter(|m| m.text.starts_with("⏳")).collect()
 }
 
@@ -132,7 +132,7 @@ async fn a_restart_between_two_calls_edits_the_same_message() {
 }
 
 /// Waits until the messages sent so far satisfy `until`.
-async fn sent_until(tg: &FakeTelegram, until: impl Fn(&[SentMessage]) -> bool) {
+pub(crate) async fn sent_until(tg: &FakeTelegram, until: impl Fn(&[SentMessage]) -> bool) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let sent = tg.sent_messages();
@@ -145,7 +145,7 @@ async fn sent_until(tg: &FakeTelegram, until: impl Fn(&[SentMessage]) -> bool) {
 }
 
 /// Waits for an edit showing `text`; returns every edit so far.
-async fn wait_edit(
+pub(crate) async fn wait_edit(
     tg: &FakeTelegram,
     text: &str,
 ) -> Vec<switchboard_testkit::fake_telegram::EditedMessage> {

@@ -10,6 +10,7 @@ mod agents_files;
 mod agents_hooks;
 mod agents_models;
 mod agents_progress;
+mod agents_progress_faults;
 mod agents_stale;
 mod agents_task;
 mod agents_telegram;

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::{InboundMessage, OutboundMessage, PressAnswer};
+use crate::{InboundMessage, LineError, Origin, OutboundMessage, PressAnswer};
 
 /// Where adapters push inbound messages. Bounded: an adapter that outruns the gateway
 /// waits (backpressure) instead of growing memory without limit.
@@ -164,4 +164,25 @@ pub trait Channel: Send + Sync + 'static {
 
     /// Show (or refresh) a typing indicator in the chat of `origin`.
     async fn typing(&self, origin: &crate::Origin, active: bool) -> Result<(), ChannelError>;
+
+    /// Post a one-line message meant to be edited in place later (see [`crate::line`]) in
+    /// the chat of `origin`; `key` is the caller's stable name for it. Returns the
+    /// platform's id of the message, for [`Channel::edit_line`]. Default: not supported.
+    async fn post_line(&self, origin: &Origin, key: &str, text: &str) -> Result<String, LineError> {
+        let _ = (origin, key, text);
+        Err(LineError::Unsupported)
+    }
+
+    /// Replace the text of a line posted by [`Channel::post_line`] (`message_id` is what it
+    /// returned). A message the platform no longer has is [`LineError::Gone`]. Default:
+    /// not supported.
+    async fn edit_line(
+        &self,
+        origin: &Origin,
+        message_id: &str,
+        text: &str,
+    ) -> Result<(), LineError> {
+        let _ = (origin, message_id, text);
+        Err(LineError::Unsupported)
+    }
 }

@@ -9,6 +9,7 @@ mod action;
 pub mod backoff;
 mod channel;
 pub mod discord;
+pub mod line;
 mod menu;
 mod message;
 #[cfg(test)]
@@ -22,6 +23,7 @@ pub use action::{renderable, Action, Press, PressAnswer, MAX_ACTIONS, MAX_ACTION
 pub use channel::{
     send_parts, Channel, ChannelError, DeliveryProgress, Inbound, InboundSink, MemoryProgress,
 };
+pub use line::LineError;
 pub use menu::{MenuCommand, MenuOption};
 pub use message::{ChatKind, InboundMessage, Origin, OutboundMessage};
 pub use secret::secret_eq;

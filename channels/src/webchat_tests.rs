@@ -33,6 +33,43 @@ mod examples {
         );
     }
 
+    /// Catches: a line posted under another key than its edits, or to another chat.
+    #[tokio::test]
+    async fn a_line_is_a_message_then_updates_of_its_key_in_its_chat_only() {
+        let hub = WebChat::new();
+        let (_main, mut rx) = hub.connect("main");
+        let (_other, mut other_rx) = hub.connect("team");
+        let origin = Origin::webchat("main", ChatKind::Direct);
+        let id = hub.post_line(&origin, "progress:c1", "one").await.ok();
+        assert_eq!(id.as_deref(), Some("progress:c1"));
+        assert!(hub.edit_line(&origin, "progress:c1", "two").await.is_ok());
+        let mut frames = Vec::new();
+        while let Ok(out) = rx.try_recv() {
+            frames.push(out.frame);
+        }
+        assert_eq!(
+            frames,
+            vec![
+                ServerFrame::Hello {
+                    chat_id: "main".into()
+                },
+                ServerFrame::Message {
+                    text: "one".into(),
+                    key: "progress:c1".into(),
+                    actions: Vec::new()
+                },
+                ServerFrame::Update {
+                    key: "progress:c1".into(),
+                    text: "two".into()
+                },
+            ]
+        );
+        let others: Vec<ServerFrame> = std::iter::from_fn(|| other_rx.try_recv().ok())
+            .map(|o| o.frame)
+            .collect();
+        assert_eq!(others.len(), 1, "only its hello: {others:?}");
+    }
+
     #[tokio::test]
     async fn malformed_frames_get_a_clear_error() {
         let hub = WebChat::new();

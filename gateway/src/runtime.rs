@@ -93,6 +93,8 @@ pub struct Runtime {
     pub events: broadcast::Sender<Arc<Event>>,
     /// `run.ended` events for the waiters of one session (API `wait`, `/subagents send`).
     pub run_ends: RunEndHub,
+    /// Sub-agents' progress lines: one worker per child with a line to show.
+    pub progress: crate::subagents::progress::ProgressHub,
     /// Fired once on shutdown; every run's token is a child of it.
     pub shutdown: CancellationToken,
 }
@@ -136,6 +138,7 @@ impl Runtime {
             announcing: Default::default(),
             events: broadcast::channel(EVENT_BUS).0,
             run_ends: RunEndHub::default(),
+            progress: Default::default(),
             shutdown,
         })
     }

@@ -38,11 +38,13 @@
 //! `createMessage` key [`FakeDiscord::fail_next`] and [`Call::route`]. Errors are
 //! `{"message","code"}` as Discord sends them; answers carry `X-RateLimit-*` headers.
 //! Violations (the client broke a rule Discord enforces): unknown routes, bodies that are not
-//! JSON, content over 2000 characters or empty, writing to an unknown channel, bad command
+//! JSON, content over 2000 characters or empty (an edit's too: `PATCH …/messages/{id}`,
+//! see `edits.rs`), writing to an unknown channel, bad command
 //! definitions, interaction callbacks that are late (3 s), repeated, of a wrong type or for an
 //! unknown interaction, follow-ups before the callback, and gateway payloads that break the
 //! protocol. A wrong token is not a violation: it gets 401, or close code 4004.
 
+mod edits;
 mod events;
 mod gateway;
 mod interactions;
@@ -64,6 +66,7 @@ use anyhow::Context as _;
 
 use crate::fake_support::ServerTask;
 
+pub use edits::EditedMessage;
 use state::State;
 pub use types::{
     intents, Call, DUser, Failure, Followup, FollowupKind, InteractionResponse, RegisteredCommand,

@@ -401,3 +401,63 @@ async fn click(browser: &Browser, css: &str) -> Checked {
     }
     Err(format!("cannot click `{css}`: {last:?}").into())
 }
+
+/// A sub-agent's progress line is one message on the page, rewritten in place by each
+/// edit and at the child's end. (Catches: an `update` frame ignored by the page for a
+/// message without buttons, or shown as a new message.)
+#[tokio::test]
+async fn the_page_rewrites_a_progress_line_in_place() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for(
+        "index the docs",
+        Step::ToolCalls(vec![spawn_call("docs task", json!({"label": "docs"}))]),
+    );
+    fake.push_for("index the docs", Step::text("Started."));
+    let more = Gate::new();
+    let end = Gate::new();
+    let progress = |t: &str| {
+        switchboard_testkit::fake_model::ToolCall::new("progress", json!({ "text": t }).to_string())
+    };
+    fake.push_for("docs task", Step::ToolCalls(vec![progress("reading")]));
+    fake.push_for(
+        "docs task",
+        Step::gated(&more, Step::ToolCalls(vec![progress("writing")])),
+    );
+    fake.push_for("docs task", Step::gated(&end, Step::text("indexed")));
+    let gw = start(&fake, json!({})).await;
+    let browser = Browser::launch().await.unwrap();
+    let result = progress_line(&browser, &gw, &more, &end).await;
+    keep_screenshot_on_failure(&browser, "webchat_progress_line", result).await;
+    browser.quit().await.unwrap();
+}
+
+async fn progress_line(browser: &Browser, gw: &Gateway, more: &Gate, end: &Gate) -> Checked {
+    browser.goto(&format!("{}/", gw.base_url())).await?;
+    browser.wait_for_text("#status", "connected", WAIT).await?;
+    browser
+        .find("#input")
+        .await?
+        .send_keys("index the docs")
+        .await?;
+    browser.find("#send").await?.click().await?;
+    for (gate, text) in [
+        (None, "⏳ docs: reading"),
+        (Some(more), "⏳ docs: writing"),
+        (Some(end), "✅ docs: done"),
+    ] {
+        if let Some(g) = gate {
+            g.open();
+        }
+        browser
+            .wait_for_text(".msg.assistant.progress", text, WAIT)
+            .await?;
+        let lines: Vec<String> = messages(browser)
+            .await?
+            .into_iter()
+            .filter(|(class, _)| class.contains("progress"))
+            .map(|(_, t)| t)
+            .collect();
+        ensure!(lines == vec![text.to_string()], "progress lines: {lines:?}");
+    }
+    Ok(())
+}

@@ -9,6 +9,8 @@ mod agents_fan_in;
 mod agents_files;
 mod agents_hooks;
 mod agents_models;
+mod agents_progress;
+mod agents_progress_faults;
 mod agents_stale;
 mod agents_task;
 mod agents_telegram;

@@ -188,9 +188,47 @@ impl Channel for Discord {
         let buttons = press::components(&msg.actions);
         crate::send_parts(&chunks, progress, |chunk, last| {
             let components = buttons.as_ref().filter(|_| last);
-            self.inner.rest.create_message(channel, chunk, components)
+            let sent = self.inner.rest.create_message(channel, chunk, components);
+            async move { sent.await.map(|_| ()) }
         })
         .await
+    }
+
+    async fn post_line(
+        &self,
+        origin: &Origin,
+        _key: &str,
+        text: &str,
+    ) -> Result<String, crate::LineError> {
+        let channel = channel_of(origin)?;
+        let text = crate::split::split_code_aware(text, None, self.text_limit())
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let id = self.inner.rest.create_message(channel, &text, None).await?;
+        if id.is_empty() {
+            return Err(
+                ChannelError::Permanent("Discord answered a message without an id".into()).into(),
+            );
+        }
+        Ok(id)
+    }
+
+    async fn edit_line(
+        &self,
+        origin: &Origin,
+        message_id: &str,
+        text: &str,
+    ) -> Result<(), crate::LineError> {
+        let channel = channel_of(origin)?;
+        let id = message_id.parse::<u64>().map_err(|_| {
+            crate::LineError::Gone(format!("not a Discord message id: {message_id}"))
+        })?;
+        let text = crate::split::split_code_aware(text, None, self.text_limit())
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        self.inner.rest.edit_message(channel, id, &text).await
     }
 
     async fn typing(&self, origin: &Origin, active: bool) -> Result<(), ChannelError> {

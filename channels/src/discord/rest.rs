@@ -1,4 +1,4 @@
-//! Our own `POST /channels/{id}/messages`: serenity's ratelimiter cannot be used with a
+//! Our own `POST /channels/{id}/messages` and `PATCH /channels/{id}/messages/{id}`: serenity's ratelimiter cannot be used with a
 //! proxy base URL, so this honours 429 `retry_after` (body or header) and waits out a
 //! bucket that `X-RateLimit-Remaining: 0` / `X-RateLimit-Reset-After` say is empty.
 
@@ -6,11 +6,12 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use parking_lot::Mutex;
+use reqwest::Method;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use crate::backoff::Backoff;
-use crate::ChannelError;
+use crate::{ChannelError, LineError};
 
 /// Tries per message part for 429s, 5xx and network errors before the outbox takes over.
 const TRIES: u32 = 4;
@@ -18,6 +19,27 @@ const TRIES: u32 = 4;
 const BACKOFF: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(4));
 /// Longest wait this sender accepts inline; longer rate limits go back to the outbox.
 const MAX_INLINE_WAIT: Duration = Duration::from_secs(30);
+
+/// Discord's JSON error code for an unknown message.
+const UNKNOWN_MESSAGE: u64 = 10008;
+/// Discord's JSON error code for editing a message another user wrote.
+const OTHER_AUTHOR: u64 = 50005;
+
+/// A failed REST call: refused by Discord (4xx but 429), or a channel error.
+enum RestError {
+    Refused {
+        status: u16,
+        code: Option<u64>,
+        text: String,
+    },
+    Channel(ChannelError),
+}
+
+impl From<ChannelError> for RestError {
+    fn from(e: ChannelError) -> Self {
+        RestError::Channel(e)
+    }
+}
 
 pub(super) struct Rest {
     client: reqwest::Client,
@@ -45,17 +67,62 @@ impl Rest {
         })
     }
 
+    /// Post a message; the id Discord gave it.
     pub(super) async fn create_message(
         &self,
         channel: u64,
         content: &str,
         components: Option<&Value>,
-    ) -> Result<(), ChannelError> {
+    ) -> Result<String, ChannelError> {
         let url = format!("{}/api/v10/channels/{channel}/messages", self.base);
         let mut body = json!({"content": content, "allowed_mentions": {"parse": []}});
         if let Some(c) = components {
             body["components"] = c.clone();
         }
+        match self.call(Method::POST, &url, channel, &body).await {
+            Ok(text) => Ok(message_id(&text).unwrap_or_default()),
+            Err(RestError::Channel(e)) => Err(e),
+            Err(RestError::Refused { status, text, .. }) => Err(ChannelError::Permanent(format!(
+                "Discord refused the message (HTTP {status}): {text}"
+            ))),
+        }
+    }
+
+    /// Replace the content of message `id` (`PATCH`). A message that is gone (unknown:
+    /// 10008) or not the bot's (50005) is [`LineError::Gone`].
+    pub(super) async fn edit_message(
+        &self,
+        channel: u64,
+        id: u64,
+        content: &str,
+    ) -> Result<(), LineError> {
+        let url = format!("{}/api/v10/channels/{channel}/messages/{id}", self.base);
+        let body = json!({"content": content, "allowed_mentions": {"parse": []}});
+        match self.call(Method::PATCH, &url, channel, &body).await {
+            Ok(_) => Ok(()),
+            Err(RestError::Channel(e)) => Err(e.into()),
+            Err(RestError::Refused { status, code, text }) => {
+                if status == 404 || matches!(code, Some(UNKNOWN_MESSAGE | OTHER_AUTHOR)) {
+                    Err(LineError::Gone(format!("HTTP {status}: {text}")))
+                } else {
+                    Err(ChannelError::Permanent(format!(
+                        "Discord refused the edit (HTTP {status}): {text}"
+                    ))
+                    .into())
+                }
+            }
+        }
+    }
+
+    /// One REST call with the retries: 429 waits (inline up to [`MAX_INLINE_WAIT`]), 5xx
+    /// and network errors back off; the answer's body on success.
+    async fn call(
+        &self,
+        method: Method,
+        url: &str,
+        channel: u64,
+        body: &Value,
+    ) -> Result<String, RestError> {
         let mut tries = 0;
         loop {
             tries += 1;
@@ -69,43 +136,46 @@ impl Rest {
             }
             let resp = match self
                 .client
-                .post(&url)
+                .request(method.clone(), url)
                 .header("Authorization", &self.auth)
-                .json(&body)
+                .json(body)
                 .send()
                 .await
             {
                 Ok(r) => r,
                 Err(e) if tries < TRIES => {
-                    tracing::warn!(error = %e, "discord: create message network error; retrying");
+                    tracing::warn!(error = %e, %method, "discord: network error; retrying");
                     tokio::time::sleep(BACKOFF.delay(tries)).await;
                     continue;
                 }
-                Err(e) => return Err(ChannelError::Temporary(e.to_string())),
+                Err(e) => return Err(ChannelError::Temporary(e.to_string()).into()),
             };
             let status = resp.status().as_u16();
             let headers = resp.headers().clone();
             self.note_bucket(channel, &headers);
             let text = resp.text().await.unwrap_or_default();
             match status {
-                200..=299 => return Ok(()),
+                200..=299 => return Ok(text),
                 429 => {
                     let retry = retry_after(&headers, &text).unwrap_or(Duration::from_secs(1));
                     if tries >= TRIES || retry > MAX_INLINE_WAIT {
-                        return Err(ChannelError::RateLimited(retry));
+                        return Err(ChannelError::RateLimited(retry).into());
                     }
-                    tracing::warn!(retry_after = ?retry, "discord: rate limited; waiting");
+                    tracing::warn!(retry_after = ?retry, %method, "discord: rate limited; waiting");
                     tokio::time::sleep(retry).await;
                 }
                 500..=599 if tries < TRIES => {
-                    tracing::warn!(status, "discord: create message failed; retrying");
+                    tracing::warn!(status, %method, "discord: request failed; retrying");
                     tokio::time::sleep(BACKOFF.delay(tries)).await;
                 }
-                500..=599 => return Err(ChannelError::Temporary(format!("HTTP {status}: {text}"))),
+                500..=599 => {
+                    return Err(ChannelError::Temporary(format!("HTTP {status}: {text}")).into())
+                }
                 _ => {
-                    return Err(ChannelError::Permanent(format!(
-                        "Discord refused the message (HTTP {status}): {text}"
-                    )))
+                    let code = serde_json::from_str::<Value>(&text)
+                        .ok()
+                        .and_then(|v| v.get("code").and_then(Value::as_u64));
+                    return Err(RestError::Refused { status, code, text });
                 }
             }
         }
@@ -133,6 +203,14 @@ impl Rest {
     }
 }
 
+/// The `id` of a message object (Discord's ids are strings of digits).
+fn message_id(body: &str) -> Option<String> {
+    let v = serde_json::from_str::<Value>(body).ok()?;
+    let id = v.get("id")?.as_str()?;
+    (!id.is_empty() && id.len() <= 20 && id.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| id.to_string())
+}
+
 /// `retry_after` in seconds from the JSON body, else the `Retry-After` header.
 fn retry_after(headers: &reqwest::header::HeaderMap, body: &str) -> Option<Duration> {
     let from_body = serde_json::from_str::<Value>(body)
@@ -146,4 +224,37 @@ fn retry_after(headers: &reqwest::header::HeaderMap, body: &str) -> Option<Durat
         .or(from_header)
         .filter(|s| s.is_finite() && *s >= 0.0)
         .map(|s| Duration::from_secs_f64(s.min(3600.0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_message_id_is_taken_only_when_it_is_a_snowflake() {
+        assert_eq!(
+            message_id(r#"{"id":"1575997584009330697","content":"x"}"#).as_deref(),
+            Some("1575997584009330697")
+        );
+        assert_eq!(message_id(r#"{"id":157}"#), None);
+        assert_eq!(message_id(r#"{"id":"../1"}"#), None);
+        assert_eq!(message_id("not json"), None);
+    }
+
+    proptest! {
+        #![proptest_config(crate::proptest_cases::config())]
+
+        /// Catches: a panic on any answer body, or an id that is not digits (it goes into
+        /// the next request's path).
+        #[test]
+        fn any_body_gives_digits_or_nothing(body in "(?s).{0,80}", id in "(?s).{0,30}") {
+            for text in [body, json!({ "id": id }).to_string()] {
+                if let Some(id) = message_id(&text) {
+                    prop_assert!(!id.is_empty() && id.len() <= 20);
+                    prop_assert!(id.bytes().all(|b| b.is_ascii_digit()));
+                }
+            }
+        }
+    }
 }

@@ -5,6 +5,7 @@
 mod convert;
 pub mod format;
 mod inbound;
+mod line;
 mod poll;
 mod send;
 
@@ -256,6 +257,24 @@ impl Channel for Telegram {
         progress: &dyn DeliveryProgress,
     ) -> Result<(), ChannelError> {
         self.send_chunks(msg, progress).await
+    }
+
+    async fn post_line(
+        &self,
+        origin: &Origin,
+        _key: &str,
+        text: &str,
+    ) -> Result<String, crate::LineError> {
+        self.post(origin, text).await
+    }
+
+    async fn edit_line(
+        &self,
+        origin: &Origin,
+        message_id: &str,
+        text: &str,
+    ) -> Result<(), crate::LineError> {
+        self.edit(origin, message_id, text).await
     }
 
     async fn typing(&self, origin: &Origin, active: bool) -> Result<(), ChannelError> {

@@ -30,7 +30,8 @@ impl Telegram {
         let keyboard = keyboard(&msg.actions);
         crate::send_parts(&chunks, progress, |chunk, last| {
             let buttons = keyboard.as_ref().filter(|_| last);
-            self.send_chunk(chat, thread, chunk, buttons)
+            let sent = self.send_chunk(chat, thread, chunk, buttons);
+            async move { sent.await.map(|_| ()) }
         })
         .await
     }
@@ -42,13 +43,14 @@ impl Telegram {
         self.text_limit()
     }
 
-    async fn send_chunk(
+    /// Send one chunk (retried, HTML falling back to plain); the id of the message sent.
+    pub(super) async fn send_chunk(
         &self,
         chat: ChatId,
         thread: Option<i32>,
         text: &str,
         buttons: Option<&InlineKeyboardMarkup>,
-    ) -> Result<(), ChannelError> {
+    ) -> Result<MessageId, ChannelError> {
         let html = format::to_html(text);
         let mut tries = 0;
         let mut plain = false;
@@ -70,7 +72,7 @@ impl Telegram {
                 req = req.reply_markup(b.clone());
             }
             let err = match req.await {
-                Ok(_) => return Ok(()),
+                Ok(m) => return Ok(m.id),
                 Err(e) => e,
             };
             match err {
@@ -116,7 +118,7 @@ fn keyboard(actions: &[crate::Action]) -> Option<InlineKeyboardMarkup> {
 
 /// Whether Telegram refused the request itself (4xx: retrying the same message cannot
 /// help), as opposed to failing on its side (5xx), which teloxide reports alike.
-fn is_refusal(e: &ApiError) -> bool {
+pub(super) fn is_refusal(e: &ApiError) -> bool {
     // An error teloxide does not know keeps Telegram's description as is (its `Display`
     // wraps it in `Unknown error: "…"`, which no prefix below matches).
     let ApiError::Unknown(text) = e else {

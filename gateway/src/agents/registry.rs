@@ -9,8 +9,8 @@ use thiserror::Error;
 use super::definition::{AgentDef, FileError, Source, ToolSet};
 use crate::config::{self, Config};
 
-/// Tools of the built-in `explore` agent: reading only.
-pub const EXPLORE_TOOLS: &[&str] = &["read", "web_fetch", "web_search"];
+/// Tools of the built-in `explore` agent: reading only (and its progress line).
+pub const EXPLORE_TOOLS: &[&str] = &["read", "web_fetch", "web_search", "progress"];
 /// What the built-in `plan` agent may not use: commands and file writes.
 pub const PLAN_DENY: &[&str] = &["group:runtime", "write", "edit", "apply_patch"];
 

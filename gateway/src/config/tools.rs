@@ -28,6 +28,7 @@ pub const TOOL_GROUPS: &[(&str, &[&str])] = &[
             "agents_list",
             "subagents",
             "task",
+            "progress",
         ],
     ),
     ("group:messaging", &["message"]),
@@ -184,6 +185,7 @@ impl ToolProfile {
             ToolProfile::Coding => Some(&["group:fs", "group:runtime", "group:sessions"]),
             ToolProfile::Messaging => Some(&[
                 "group:messaging",
+                "progress",
                 "sessions_list",
                 "sessions_history",
                 "sessions_send",

@@ -8,6 +8,8 @@ pub mod archive;
 pub mod control;
 pub mod fan_in;
 pub mod hooks;
+pub mod progress;
+pub mod progress_text;
 pub mod render;
 pub mod spawn;
 pub mod spawn_args;

@@ -109,6 +109,7 @@ impl FakeDiscord {
             world.ensure_guild_channel(guild_id, channel_id);
             world.remember_user(&author);
             let id = world.next_id();
+            world.user_messages.insert(id, channel_id);
             let mentions = mentions(world, content);
             let message = objects::message(MessageParts {
                 id,
@@ -133,6 +134,7 @@ impl FakeDiscord {
             world.remember_user(&author);
             let channel_id = world.dm_channel(&author);
             let id = world.next_id();
+            world.user_messages.insert(id, channel_id);
             let mentions = mentions(world, content);
             let message = objects::message(MessageParts {
                 id,

@@ -33,6 +33,7 @@ const ROUTES: &[(&str, &str, &str)] = &[
     ("POST", "users/@me/channels", "createDm"),
     ("GET", "channels/{}", "getChannel"),
     ("POST", "channels/{}/messages", "createMessage"),
+    ("PATCH", "channels/{}/messages/{}", "editMessage"),
     ("POST", "channels/{}/typing", "triggerTyping"),
     ("GET", "applications/{}/commands", "getGlobalCommands"),
     (

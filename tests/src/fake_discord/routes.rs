@@ -36,6 +36,7 @@ pub(super) fn dispatch(state: &State, name: &str, captures: &[String], body: &Va
             None => Reply::error(404, 10003, "Unknown Channel"),
         },
         "createMessage" => create_message(world, id(0), body),
+        "editMessage" => super::edits::edit_message(world, id(0), id(1), body),
         "triggerTyping" => match id(0).filter(|channel| world.channels.contains_key(channel)) {
             Some(channel) => {
                 world.typing.push(channel);

@@ -117,6 +117,9 @@ pub(super) struct World {
     pub(super) sent: Vec<SentMessage>,
     /// Each bot message's content and components as they stand now (type 7 updates them).
     pub(super) bot_messages: HashMap<u64, (String, Option<Value>)>,
+    /// Users' messages: id → channel (editing one is 403 `50005`).
+    pub(super) user_messages: HashMap<u64, u64>,
+    pub(super) edits: Vec<super::edits::EditedMessage>,
     pub(super) interactions: HashMap<u64, Interaction>,
     pub(super) interaction_responses: Vec<InteractionResponse>,
     pub(super) followups: Vec<Followup>,
@@ -153,6 +156,8 @@ impl World {
             sent: Vec::new(),
             interactions: HashMap::new(),
             bot_messages: HashMap::new(),
+            user_messages: HashMap::new(),
+            edits: Vec::new(),
             interaction_responses: Vec::new(),
             followups: Vec::new(),
             commands: Vec::new(),

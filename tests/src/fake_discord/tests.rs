@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod edits;
 mod rest;
 mod resume;
 

@@ -30,6 +30,7 @@ pub(super) async fn after(
 /// that wait in its session.
 pub(super) async fn next_steps(rt: &Arc<Runtime>, run: &RunRow, finished: RunFinished) {
     if finished.announce {
+        crate::subagents::progress::child_ended(rt, &run.session_key).await;
         crate::subagents::announce::schedule(rt, &run.id);
     }
     if let Err(e) = dispatch::after_run(rt, &run.session_key, &run.agent_id, finished.waiting).await

@@ -2,7 +2,8 @@
 //! one call (name lookup, argument parsing), and the per-run tool policy (`policy`).
 //!
 //! Built-ins: the session tools (`sessions`), `read`/`write`/`edit` (`fs`), `exec`
-//! (`exec/`) and `process` (`process`), `web_fetch` (`web_fetch`), `message` (`message`).
+//! (`exec/`) and `process` (`process`), `web_fetch` (`web_fetch`), `message` (`message`),
+//! `progress` for sub-agents (`progress`).
 //! Exec approvals (durable requests answered with `/approve`) are in `approvals`.
 
 pub mod approvals;
@@ -13,6 +14,7 @@ mod message;
 mod paths;
 pub mod policy;
 pub mod process;
+mod progress;
 mod sessions;
 pub mod web_fetch;
 
@@ -142,6 +144,7 @@ impl ToolRegistry {
         r.add(Arc::new(process::ProcessTool::new(processes)));
         r.add(Arc::new(web_fetch::WebFetch));
         r.add(Arc::new(message::Message));
+        r.add(Arc::new(progress::Progress));
         r.add(Arc::new(crate::cron::tool::CronTool));
         r
     }
@@ -210,6 +213,13 @@ pub async fn dispatch(
     if ctx.is_subagent && SUBAGENT_FORBIDDEN.contains(&call.name.as_str()) {
         return Err(ToolError::Model(format!(
             "forbidden: sub-agents cannot use `{}`",
+            call.name
+        )));
+    }
+    if !ctx.is_subagent && policy::SUBAGENT_ONLY.contains(&call.name.as_str()) {
+        return Err(ToolError::Model(format!(
+            "`{}` is only for sub-agents (it reports to the chat of the agent that started \
+             them); answer the user directly instead",
             call.name
         )));
     }

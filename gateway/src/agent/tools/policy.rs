@@ -16,8 +16,14 @@ pub const SUBAGENT_FORBIDDEN: &[&str] = &[
     "task",
 ];
 
+/// Tools only sub-agents get (a main run has no requester to report to).
+pub const SUBAGENT_ONLY: &[&str] = &["progress"];
+
 /// Whether `tool` is offered to a run of `agent` under `cfg`.
 pub fn allowed(cfg: &Config, agent: Option<&AgentEntry>, is_subagent: bool, tool: &str) -> bool {
+    if !is_subagent && SUBAGENT_ONLY.contains(&tool) {
+        return false;
+    }
     let agent_tools = agent.and_then(|a| a.tools.as_ref());
     let profile = agent_tools
         .and_then(|t| t.profile)
@@ -289,5 +295,30 @@ mod tests {
         let p = ExecPolicy::resolve(&c, Some(&agent));
         assert_eq!((p.security, p.ask), (Allowlist, Off));
         assert!(p.globs_allow("/usr/bin/git") && !p.globs_allow("/bin/git"));
+    }
+
+    /// Catches: `progress` offered to a main run (it has no requester), or kept from the
+    /// children of the profiles and lists that should give it to them.
+    #[test]
+    fn progress_is_for_children_only_and_filtered_like_any_tool() {
+        let table = [
+            (serde_json::json!({}), true),
+            (serde_json::json!({"tools": {"profile": "coding"}}), true),
+            (serde_json::json!({"tools": {"profile": "messaging"}}), true),
+            (serde_json::json!({"tools": {"profile": "minimal"}}), false),
+            (
+                serde_json::json!({"tools": {"deny": ["group:sessions"]}}),
+                false,
+            ),
+            (
+                serde_json::json!({"tools": {"subagents": {"tools": {"deny": ["progress"]}}}}),
+                false,
+            ),
+        ];
+        for (v, child) in table {
+            let c = cfg(v.clone());
+            assert!(!allowed(&c, None, false, "progress"), "main run, {v}");
+            assert_eq!(allowed(&c, None, true, "progress"), child, "child, {v}");
+        }
     }
 }

@@ -175,9 +175,21 @@
     if (streamed && settleStream(streamed[1], text)) return;
     if (key && shownKeys.has(key)) return;
     const div = addMessage("assistant", text);
+    // (Other keys are not marked shown here: every part of a split message has its key.)
+    if (key && isProgressKey(key)) {
+      div.dataset.key = key;
+      shownKeys.add(key);
+      div.classList.add("progress");
+    }
     if (Array.isArray(frame.actions) && frame.actions.length > 0 && key) {
       addActions(div, key, frame.actions);
     }
+  }
+
+  // A sub-agent's progress line: one message per child, rewritten in place by `update`
+  // frames of its key.
+  function isProgressKey(key) {
+    return key.startsWith("progress:");
   }
 
   // Buttons under a message: pressing one sends the press and disables the row until the
@@ -203,11 +215,19 @@
   }
 
   function updateMessage(key, text) {
+    let found = false;
     for (const div of messagesEl.querySelectorAll("div.msg.assistant")) {
       if (div.dataset.key !== key) continue;
+      found = true;
+      if (isProgressKey(key)) {
+        setText(div, "assistant", text);
+        continue;
+      }
       div.textContent = text; // drops the buttons too
       div.classList.add("settled");
     }
+    // A progress line posted before this page was opened: shown from its first edit on.
+    if (!found && isProgressKey(key)) showDelivered({ key: key, text: text });
   }
 
   function notice(text, alert) {

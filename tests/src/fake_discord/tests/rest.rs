@@ -9,7 +9,7 @@ use super::{alice, connect, identify, recv, start, SERENITY_INTENTS, TOKEN, WAIT
 
 /// Calls the API with `Authorization: Bot <TOKEN>`; returns status, headers and JSON body
 /// (`Null` for an empty one).
-async fn call(
+pub(super) async fn call(
     discord: &FakeDiscord,
     method: &str,
     path: &str,

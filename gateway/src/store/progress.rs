@@ -1,0 +1,64 @@
+//! Progress lines (`progress_lines`, migration 0015): where a sub-agent's progress message
+//! was posted, so every edit, also after a restart, goes to that one message.
+
+use sqlx::Row;
+
+use super::{now_ms, Result, Store};
+
+/// A posted progress line: the platform's handle of the message and what it shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgressLine {
+    pub child_session_key: String,
+    pub channel: String,
+    pub chat_id: String,
+    pub thread_id: Option<String>,
+    pub message_id: String,
+    pub text: String,
+    /// When it was last posted or edited (ms since the epoch).
+    pub updated_at: i64,
+}
+
+impl Store {
+    /// The line of a child, if one was posted.
+    pub async fn progress_line(&self, child_session_key: &str) -> Result<Option<ProgressLine>> {
+        let r = sqlx::query("SELECT * FROM progress_lines WHERE child_session_key = ?")
+            .bind(child_session_key)
+            .fetch_optional(&mut *self.reader().await)
+            .await?;
+        let Some(r) = r else {
+            return Ok(None);
+        };
+        Ok(Some(ProgressLine {
+            child_session_key: r.try_get("child_session_key")?,
+            channel: r.try_get("channel")?,
+            chat_id: r.try_get("chat_id")?,
+            thread_id: r.try_get("thread_id")?,
+            message_id: r.try_get("message_id")?,
+            text: r.try_get("text")?,
+            updated_at: r.try_get("updated_at")?,
+        }))
+    }
+
+    /// Record a child's line as posted (a new message replaces the one before) or edited;
+    /// `updated_at` is set to now.
+    pub async fn save_progress_line(&self, line: &ProgressLine) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO progress_lines (child_session_key, channel, chat_id, thread_id,
+             message_id, text, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT(child_session_key) DO UPDATE SET channel = excluded.channel,
+             chat_id = excluded.chat_id, thread_id = excluded.thread_id,
+             message_id = excluded.message_id, text = excluded.text,
+             updated_at = excluded.updated_at",
+        )
+        .bind(&line.child_session_key)
+        .bind(&line.channel)
+        .bind(&line.chat_id)
+        .bind(&line.thread_id)
+        .bind(&line.message_id)
+        .bind(&line.text)
+        .bind(now_ms())
+        .execute(&mut *self.writer().await)
+        .await?;
+        Ok(())
+    }
+}

@@ -73,6 +73,7 @@ async fn the_migrations_apply_to_an_empty_database() {
             "messages",
             "outbox",
             "pairings",
+            "progress_lines",
             "runs",
             "sessions",
             "subagent_runs",

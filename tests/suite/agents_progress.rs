@@ -65,9 +65,13 @@ async fn a_childs_progress_is_one_telegram_message_edited_in_place() {
     assert_eq!(line.plain_text, "⏳ stars: looking up at the sky");
     gate.open();
     let edits = wait_edit(&tg, "⏳ stars: step 5").await;
+    // The four calls come within milliseconds, so they make two edits (one at once, the
+    // rest coalesced into the next window); a loaded machine can spread them over a window
+    // boundary, never make one edit per call. (The exact windows are proven on a paused
+    // clock in `subagents::progress::tests`.)
     assert!(
-        edits.len() <= 2,
-        "4 calls in one answer make at most 2 edits (one at once, the rest coalesced): {edits:?}"
+        edits.len() < 4,
+        "4 calls in one answer are coalesced, not one edit each: {edits:?}"
     );
     let numbers: Vec<u32> = edits
         .iter()

@@ -40,11 +40,15 @@ impl Store {
     }
 
     /// Record a child's line as posted (a new message replaces the one before) or edited;
-    /// `updated_at` is set to now.
+    /// `updated_at` is set to now. Only while the child's session is active: archiving it
+    /// deletes its line (`archive_session`), and a last edit that lands after that is not
+    /// recorded again, so the table holds the lines of live children only.
     pub async fn save_progress_line(&self, line: &ProgressLine) -> Result<()> {
         sqlx::query(
             "INSERT INTO progress_lines (child_session_key, channel, chat_id, thread_id,
-             message_id, text, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+             message_id, text, updated_at)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7
+             WHERE EXISTS (SELECT 1 FROM sessions WHERE key = ?1 AND status = 'active')
              ON CONFLICT(child_session_key) DO UPDATE SET channel = excluded.channel,
              chat_id = excluded.chat_id, thread_id = excluded.thread_id,
              message_id = excluded.message_id, text = excluded.text,

@@ -186,6 +186,13 @@ impl Store {
         .bind(key)
         .fetch_optional(&mut *tx)
         .await?;
+        if r.is_some() {
+            // A sub-agent's progress line is edited only while it lives.
+            sqlx::query("DELETE FROM progress_lines WHERE child_session_key = ?")
+                .bind(key)
+                .execute(&mut *tx)
+                .await?;
+        }
         // Before the commit: see `ensure_session`.
         self.sessions.forget(key);
         if let Some(r) = &r {

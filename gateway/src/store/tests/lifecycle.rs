@@ -162,3 +162,43 @@ async fn a_run_ended_with_drop_inbox_takes_the_waiting_messages_with_it() {
     assert_eq!(store.inbox_len(child).await.unwrap(), 0);
     assert_eq!(store.sessions_with_inbox().await.unwrap(), vec![]);
 }
+
+/// A child's progress line lives as long as its session: archiving deletes it, and an edit
+/// that lands after the archive is not recorded again. (Catches: a row per child kept
+/// forever; a late edit bringing an archived child's line back.)
+#[tokio::test]
+async fn archiving_a_child_drops_its_progress_line_for_good() {
+    let (_d, store, _o, _s) = chat_store().await;
+    let child = "agent:main:subagent:c1";
+    store.ensure_session(child, "main", None).await.unwrap();
+    let line = crate::store::ProgressLine {
+        child_session_key: child.into(),
+        channel: "telegram".into(),
+        chat_id: "42".into(),
+        thread_id: None,
+        message_id: "7".into(),
+        text: "⏳ c1: reading".into(),
+        updated_at: 0,
+    };
+    store.save_progress_line(&line).await.unwrap();
+    let saved = store.progress_line(child).await.unwrap().expect("saved");
+    assert_eq!(
+        (saved.message_id, saved.text),
+        ("7".into(), line.text.clone())
+    );
+
+    store
+        .archive_session(child)
+        .await
+        .unwrap()
+        .expect("archived");
+    assert_eq!(store.progress_line(child).await.unwrap(), None);
+    store
+        .save_progress_line(&crate::store::ProgressLine {
+            text: "✅ c1: done".into(),
+            ..line
+        })
+        .await
+        .unwrap();
+    assert_eq!(store.progress_line(child).await.unwrap(), None);
+}

@@ -100,6 +100,49 @@ pub async fn start_gateway(
         .context("starting the gateway")
 }
 
+/// Warm-up samples of the scenarios whose samples are whole spawns: a tenth of `--warmup`,
+/// at least 10.
+pub fn warmup_samples(settings: &Settings) -> usize {
+    (settings.warmup / 10).max(10)
+}
+
+/// [`warmup_samples`] warm-up samples, then `--samples` measured ones,
+/// taken one after the other by `sample` (given each sample's tag: `w<i>` while warming up,
+/// `<i>` after). Returns the fake model's request count when the measured ones began
+/// (their requests follow it) and the samples. On an error the daemon's log goes into the
+/// report's notes, since a failed run's log is the one worth reading (`--log-dir`).
+pub async fn sampled<S>(
+    name: &str,
+    settings: &Settings,
+    gw: &Gateway,
+    model: &FakeModel,
+    notes: &mut Vec<String>,
+    mut sample: impl AsyncFnMut(String) -> anyhow::Result<S>,
+) -> anyhow::Result<(usize, Vec<S>)> {
+    let warmup = warmup_samples(settings);
+    let measured = async {
+        eprintln!("  [{name}] warm-up: {warmup} samples");
+        for i in 0..warmup {
+            sample(format!("w{i}")).await?;
+        }
+        let recorded_before = model.request_count();
+        eprintln!("  [{name}] measuring {} samples", settings.samples);
+        let mut samples = Vec::with_capacity(settings.samples);
+        for i in 0..settings.samples {
+            samples.push(sample(i.to_string()).await?);
+            if (i + 1) % 250 == 0 {
+                eprintln!("  [{name}] {}/{}", i + 1, settings.samples);
+            }
+        }
+        anyhow::Ok((recorded_before, samples))
+    }
+    .await;
+    if measured.is_err() {
+        notes.extend(gateway_notes(gw, settings, name, 10));
+    }
+    measured
+}
+
 /// The daemon's warnings and errors so far, deduplicated by their text after the timestamp,
 /// with a count; at most `limit` kinds. With `--log-dir`, its whole stderr is also written to
 /// `<dir>/<name>.log`.

@@ -36,34 +36,16 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     let api = Api::new(&gw.base_url())?;
     let mut ws = WsClient::connect(&gw.events_url()).await?;
 
-    let warmup = (settings.warmup / 10).max(10);
-    let measured = async {
-        eprintln!("  [spawn-announce] warm-up: {warmup} spawns");
-        for i in 0..warmup {
-            sample(&model, &api, &mut ws, &format!("w{i}")).await?;
-        }
-        let recorded_before = model.request_count();
-        eprintln!("  [spawn-announce] measuring {} spawns", settings.samples);
-        let mut samples = Vec::with_capacity(settings.samples);
-        for i in 0..settings.samples {
-            samples.push(sample(&model, &api, &mut ws, &i.to_string()).await?);
-            if (i + 1) % 250 == 0 {
-                eprintln!("  [spawn-announce] {}/{}", i + 1, settings.samples);
-            }
-        }
-        anyhow::Ok((recorded_before, samples))
-    }
-    .await;
-    let (recorded_before, samples) = match measured {
-        Ok(measured) => measured,
-        Err(error) => {
-            // The daemon's log of a failed run is the one worth reading (`--log-dir`).
-            report
-                .notes
-                .extend(rig::gateway_notes(&gw, settings, NAME, 10));
-            return Err(error);
-        }
-    };
+    let warmup = rig::warmup_samples(settings);
+    let (recorded_before, samples) = rig::sampled(
+        NAME,
+        settings,
+        &gw,
+        &model,
+        &mut report.notes,
+        async |tag| sample(&model, &api, &mut ws, &tag).await,
+    )
+    .await?;
 
     // Model time of the two calls on the path: the child's turn and the announce step,
     // replayed from the daemon's own recorded requests.

@@ -31,30 +31,16 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     let api = Api::new(&gw.base_url())?;
     let mut ws = WsClient::connect(&gw.events_url()).await?;
 
-    let warmup = (settings.warmup / 10).max(10);
-    let measured = async {
-        eprintln!("  [{NAME}] warm-up: {warmup} tasks");
-        for i in 0..warmup {
-            sample(&model, &api, &mut ws, &format!("w{i}")).await?;
-        }
-        let recorded_before = model.request_count();
-        eprintln!("  [{NAME}] measuring {} tasks", settings.samples);
-        let mut samples = Vec::with_capacity(settings.samples);
-        for i in 0..settings.samples {
-            samples.push(sample(&model, &api, &mut ws, &i.to_string()).await?);
-        }
-        anyhow::Ok((recorded_before, samples))
-    }
-    .await;
-    let (recorded_before, samples) = match measured {
-        Ok(m) => m,
-        Err(error) => {
-            report
-                .notes
-                .extend(rig::gateway_notes(&gw, settings, NAME, 10));
-            return Err(error);
-        }
-    };
+    let warmup = rig::warmup_samples(settings);
+    let (recorded_before, samples) = rig::sampled(
+        NAME,
+        settings,
+        &gw,
+        &model,
+        &mut report.notes,
+        async |tag| sample(&model, &api, &mut ws, &tag).await,
+    )
+    .await?;
 
     let (mut parent_first, mut child) = (Vec::new(), Vec::new());
     for request in model.requests().into_iter().skip(recorded_before) {

@@ -1,6 +1,64 @@
 //! Rebuilds the crate when a migration is added or changed: `sqlx::migrate!` embeds the
 //! migrations folder at compile time, and Cargo does not watch it by itself.
+//!
+//! Release builds of the daemon also link its hot code first: the functions it runs to
+//! start, serve a turn and spawn a sub-agent (named in the linker script `link/hot-code.ld`)
+//! are placed side by side in a section of their own before `.text`, so the pages the daemon
+//! touches hold little else and its resident memory is what it uses. Why and how the script
+//! is made: docs/performance.md, "Hot code first".
+
+use std::path::Path;
+use std::process::Command;
+
+/// The linker script that gathers the hot functions (made by `bench/hot-code.sh`).
+const HOT_CODE: &str = "link/hot-code.ld";
+/// Set to `0` to link without it (e.g. with a linker other than lld).
+const OPT_OUT: &str = "SWITCHBOARD_LINK_ORDER";
 
 fn main() {
     println!("cargo:rerun-if-changed=../migrations");
+    hot_code_first();
+}
+
+fn hot_code_first() {
+    println!("cargo:rerun-if-changed={HOT_CODE}");
+    println!("cargo:rerun-if-env-changed={OPT_OUT}");
+    println!("cargo:rerun-if-env-changed=CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER");
+    let env = |key: &str| std::env::var(key).unwrap_or_default();
+    let release = env("PROFILE") == "release";
+    let opted_out = env(OPT_OUT) == "0";
+    if !release || opted_out || !links_with_lld(&env) {
+        return;
+    }
+    let script = Path::new(&env("CARGO_MANIFEST_DIR")).join(HOT_CODE);
+    if script.is_file() {
+        // The script only adds a section (`INSERT BEFORE .text`): the default layout stays,
+        // and a pattern that matches nothing (a renamed function) costs memory, not the build.
+        println!(
+            "cargo:rustc-link-arg-bin=switchboard=-Wl,-T,{}",
+            script.display()
+        );
+    }
+}
+
+/// Whether the final link runs rustc's own lld: its default on x86_64 Linux since Rust
+/// 1.90, unless a linker was chosen by hand (the script is only tried with lld).
+fn links_with_lld(env: &dyn Fn(&str) -> String) -> bool {
+    if env("TARGET") != "x86_64-unknown-linux-gnu"
+        || !env("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER").is_empty()
+        || env("CARGO_ENCODED_RUSTFLAGS").contains("linker")
+    {
+        return false;
+    }
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
+    let Ok(out) = Command::new(rustc).arg("-vV").output() else {
+        return false;
+    };
+    let version = String::from_utf8_lossy(&out.stdout);
+    let minor = version
+        .lines()
+        .find_map(|l| l.strip_prefix("release: "))
+        .and_then(|v| v.split('.').nth(1))
+        .and_then(|m| m.parse::<u32>().ok());
+    matches!(minor, Some(m) if m >= 90)
 }

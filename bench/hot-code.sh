@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Rewrites gateway/link/hot-code.ld: the linker script that places the functions the
+# release daemon runs to start, serve web chat and API turns and spawn and announce
+# sub-agents side by side (docs/performance.md, "Hot code first").
+#
+# It runs the bench's idle-rss, turn-latency and spawn-announce scenarios (few samples)
+# with every daemon under `valgrind --tool=callgrind`, keeps the functions that ran and that
+# the binary defines, in the order callgrind first names them, and writes each as a section
+# pattern without the hashes rustc puts in symbol names (they change with the toolchain and
+# the dependencies' features; the pattern then matches every instance of a generic
+# function). Run it after a change that adds or renames much of the hot path, then rebuild
+# and compare `bash bench/run.sh idle-rss` before and after. Needs valgrind
+# (`apt-get install valgrind`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || {
+    echo "hot-code.sh needs valgrind: apt-get install valgrind" >&2
+    exit 1
+}
+# Built on their own: together, Cargo would unify the features of the dependencies they
+# share, and the daemon (its symbol names) would differ from the one users build.
+cargo build --release -p switchboard-gateway
+cargo build --release -p switchboard-bench
+bin=$PWD/target/release/switchboard
+out=gateway/link/hot-code.ld
+mkdir -p "$(dirname "$out")"
+
+work=$(mktemp -d)
+stop_daemons() {
+    # The bench kills the wrapper with SIGKILL; the daemon under valgrind runs on in its own
+    # session until it gets SIGTERM, then callgrind writes its profile.
+    [[ -f $work/pids ]] || return 0
+    while read -r pid; do kill -TERM "$pid" 2>/dev/null || true; done <"$work/pids"
+    for _ in $(seq 1 600); do
+        alive=0
+        while read -r pid; do kill -0 "$pid" 2>/dev/null && alive=1; done <"$work/pids"
+        ((alive)) || return 0
+        sleep 0.1
+    done
+    echo "daemons under valgrind still running after 60 s" >&2
+}
+trap 'stop_daemons; rm -rf "$work"' EXIT
+
+cat >"$work/daemon" <<EOF
+#!/usr/bin/env bash
+setsid valgrind --tool=callgrind --callgrind-out-file=$work/callgrind.%p \\
+    --dump-instr=no --dump-line=no --demangle=no "$bin" "\$@" &
+echo \$! >>"$work/pids"
+wait
+EOF
+chmod +x "$work/daemon"
+
+target/release/switchboard-bench idle-rss turn-latency spawn-announce \
+    --idle-secs 1 --warmup 10 --samples 50 --timeout-secs 300 \
+    --bin "$work/daemon" --out "$work/report.json" >/dev/null
+stop_daemons
+
+# Callgrind names a function in full the first time a file mentions it (`fn=(id) name`).
+# Two sets of rules, in this order (the first rule that matches a section places it):
+# - each function's exact section, so the code that runs is packed together;
+# - the same names without the hashes rustc puts in symbols (they change with the
+#   toolchain and the dependencies' features): `_ZN…17h<hash>E` and its `.llvm.<n>` suffix
+#   end in `17h*`, crate disambiguators `Cs<hash>_` in `_R…` (v0) names become `Cs*_`.
+#   A build whose hashes differ still finds its hot code here (with every instance of a
+#   generic function: more pages, still far fewer than unordered).
+# LLVM puts functions it thinks cold (`#[cold]`, slow paths) in `.text.unlikely.<name>`.
+nm --defined-only "$bin" | awk '$2 ~ /^[tTwW]$/ { print $3 }' | sort -u >"$work/defined"
+cat "$work"/callgrind.* |
+    sed -n 's/^c\{0,1\}fn=([0-9]*) //p' |
+    awk 'NR == FNR { defined[$0] = 1; next } ($0 in defined) && !seen[$0]++' "$work/defined" - \
+        >"$work/hot"
+sed -e 's/17h[0-9a-f]\{16\}E\(\.llvm\.[0-9]*\)\{0,1\}$/17h*/' -e '/^_R/s/Cs[0-9A-Za-z]*_/Cs*_/g' \
+    "$work/hot" | grep -F '*' | awk '!seen[$0]++' >"$work/patterns"
+{
+    echo "/* Hot code of the switchboard daemon, linked first in release builds (gateway/build.rs)."
+    echo "   Made by bench/hot-code.sh on $(date -u +%Y-%m-%d) from $(git rev-parse --short HEAD). */"
+    echo "SECTIONS {"
+    echo "  .text.hot : {"
+    cat "$work/hot" "$work/patterns" | awk '{ print "    *(.text." $0 " .text.unlikely." $0 ")" }'
+    echo "  }"
+    echo "} INSERT BEFORE .text;"
+} >"$out.tmp"
+mv "$out.tmp" "$out"
+echo "$(wc -l <"$work/hot") functions, $(wc -l <"$work/patterns") patterns in $out" >&2

@@ -156,6 +156,9 @@ pub struct RunFinished {
     pub waiting: i64,
     /// The run was a sub-agent's, and its end was recorded now: its announce is pending.
     pub announce: bool,
+    /// A reply was queued in the outbox (not for an HTTP API caller, who reads the run):
+    /// the outbox worker has something to send.
+    pub reply_queued: bool,
 }
 
 /// How a run ended, and what (if anything) to send to its origin.
@@ -188,7 +191,9 @@ pub struct RunEnd {
 /// answers each in its own), else to the run's; never to the HTTP API channel, whose
 /// callers read the run. Its channel and chat come from that row's origin columns (bound
 /// from Rust when it was stored), never from the origin's JSON. `changes()` in the outbox
-/// INSERT is the run UPDATE's count, in the last statement the registry UPDATE's.
+/// INSERT is the run UPDATE's count, in the last statement the registry UPDATE's. Rows
+/// back: `run` (always, when the run was unfinished), `reply` (a reply was queued in the
+/// outbox), `child` (a sub-agent's end recorded now).
 static FINISH: Script = script!(
     "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
          SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ?
@@ -212,7 +217,8 @@ static FINISH: Script = script!(
                      ORDER BY seq DESC LIMIT 1)
              WHERE r.id = ? AND r.origin IS NOT NULL AND changes() = 1)
          WHERE ? AND channel <> ?
-         ON CONFLICT(key) DO NOTHING;
+         ON CONFLICT(key) DO NOTHING
+         RETURNING 'reply' AS part;
      UPDATE subagent_runs SET outcome = ?, error = COALESCE(?, error), ended_at = ?,
              announce_state = 'pending', archive_at = ?
          WHERE run_id = ? AND outcome IS NULL
@@ -338,19 +344,24 @@ impl Store {
                 now: now_ms(),
             })
             .await?;
-        let mut finished = None;
-        let mut announce = false;
+        let (mut finished, mut announce, mut reply_queued) = (None, false, false);
         for r in &rows {
             let part: String = r.try_get("part")?;
             match part.as_str() {
                 "run" => finished = Some(r.try_get::<i64, _>("waiting")?),
-                _ => announce = true,
+                "reply" => reply_queued = true,
+                "child" => announce = true,
+                other => return Err(StoreError::Corrupt(format!("run end: row {other}"))),
             }
         }
         let Some(waiting) = finished else {
             return Err(StoreError::NotFound(format!("run {id}")));
         };
-        Ok(RunFinished { waiting, announce })
+        Ok(RunFinished {
+            waiting,
+            announce,
+            reply_queued,
+        })
     }
     /// Runs that were queued or running when the process stopped.
     pub async fn unfinished_runs(&self) -> Result<Vec<RunRow>> {

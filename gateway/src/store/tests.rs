@@ -321,7 +321,8 @@ async fn finish_run_stores_the_answer_queues_the_reply_and_counts_what_waits() {
         f,
         RunFinished {
             waiting: 1,
-            announce: false
+            announce: false,
+            reply_queued: true
         }
     );
     let t = store.transcript(&s.id).await.unwrap();

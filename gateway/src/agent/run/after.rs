@@ -82,7 +82,9 @@ async fn fail_run(rt: &Arc<Runtime>, run_id: &str, error: &str, notice: String) 
     };
     match rt.store.finish_run(run_id, &end).await {
         Ok(finished) => {
-            rt.outbox_wake.notify_one();
+            if finished.reply_queued {
+                rt.outbox_wake.notify_one();
+            }
             emit_ended(rt, &run, &end, &claimed);
             next_steps(rt, &run, finished).await;
         }

@@ -84,7 +84,8 @@ async fn end_run(
         end.archive_after_ms = crate::subagents::control::archive_after_ms(rt);
     }
     let finished = rt.store.finish_run_with(&run.id, &end, last).await?;
-    if end.deliver.is_some() {
+    // (An HTTP API caller's reply is not queued: nothing to wake the outbox worker for.)
+    if finished.reply_queued {
         rt.outbox_wake.notify_one();
     }
     tracing::info!(run_id = %run.id, session = %run.session_key, status = end.status.as_str(), steps = end.steps, "run ended");

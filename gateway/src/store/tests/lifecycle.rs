@@ -4,8 +4,10 @@
 use super::*;
 
 /// A run's reply goes to the chat of the newest message it claimed, never to the HTTP API
-/// channel (its callers read the run). (Catches: the reply sent to the chat of the run's
-/// first message: in a session shared by several chats, chat B's message answered in A.)
+/// channel (its callers read the run), and the run's end says whether a reply was queued.
+/// (Catches: the reply sent to the chat of the run's first message: in a session shared by
+/// several chats, chat B's message answered in A; the outbox worker woken, and the outbox
+/// read twice, after every API turn.)
 #[tokio::test]
 async fn a_reply_goes_to_the_chat_of_the_newest_message_the_run_claimed() {
     let (_d, store, a, s) = chat_store().await;
@@ -34,7 +36,7 @@ async fn a_reply_goes_to_the_chat_of_the_newest_message_the_run_claimed() {
         .await
         .unwrap()
         .unwrap();
-    store.finish_run("r1", &end).await.unwrap();
+    assert!(store.finish_run("r1", &end).await.unwrap().reply_queued);
     let due = store.due_outbox(10).await.unwrap();
     assert_eq!(
         due.iter()
@@ -60,7 +62,11 @@ async fn a_reply_goes_to_the_chat_of_the_newest_message_the_run_claimed() {
         .await
         .unwrap()
         .unwrap();
-    store.finish_run("r2", &end).await.unwrap();
+    let finished = store.finish_run("r2", &end).await.unwrap();
+    assert!(
+        !finished.reply_queued,
+        "no reply queued: the outbox worker is not woken"
+    );
     assert_eq!(store.due_outbox(10).await.unwrap().len(), 1);
 }
 
@@ -156,7 +162,8 @@ async fn a_run_ended_with_drop_inbox_takes_the_waiting_messages_with_it() {
         finished,
         RunFinished {
             waiting: 0,
-            announce: true
+            announce: true,
+            reply_queued: false
         }
     );
     assert_eq!(store.inbox_len(child).await.unwrap(), 0);

@@ -57,7 +57,9 @@ stop_daemons
 
 # Callgrind names a function in full the first time a file mentions it (`fn=(id) name`).
 # Two sets of rules, in this order (the first rule that matches a section places it):
-# - each function's exact section, so the code that runs is packed together;
+# - each function's exact section, so the code that runs is packed together (but for the
+#   `.llvm.<n>` suffix of a function made visible across codegen units: it changes with
+#   any edit of its unit);
 # - the same names without the hashes rustc puts in symbols (they change with the
 #   toolchain and the dependencies' features): `_ZN…17h<hash>E` and its `.llvm.<n>` suffix
 #   end in `17h*`, crate disambiguators `Cs<hash>_` in `_R…` (v0) names become `Cs*_`.
@@ -67,9 +69,9 @@ stop_daemons
 nm --defined-only "$bin" | awk '$2 ~ /^[tTwW]$/ { print $3 }' | sort -u >"$work/defined"
 cat "$work"/callgrind.* |
     sed -n 's/^c\{0,1\}fn=([0-9]*) //p' |
-    awk 'NR == FNR { defined[$0] = 1; next } ($0 in defined) && !seen[$0]++' "$work/defined" - \
-        >"$work/hot"
-sed -e 's/17h[0-9a-f]\{16\}E\(\.llvm\.[0-9]*\)\{0,1\}$/17h*/' -e '/^_R/s/Cs[0-9A-Za-z]*_/Cs*_/g' \
+    awk 'NR == FNR { defined[$0] = 1; next } ($0 in defined)' "$work/defined" - |
+    sed 's/\.llvm\.[0-9]*$/.llvm.*/' | awk '!seen[$0]++' >"$work/hot"
+sed -e 's/17h[0-9a-f]\{16\}E\(\.llvm\.\*\)\{0,1\}$/17h*/' -e '/^_R/s/Cs[0-9A-Za-z]*_/Cs*_/g' \
     "$work/hot" | grep -F '*' | awk '!seen[$0]++' >"$work/patterns"
 {
     echo "/* Hot code of the switchboard daemon, linked first in release builds (gateway/build.rs)."

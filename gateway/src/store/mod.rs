@@ -4,26 +4,44 @@
 //!
 //! Architecture invariant: only `store` knows SQL. Callers get plain Rust rows.
 
+#[path = "sqlite/announces.rs"]
 mod announces;
+#[path = "sqlite/approvals.rs"]
 mod approvals;
+#[path = "sqlite/channels.rs"]
 mod channels;
+#[path = "sqlite/conns.rs"]
 mod conns;
+#[path = "sqlite/cron.rs"]
 mod cron;
 pub mod health;
+#[path = "sqlite/inbox.rs"]
 mod inbox;
+#[path = "sqlite/interrupts.rs"]
 mod interrupts;
+#[path = "sqlite/ledger.rs"]
 mod ledger;
+#[path = "sqlite/messages.rs"]
 mod messages;
+#[path = "sqlite/outbox.rs"]
 mod outbox;
+#[path = "sqlite/progress.rs"]
 mod progress;
+#[path = "sqlite/runs.rs"]
 mod runs;
+#[path = "sqlite/sessions.rs"]
 mod sessions;
+#[path = "sqlite/starts.rs"]
 mod starts;
 mod states;
+#[path = "sqlite/subagents.rs"]
 mod subagents;
 mod text;
+#[path = "sqlite/transcripts.rs"]
 mod transcripts;
+#[path = "sqlite/worktrees.rs"]
 mod worktrees;
+#[path = "sqlite/writer.rs"]
 mod writer;
 
 pub mod pg;

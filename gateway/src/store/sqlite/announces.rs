@@ -8,7 +8,8 @@ use sqlx::Row;
 use super::messages::{bind_message, NewMessage};
 use super::subagents::AnnounceState;
 use super::writer::{script, Args, Params, Script};
-use super::{now_ms, Result, Store};
+use super::{now_ms, Result, Sqlite};
+pub(super) use crate::store::announces::*;
 
 /// Finishing an announce. Only a `pending` announce moves (the UPDATE's row says it did):
 /// the step's answer is stored only then, the outbox row only then (`changes()` is the
@@ -148,16 +149,8 @@ impl Params for AskForAnnounce<'_> {
     }
 }
 
-/// The announce message for the requester's chat: its text and its footer (the `Stats:`
-/// line), which the outbox keeps apart so every adapter sends it whole and last.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AnnounceMessage<'a> {
-    pub text: &'a str,
-    pub footer: &'a str,
-}
-
-impl Store {
-    /// Store the announce prompt `text` in the child's transcript (session `session_id`),
+impl Sqlite {
+    /// Sqlite the announce prompt `text` in the child's transcript (session `session_id`),
     /// unless it was stored for this announce before.
     pub async fn ask_for_announce(&self, run_id: &str, session_id: &str, text: &str) -> Result<()> {
         let ask = AskForAnnounce {
@@ -193,7 +186,7 @@ impl Store {
             .await
     }
 
-    /// [`Store::complete_announce`], and `fan_in` (the announce as the requester agent
+    /// [`Sqlite::complete_announce`], and `fan_in` (the announce as the requester agent
     /// reads it) appended to the requester's active session in the same transaction.
     pub async fn complete_announce_fan_in(
         &self,

@@ -2,104 +2,12 @@
 //! owns the run) and the executables allowed for good (`allow-always`).
 
 use sqlx::Row;
-use switchboard_channels::Origin;
 
-use super::{begin_write, from_json, now_ms, to_json, Result, Store};
+use super::{begin_write, from_json, now_ms, to_json, Result, Sqlite};
+pub(super) use crate::store::approvals::*;
+use crate::store::sessions::SessionRow;
 
-/// The state of a request: `pending` until answered, stopped or expired.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApprovalStatus {
-    Pending,
-    AllowOnce,
-    AllowAlways,
-    Denied,
-    /// The run was stopped while it waited.
-    Cancelled,
-    /// Nobody answered within `tools.exec.approvalTimeout`.
-    Expired,
-}
-
-impl ApprovalStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ApprovalStatus::Pending => "pending",
-            ApprovalStatus::AllowOnce => "allow-once",
-            ApprovalStatus::AllowAlways => "allow-always",
-            ApprovalStatus::Denied => "denied",
-            ApprovalStatus::Cancelled => "cancelled",
-            ApprovalStatus::Expired => "expired",
-        }
-    }
-
-    fn parse(s: &str) -> Result<ApprovalStatus> {
-        Ok(match s {
-            "pending" => ApprovalStatus::Pending,
-            "allow-once" => ApprovalStatus::AllowOnce,
-            "allow-always" => ApprovalStatus::AllowAlways,
-            "denied" => ApprovalStatus::Denied,
-            "cancelled" => ApprovalStatus::Cancelled,
-            "expired" => ApprovalStatus::Expired,
-            other => {
-                return Err(super::StoreError::Corrupt(format!(
-                    "unknown approval status {other:?}"
-                )))
-            }
-        })
-    }
-
-    /// Whether the command may run.
-    pub fn allows(self) -> bool {
-        matches!(
-            self,
-            ApprovalStatus::AllowOnce | ApprovalStatus::AllowAlways
-        )
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ApprovalRow {
-    pub id: String,
-    pub run_id: String,
-    pub tool_call_id: String,
-    pub session_key: String,
-    pub agent_id: String,
-    pub label: Option<String>,
-    pub origin: Origin,
-    pub workdir: String,
-    pub command: String,
-    pub executables: Vec<String>,
-    pub status: ApprovalStatus,
-    pub decided_by: Option<String>,
-    pub created_at: i64,
-    pub expires_at: i64,
-    pub resolved_at: Option<i64>,
-}
-
-/// A request to record (`id` is used only if the call has none yet).
-pub struct NewApproval<'a> {
-    pub id: &'a str,
-    pub run_id: &'a str,
-    pub tool_call_id: &'a str,
-    pub session_key: &'a str,
-    pub agent_id: &'a str,
-    pub label: Option<&'a str>,
-    pub origin: &'a Origin,
-    pub workdir: &'a str,
-    pub command: &'a str,
-    pub executables: &'a [String],
-    pub expires_at: i64,
-}
-
-/// An executable an agent may run without asking.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AllowEntry {
-    pub agent_id: String,
-    pub path: String,
-    pub approval_id: Option<String>,
-    pub created_at: i64,
-}
-
-impl Store {
+impl Sqlite {
     /// The request of a tool call: the existing one (a resumed run re-executing the call),
     /// else `a` recorded now. The bool says whether it was created by this call.
     pub async fn request_approval(&self, a: &NewApproval<'_>) -> Result<(ApprovalRow, bool)> {
@@ -273,7 +181,7 @@ impl Store {
         &self,
         channel: &str,
         chat_id: &str,
-    ) -> Result<Option<super::SessionRow>> {
+    ) -> Result<Option<SessionRow>> {
         let r = sqlx::query(
             "SELECT key FROM sessions WHERE json_extract(origin, '$.channel') = ?
                AND json_extract(origin, '$.chatId') = ? ORDER BY updated_at DESC LIMIT 1",
@@ -316,7 +224,7 @@ fn row_to_approval(r: &sqlx::sqlite::SqliteRow) -> Result<ApprovalRow> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use switchboard_channels::ChatKind;
+    use switchboard_channels::{ChatKind, Origin};
 
     fn new<'a>(
         origin: &'a Origin,
@@ -344,7 +252,7 @@ mod tests {
     /// Catches: a second request per re-executed call; `/approve` from another chat.
     #[tokio::test]
     async fn requests_are_idempotent_per_call_and_answered_only_from_their_chat() {
-        let store = Store::open_in_memory().await.unwrap();
+        let store = Sqlite::open_in_memory().await.unwrap();
         let origin = Origin::webchat("main", ChatKind::Direct);
         let exes = vec!["/usr/bin/rm".to_string()];
         let (a, created) = store

@@ -2,45 +2,13 @@
 
 use sqlx::Row;
 
-use super::{now_ms, Result, Store};
-
-/// What the store knows about a direct-message sender who is not on the allowlist.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Pairing {
-    Approved,
-    /// Waiting for approval; `notify` says whether to (re)send the code now.
-    Pending {
-        code: String,
-        notify: bool,
-    },
-    /// A new sender, but the channel already has [`MAX_PENDING`] requests waiting: no code,
-    /// no row (a flood of strangers cannot grow the table).
-    Full,
-    /// An operator rejected this sender's request within the last [`PAIRING_TTL_MS`]:
-    /// ignored, no new code until then.
-    Rejected,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct PairingRow {
-    pub channel: String,
-    pub sender_id: String,
-    pub sender_name: Option<String>,
-    pub code: String,
-    pub status: String,
-    pub created_at: i64,
-    pub approved_at: Option<i64>,
-}
+use super::{now_ms, Result, Sqlite};
+pub(super) use crate::store::channels::*;
 
 /// How often a pending sender is reminded of their code.
 const RENOTIFY_MS: i64 = 10 * 60 * 1000;
-/// How long a pairing code is valid; an expired request is deleted, and the sender gets a
-/// new code when they write again.
-pub const PAIRING_TTL_MS: i64 = 60 * 60 * 1000;
-/// Pending requests per channel at most.
-pub const MAX_PENDING: i64 = 20;
 
-impl Store {
+impl Sqlite {
     pub async fn channel_state(&self, channel: &str, key: &str) -> Result<Option<String>> {
         let r = sqlx::query("SELECT value FROM channel_state WHERE channel = ? AND key = ?")
             .bind(channel)
@@ -275,7 +243,7 @@ mod tests {
 
     #[tokio::test]
     async fn pairing_flow_and_dedupe() {
-        let store = Store::open_in_memory().await.unwrap();
+        let store = Sqlite::open_in_memory().await.unwrap();
         let Pairing::Pending { code, notify: true } = store
             .pairing_for("telegram", "42", Some("@ann"))
             .await
@@ -337,7 +305,7 @@ mod tests {
     /// writing again), or a revoked sender still let in.
     #[tokio::test]
     async fn rejected_senders_wait_and_revoked_senders_start_over() {
-        let store = Store::open_in_memory().await.unwrap();
+        let store = Sqlite::open_in_memory().await.unwrap();
         let Pairing::Pending { code, .. } = store.pairing_for("telegram", "7", None).await.unwrap()
         else {
             panic!("pending")
@@ -388,7 +356,7 @@ mod tests {
     /// most `MAX_PENDING` of them: the table does not grow with every stranger.
     #[tokio::test]
     async fn pairing_requests_expire_and_are_capped_per_channel() {
-        let store = Store::open_in_memory().await.unwrap();
+        let store = Sqlite::open_in_memory().await.unwrap();
         let t0 = now_ms();
         let Pairing::Pending { code: old, .. } =
             store.pairing_at("telegram", "1", None, t0).await.unwrap()

@@ -4,53 +4,11 @@
 //! neither loses a run nor makes one twice.
 
 use sqlx::Row;
-use switchboard_channels::Origin;
 
 use super::inbox::insert_inbox;
-use super::{begin_write, from_json, now_ms, to_json, Result, Store, StoreError};
+use super::{begin_write, from_json, now_ms, to_json, Result, Sqlite};
 use crate::config::CronJobConfig;
-
-/// Who added a job: a reload replaces or removes only the config's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobSource {
-    Config,
-    Tool,
-    Cli,
-}
-
-impl JobSource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobSource::Config => "config",
-            JobSource::Tool => "tool",
-            JobSource::Cli => "cli",
-        }
-    }
-
-    fn parse(s: &str) -> Result<JobSource> {
-        Ok(match s {
-            "config" => JobSource::Config,
-            "tool" => JobSource::Tool,
-            "cli" => JobSource::Cli,
-            other => return Err(StoreError::Corrupt(format!("unknown job source {other:?}"))),
-        })
-    }
-}
-
-/// A job as stored.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CronJobRow {
-    pub id: String,
-    pub source: JobSource,
-    /// The job's definition (its `enabled` is the one written; [`Self::enabled`] is in force).
-    pub spec: CronJobConfig,
-    pub enabled: bool,
-    pub next_run_at: Option<i64>,
-    pub last_run_at: Option<i64>,
-    pub last_inbox_id: Option<i64>,
-    pub runs: i64,
-    pub skipped: i64,
-}
+pub(super) use crate::store::cron::*;
 
 fn row_to_job(r: &sqlx::sqlite::SqliteRow) -> Result<CronJobRow> {
     let source: String = r.try_get("source")?;
@@ -68,20 +26,7 @@ fn row_to_job(r: &sqlx::sqlite::SqliteRow) -> Result<CronJobRow> {
     })
 }
 
-/// A due job's message (see [`Store::fire_cron_job`]).
-pub struct CronFire<'a> {
-    pub job_id: &'a str,
-    pub session_key: &'a str,
-    pub origin: &'a Origin,
-    pub sender_id: &'a str,
-    pub text: &'a str,
-    /// The job's next time from now on (`None`: never again).
-    pub next_run_at: Option<i64>,
-    /// A one-shot that ran: disabled.
-    pub disable: bool,
-}
-
-impl Store {
+impl Sqlite {
     pub async fn cron_jobs(&self) -> Result<Vec<CronJobRow>> {
         let rows = sqlx::query("SELECT * FROM cron_jobs ORDER BY id")
             .fetch_all(&mut *self.reader().await)

@@ -9,15 +9,8 @@ use sqlx::sqlite::SqliteRow;
 use super::runs::{queued_row, NewRun, RunRow, RunStatus};
 use super::starts::{start_sql, StartRun, Started};
 use super::writer::{script, Args, Params, Script};
-use super::{from_json, now_ms, to_json, Result, Store};
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct InboxItem {
-    pub id: i64,
-    pub origin: Origin,
-    pub sender_id: String,
-    pub text: String,
-}
+use super::{from_json, now_ms, to_json, Result, Sqlite};
+pub(super) use crate::store::inbox::*;
 
 pub(super) async fn insert_inbox<'e, E>(
     ex: E,
@@ -58,14 +51,7 @@ pub(super) fn row_to_claimed(r: &sqlx::sqlite::SqliteRow) -> Result<InboxItem> {
     })
 }
 
-/// Which waiting messages a run takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Claim {
-    All,
-    Oldest,
-}
-
-impl Store {
+impl Sqlite {
     /// Move waiting messages of `session_key` into the transcript of `session_id` as user
     /// messages (all of them, or only the oldest), oldest first. Returns what moved.
     ///
@@ -107,7 +93,7 @@ impl Store {
     }
 }
 
-impl Store {
+impl Sqlite {
     /// Queue an inbound message for `session_key`.
     pub async fn push_inbox(
         &self,
@@ -145,17 +131,7 @@ impl Store {
     }
 }
 
-/// A session key with messages waiting in the inbox (see [`Store::sessions_with_inbox`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WaitingSession {
-    pub key: String,
-    /// The agent of the key's newest session, if it ever had one.
-    pub agent_id: Option<String>,
-    /// Whether the key has an active session (none: it was archived, or never created).
-    pub active: bool,
-}
-
-impl Store {
+impl Sqlite {
     /// Session keys that have waiting messages.
     pub async fn sessions_with_inbox(&self) -> Result<Vec<WaitingSession>> {
         let rows = sqlx::query(
@@ -200,16 +176,6 @@ static ACCEPT: Script = script!(accept_sql!());
 /// Accepting a message with a run that starts at once: the accept, then the start (which
 /// finds the run queued only if the accept inserted it).
 static ACCEPT_START: Script = script!(concat!(accept_sql!(), start_sql!()));
-
-/// A message to accept (see [`Store::accept_message`]).
-pub struct NewInbound<'a> {
-    pub session_key: &'a str,
-    pub origin: &'a Origin,
-    pub sender_id: &'a str,
-    pub text: &'a str,
-    /// The platform's message id, for dedupe.
-    pub message_id: Option<&'a str>,
-}
 
 /// Accepting a message (and maybe its run): the parameters of `accept_sql!` ([`ACCEPT`],
 /// and the first half of [`ACCEPT_START`]).
@@ -299,7 +265,7 @@ fn accepted_id(rows: &[SqliteRow]) -> Result<Option<i64>> {
     Ok(None)
 }
 
-impl Store {
+impl Sqlite {
     /// Accept an inbound message, in one transaction (one script, one round trip): record
     /// its platform id as taken (with a `message_id`), queue it in the inbox and, with
     /// `run`, insert the queued run that will take it.
@@ -320,8 +286,8 @@ impl Store {
         Ok(accepted_id(&rows)?.map(|id| (id, run.map(queued_row))))
     }
 
-    /// [`Store::accept_message`] with a run that starts at once, in the same transaction
-    /// (see [`Store::start_run`]; `model` is the model it starts with unless `run` names
+    /// [`Sqlite::accept_message`] with a run that starts at once, in the same transaction
+    /// (see [`Sqlite::start_run`]; `model` is the model it starts with unless `run` names
     /// one): for a session that nothing runs for, whose lane has a free slot.
     ///
     /// Returns the inbox id, the run's row (running) and what its start found; `None` (and

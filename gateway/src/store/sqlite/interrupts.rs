@@ -5,9 +5,9 @@
 use sqlx::Row;
 
 use super::runs::RunRow;
-use super::{now_ms, Result, Store};
+use super::{now_ms, Result, Sqlite};
 
-impl Store {
+impl Sqlite {
     /// Checkpoint a running run at shutdown: record its steps and usage so far. It stays
     /// `running` (mid-flight): the next start resumes it from its transcript, or ends it
     /// as interrupted (`subagents.onRestart: "interrupt"`), and does not let it claim
@@ -24,7 +24,7 @@ impl Store {
     }
 }
 
-impl Store {
+impl Sqlite {
     /// Mark a run cancelled that was taken off its lane before it started (queued, or
     /// `running` but not yet resumed after a restart).
     pub async fn cancel_queued_run(&self, id: &str) -> Result<()> {

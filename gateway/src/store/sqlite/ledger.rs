@@ -5,23 +5,10 @@
 
 use sqlx::Row;
 
-use super::{now_ms, Result, Store};
+use super::{now_ms, Result, Sqlite};
+pub(super) use crate::store::ledger::*;
 
-/// An inbound update skipped for good after its handling failed too often.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PoisonedUpdate {
-    pub channel: String,
-    pub update_id: i64,
-    pub attempts: i64,
-    pub reason: String,
-    /// What the update was, without its content.
-    pub summary: String,
-    /// The update as the platform sent it (possibly cut).
-    pub payload: String,
-    pub poisoned_at: i64,
-}
-
-impl Store {
+impl Sqlite {
     /// Save a channel's update offset and forget the attempts at the updates below it, in
     /// one transaction.
     pub async fn save_inbound_offset(
@@ -178,14 +165,14 @@ mod tests {
     async fn the_inbound_ledger_counts_attempts_and_records_poisoned_updates() {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("ledger.db").display());
-        let store = Store::open(&url).await.unwrap();
+        let store = Sqlite::open(&url).await.unwrap();
         assert_eq!(store.begin_inbound_attempt("telegram", 5).await.unwrap(), 1);
         assert_eq!(store.begin_inbound_attempt("telegram", 5).await.unwrap(), 2);
         store.uncount_inbound_attempt("telegram", 5).await.unwrap();
         assert_eq!(store.begin_inbound_attempt("telegram", 5).await.unwrap(), 2);
         assert_eq!(store.begin_inbound_attempt("telegram", 6).await.unwrap(), 1);
         store.close().await;
-        let store = Store::open(&url).await.unwrap();
+        let store = Sqlite::open(&url).await.unwrap();
         assert_eq!(store.inbound_attempts("telegram", 5).await.unwrap(), 2);
         store
             .save_inbound_offset("telegram", "offset", 6)

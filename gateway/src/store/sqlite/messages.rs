@@ -1,97 +1,10 @@
 //! Transcript messages: appended one by one as a run produces them.
 
-use serde::{Deserialize, Serialize};
 use sqlx::Row;
 
 use super::writer::Args;
-use super::{from_json, now_ms, to_json, Result, Store};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    User,
-    Assistant,
-    Tool,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Tool => "tool",
-        }
-    }
-
-    fn parse(s: &str) -> Result<Role> {
-        match s {
-            "user" => Ok(Role::User),
-            "assistant" => Ok(Role::Assistant),
-            "tool" => Ok(Role::Tool),
-            other => Err(super::StoreError::Corrupt(format!("unknown role {other}"))),
-        }
-    }
-}
-
-/// A tool call the model made, as stored on its assistant message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolCallRecord {
-    pub id: String,
-    pub name: String,
-    /// Raw JSON text of the arguments, exactly as the model sent it.
-    pub arguments: String,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewMessage {
-    pub role: Role,
-    pub content: String,
-    pub tool_calls: Vec<ToolCallRecord>,
-    pub tool_call_id: Option<String>,
-    pub tool_name: Option<String>,
-}
-
-impl NewMessage {
-    pub fn user(text: impl Into<String>) -> Self {
-        NewMessage {
-            role: Role::User,
-            content: text.into(),
-            tool_calls: vec![],
-            tool_call_id: None,
-            tool_name: None,
-        }
-    }
-    pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCallRecord>) -> Self {
-        NewMessage {
-            role: Role::Assistant,
-            content: text.into(),
-            tool_calls,
-            tool_call_id: None,
-            tool_name: None,
-        }
-    }
-    pub fn tool(call: &ToolCallRecord, result: impl Into<String>) -> Self {
-        NewMessage {
-            role: Role::Tool,
-            content: result.into(),
-            tool_calls: vec![],
-            tool_call_id: Some(call.id.clone()),
-            tool_name: Some(call.name.clone()),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct MessageRow {
-    pub seq: i64,
-    pub session_id: String,
-    pub run_id: Option<String>,
-    pub role: Role,
-    pub content: String,
-    pub tool_calls: Vec<ToolCallRecord>,
-    pub tool_call_id: Option<String>,
-    pub tool_name: Option<String>,
-    pub created_at: i64,
-}
+use super::{from_json, now_ms, to_json, Result, Sqlite};
+pub(super) use crate::store::messages::*;
 
 pub(super) fn row_to_message(r: &sqlx::sqlite::SqliteRow) -> Result<MessageRow> {
     let role: String = r.try_get("role")?;
@@ -159,7 +72,7 @@ pub(super) fn bind_message(args: Args, m: Option<&NewMessage>) -> Result<Args> {
         .bind(m.and_then(|m| m.tool_name.as_deref())))
 }
 
-impl Store {
+impl Sqlite {
     /// Append one message to a session's transcript; returns its sequence number.
     pub async fn append_message(
         &self,

@@ -6,26 +6,8 @@
 use sqlx::Row;
 use switchboard_channels::{Action, Origin};
 
-use super::{from_json, now_ms, to_json, Result, Store};
-
-/// Channel id of HTTP-API callers: their replies live in the transcript, so a run's end
-/// never queues one here (nothing to send).
-pub const API_CHANNEL: &str = "api";
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct OutboxRow {
-    pub id: i64,
-    pub key: String,
-    pub origin: Origin,
-    pub text: String,
-    /// A footer sent whole and last after the text (the announce's `Stats:` line).
-    pub footer: Option<String>,
-    /// Buttons under the message (see `switchboard_channels::Action`).
-    pub actions: Vec<Action>,
-    pub attempts: i64,
-    /// Leading parts of the (split) message delivered by earlier attempts.
-    pub parts_sent: i64,
-}
+use super::{from_json, now_ms, to_json, Result, Sqlite};
+pub(super) use crate::store::outbox::*;
 
 pub(super) struct NewOutbox<'a> {
     pub key: &'a str,
@@ -58,7 +40,7 @@ where
     Ok(r.rows_affected() == 1)
 }
 
-impl Store {
+impl Sqlite {
     /// Queue a message for delivery. A second call with the same key is a no-op.
     pub async fn enqueue_outbox(&self, key: &str, origin: &Origin, text: &str) -> Result<bool> {
         self.enqueue_outbox_with_actions(key, origin, text, &[])
@@ -228,7 +210,7 @@ impl Store {
     }
 }
 
-impl Store {
+impl Sqlite {
     /// Make pending messages for one chat due now (its recipient just came back, e.g. a
     /// browser reconnected). Returns how many rows were moved forward.
     pub async fn retry_chat_now(&self, channel: &str, chat_id: &str) -> Result<u64> {
@@ -243,6 +225,21 @@ impl Store {
         .execute(&mut *self.writer().await)
         .await?;
         Ok(r.rows_affected())
+    }
+}
+
+impl Sqlite {
+    #[cfg(test)]
+    pub(crate) async fn outbox_chat_for_tests(
+        &self,
+        key: &str,
+    ) -> Result<(String, String, Option<String>, String, Option<String>)> {
+        Ok(sqlx::query_as(
+            "SELECT channel, chat_id, thread_id, text, footer FROM outbox WHERE key = ?",
+        )
+        .bind(key)
+        .fetch_one(&mut *self.reader().await)
+        .await?)
     }
 }
 
@@ -264,7 +261,7 @@ mod tests {
         }
     }
 
-    async fn due_keys(store: &Store) -> Vec<String> {
+    async fn due_keys(store: &Sqlite) -> Vec<String> {
         store
             .due_outbox(100)
             .await
@@ -274,7 +271,7 @@ mod tests {
             .collect()
     }
 
-    async fn id_of(store: &Store, key: &str) -> i64 {
+    async fn id_of(store: &Sqlite, key: &str) -> i64 {
         store
             .due_outbox(100)
             .await
@@ -290,7 +287,7 @@ mod tests {
     /// for good holding its chat back forever.
     #[tokio::test]
     async fn a_chat_waits_for_its_earlier_pending_row() {
-        let store = Store::open_in_memory().await.unwrap();
+        let store = Sqlite::open_in_memory().await.unwrap();
         let a = origin("-1", None);
         let topic = origin("-1", Some("7"));
         store.enqueue_outbox("a1", &a, "one").await.unwrap();
@@ -327,7 +324,7 @@ mod tests {
     /// earlier row's retry.
     #[tokio::test]
     async fn the_next_due_time_is_the_held_back_chats_head() {
-        let store = Store::open_in_memory().await.unwrap();
+        let store = Sqlite::open_in_memory().await.unwrap();
         let a = origin("-1", None);
         store.enqueue_outbox("a1", &a, "one").await.unwrap();
         store.enqueue_outbox("a2", &a, "two").await.unwrap();
@@ -352,7 +349,7 @@ mod tests {
     /// themselves: `store::tests::script_rows_name_their_chat_and_footer`.)
     #[tokio::test]
     async fn parts_sent_survive_and_copied_origins_get_their_chat() {
-        let store = Store::open_in_memory().await.unwrap();
+        let store = Sqlite::open_in_memory().await.unwrap();
         let a = origin("-1", Some("3"));
         sqlx::query(
             "INSERT INTO outbox (key, channel, chat_id, thread_id, origin, text, next_attempt_at, created_at)

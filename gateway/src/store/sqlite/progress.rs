@@ -3,22 +3,10 @@
 
 use sqlx::Row;
 
-use super::{now_ms, Result, Store};
+use super::{now_ms, Result, Sqlite};
+pub(super) use crate::store::progress::*;
 
-/// A posted progress line: the platform's handle of the message and what it shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProgressLine {
-    pub child_session_key: String,
-    pub channel: String,
-    pub chat_id: String,
-    pub thread_id: Option<String>,
-    pub message_id: String,
-    pub text: String,
-    /// When it was last posted or edited (ms since the epoch).
-    pub updated_at: i64,
-}
-
-impl Store {
+impl Sqlite {
     /// The line of a child, if one was posted.
     pub async fn progress_line(&self, child_session_key: &str) -> Result<Option<ProgressLine>> {
         let r = sqlx::query("SELECT * FROM progress_lines WHERE child_session_key = ?")

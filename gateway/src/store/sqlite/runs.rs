@@ -3,37 +3,13 @@
 //! a run is in `starts`, runs cut short outside their loop in `interrupts`.)
 
 use sqlx::Row;
-use switchboard_channels::Origin;
 
 use super::messages::{bind_message, NewMessage};
 use super::outbox::API_CHANNEL;
 use super::states::Outcome;
-pub use super::states::RunStatus;
 use super::writer::{script, Args, Params, Script};
-use super::{from_json, now_ms, to_json, Result, Store, StoreError};
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunRow {
-    pub id: String,
-    pub session_key: String,
-    pub session_id: String,
-    pub agent_id: String,
-    pub lane: String,
-    pub claim_all: bool,
-    pub status: RunStatus,
-    pub origin: Option<Origin>,
-    pub model: Option<String>,
-    pub error: Option<String>,
-    pub steps: i64,
-    pub input_tokens: i64,
-    pub output_tokens: i64,
-    pub cost_usd: Option<f64>,
-    pub reply: Option<String>,
-    pub created_at: i64,
-    pub started_at: Option<i64>,
-    pub ended_at: Option<i64>,
-    pub timeout_ms: Option<i64>,
-}
+use super::{from_json, now_ms, to_json, Result, Sqlite, StoreError};
+pub(super) use crate::store::runs::*;
 
 fn row_to_run(r: &sqlx::sqlite::SqliteRow) -> Result<RunRow> {
     let status: String = r.try_get("status")?;
@@ -62,21 +38,6 @@ fn row_to_run(r: &sqlx::sqlite::SqliteRow) -> Result<RunRow> {
     })
 }
 
-#[derive(Debug, Clone)]
-pub struct NewRun<'a> {
-    pub id: &'a str,
-    pub session_key: &'a str,
-    pub session_id: &'a str,
-    pub agent_id: &'a str,
-    pub lane: &'a str,
-    pub claim_all: bool,
-    pub origin: Option<&'a Origin>,
-    /// A model fixed at creation (`provider/model`), else the agent's default at start.
-    pub model: Option<&'a str>,
-    /// A run timeout of its own, else the configured default.
-    pub timeout_ms: Option<i64>,
-}
-
 pub(super) async fn insert_run<'e, E>(ex: E, run: &NewRun<'_>) -> Result<()>
 where
     E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
@@ -102,82 +63,6 @@ where
     .execute(ex)
     .await?;
     Ok(())
-}
-
-/// The row of a run just inserted by [`insert_run`].
-pub(super) fn queued_row(run: &NewRun<'_>) -> RunRow {
-    RunRow {
-        id: run.id.to_string(),
-        session_key: run.session_key.to_string(),
-        session_id: run.session_id.to_string(),
-        agent_id: run.agent_id.to_string(),
-        lane: run.lane.to_string(),
-        claim_all: run.claim_all,
-        status: RunStatus::Queued,
-        origin: run.origin.cloned(),
-        model: run.model.map(str::to_string),
-        error: None,
-        steps: 0,
-        input_tokens: 0,
-        output_tokens: 0,
-        cost_usd: None,
-        reply: None,
-        created_at: now_ms(),
-        started_at: None,
-        ended_at: None,
-        timeout_ms: run.timeout_ms,
-    }
-}
-
-impl RunEnd {
-    /// An end with nothing to record but its status and error: no model, usage, reply or
-    /// delivery (stopped before it started, failed outside the agent loop).
-    pub fn bare(status: RunStatus, error: Option<String>) -> RunEnd {
-        RunEnd {
-            status,
-            error,
-            model: None,
-            steps: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            cost_usd: None,
-            reply: None,
-            deliver: None,
-            archive_after_ms: None,
-            drop_inbox: false,
-        }
-    }
-}
-
-/// What ending a run left behind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunFinished {
-    /// Messages waiting in the session's inbox (for a run still to be queued).
-    pub waiting: i64,
-    /// The run was a sub-agent's, and its end was recorded now: its announce is pending.
-    pub announce: bool,
-}
-
-/// How a run ended, and what (if anything) to send to its origin.
-#[derive(Debug, Clone)]
-pub struct RunEnd {
-    pub status: RunStatus,
-    pub error: Option<String>,
-    pub model: Option<String>,
-    pub steps: i64,
-    pub input_tokens: i64,
-    pub output_tokens: i64,
-    pub cost_usd: Option<f64>,
-    pub reply: Option<String>,
-    /// Text to deliver through the outbox (key `run:<id>:reply`), to the chat of the newest
-    /// message the run claimed (else the run's origin). Not for a run without an origin
-    /// (a sub-agent's) or whose answer goes to an HTTP API caller (it reads the run).
-    pub deliver: Option<String>,
-    /// For a sub-agent's spawn run: archive its session this long after it ends (None = never).
-    pub archive_after_ms: Option<i64>,
-    /// Drop the messages waiting in the run's session with it (a child stopped before it
-    /// started: its task goes with it, so no later start runs it).
-    pub drop_inbox: bool,
 }
 
 /// Ending a run that is still queued or running (an ended run is left as it is: the
@@ -279,7 +164,7 @@ impl Params for Finish<'_> {
     }
 }
 
-impl Store {
+impl Sqlite {
     /// Insert a queued run; returns its row (`created_at` read from the clock again).
     pub async fn create_run(&self, run: &NewRun<'_>) -> Result<RunRow> {
         insert_run(&mut *self.writer().await, run).await?;
@@ -321,7 +206,7 @@ impl Store {
         self.finish_run_with(id, end, None).await
     }
 
-    /// [`Store::finish_run`], storing the run's last message (its final answer) to the
+    /// [`Sqlite::finish_run`], storing the run's last message (its final answer) to the
     /// session `last.0` in the same transaction.
     pub async fn finish_run_with(
         &self,

@@ -8,29 +8,9 @@ use sqlx::Row;
 use switchboard_channels::Origin;
 use uuid::Uuid;
 
-use super::text::text_enum;
 use super::writer::{script, Args, Params, Script};
-use super::{from_json, now_ms, to_json, Result, Store, StoreError};
-
-text_enum! {
-    /// A session row's state: one `active` row per key; `/new` and archiving retire it.
-    pub enum SessionStatus {
-        Active = "active",
-        Archived = "archived",
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionRow {
-    pub id: String,
-    pub key: String,
-    pub agent_id: String,
-    pub origin: Option<Origin>,
-    pub status: SessionStatus,
-    pub created_at: i64,
-    pub updated_at: i64,
-    pub archived_at: Option<i64>,
-}
+use super::{from_json, now_ms, to_json, Result, Sqlite, StoreError};
+pub(super) use crate::store::sessions::*;
 
 fn row_to_session(r: &sqlx::sqlite::SqliteRow) -> Result<SessionRow> {
     let origin: Option<String> = r.try_get("origin")?;
@@ -102,7 +82,7 @@ impl Params for Ensure<'_> {
     }
 }
 
-impl Store {
+impl Sqlite {
     /// The active session for `key`, created if there is none. `origin`, when given and
     /// different from the stored one, becomes the session's last-known origin.
     ///
@@ -228,7 +208,7 @@ impl Store {
     }
 }
 
-/// Active sessions by key (see [`Store::ensure_session`]). Bounded: when full, the
+/// Active sessions by key (see [`Sqlite::ensure_session`]). Bounded: when full, the
 /// session used least recently makes room (a miss goes back to the database).
 #[derive(Clone)]
 pub(super) struct SessionCache(Arc<Mutex<Cached>>);

@@ -7,20 +7,11 @@ use std::sync::Arc;
 use sqlx::sqlite::SqliteRow;
 use sqlx::Row;
 
-use super::inbox::{row_to_claimed, Claim, InboxItem};
+use super::inbox::{row_to_claimed, Claim};
 use super::messages::{row_to_message, MessageRow};
 use super::writer::{script, Args, Params, Script};
-use super::{now_ms, Result, Store};
-
-/// What starting a run found: the messages it claimed (oldest first), the session's
-/// whole transcript, those included, and when the run first started (a resumed run keeps
-/// the time of its first start: its runtime and its run timeout count from there).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Started {
-    pub claimed: Vec<InboxItem>,
-    pub transcript: Vec<MessageRow>,
-    pub started_at: Option<i64>,
-}
+use super::{now_ms, Result, Sqlite};
+pub(super) use crate::store::starts::*;
 
 /// Starting a run: every statement after the UPDATE acts only if it started the run
 /// (after it, the run is `running` exactly when it was queued or running before). A run
@@ -109,7 +100,7 @@ impl StartRun<'_> {
     }
 }
 
-impl Store {
+impl Sqlite {
     /// What the script's `start_sql!` for `run` found (`None` if it did not start it),
     /// with the whole transcript: the cached part, then what the script read, which is
     /// cached in turn.
@@ -161,7 +152,7 @@ fn parse_started(rows: &[SqliteRow]) -> Result<Option<Started>> {
     Ok(started)
 }
 
-impl Store {
+impl Sqlite {
     /// Start a run, in one transaction (one script, one round trip): mark it running,
     /// move the session's waiting messages into its transcript (`claim`: all of them or
     /// only the oldest; `None` when resuming a run that claimed its messages before a

@@ -8,44 +8,9 @@ use switchboard_channels::Origin;
 use super::runs::{queued_row, NewRun, RunRow};
 use super::sessions::{SessionRow, SessionStatus};
 use super::states::RunStatus;
-pub use super::states::{AnnounceState, Cleanup, Outcome};
 use super::writer::{script, Args, Params, Script};
-use super::{from_json, now_ms, to_json, Result, Store};
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct SubagentRow {
-    pub run_id: String,
-    pub child_session_key: String,
-    pub requester_session_key: String,
-    pub requester_run_id: Option<String>,
-    pub requester_origin: Option<Origin>,
-    pub task: String,
-    pub label: Option<String>,
-    pub agent_id: String,
-    pub model: Option<String>,
-    pub thinking: Option<String>,
-    pub cleanup: Cleanup,
-    pub run_timeout_seconds: i64,
-    /// The requester's `task` tool call that created this child (`None`: a
-    /// `sessions_spawn` child, which announces to the chat).
-    pub task_call_id: Option<String>,
-    pub created_at: i64,
-    pub ended_at: Option<i64>,
-    pub outcome: Option<Outcome>,
-    pub error: Option<String>,
-    pub stop_note: Option<String>,
-    pub announce_state: AnnounceState,
-    pub announce_attempts: i64,
-    pub archive_at: Option<i64>,
-    pub archived_at: Option<i64>,
-    /// From the child's run row.
-    pub status: RunStatus,
-    pub started_at: Option<i64>,
-    pub input_tokens: i64,
-    pub output_tokens: i64,
-    pub cost_usd: Option<f64>,
-    pub session_id: String,
-}
+use super::{from_json, now_ms, to_json, Result, Sqlite};
+pub(super) use crate::store::subagents::*;
 
 const SELECT: &str =
     "SELECT s.*, r.status AS status, r.started_at AS started_at, r.input_tokens AS input_tokens,
@@ -85,49 +50,6 @@ fn row_to_subagent(r: &sqlx::sqlite::SqliteRow) -> Result<SubagentRow> {
         cost_usd: r.try_get("cost_usd")?,
         session_id: r.try_get("session_id")?,
     })
-}
-
-/// Everything a spawn writes, in one transaction.
-pub struct NewSubagent<'a> {
-    pub run_id: &'a str,
-    pub child_session_key: &'a str,
-    pub child_session_id: &'a str,
-    pub requester_session_key: &'a str,
-    pub requester_run_id: Option<&'a str>,
-    pub requester_origin: Option<&'a Origin>,
-    pub task: &'a str,
-    pub label: Option<&'a str>,
-    pub agent_id: &'a str,
-    pub model: Option<&'a str>,
-    pub thinking: Option<&'a str>,
-    pub cleanup: Cleanup,
-    pub run_timeout_seconds: i64,
-    /// The requester's `task` tool call creating this child (with `requester_run_id`).
-    pub task_call_id: Option<&'a str>,
-}
-
-#[cfg(test)]
-impl<'a> NewSubagent<'a> {
-    /// A spawn from `agent:main:main` for tests: task "look", agent `main`, no label,
-    /// model or timeout, `cleanup: "keep"`.
-    pub(crate) fn fixture(run_id: &'a str, child_key: &'a str, child_session_id: &'a str) -> Self {
-        NewSubagent {
-            run_id,
-            child_session_key: child_key,
-            child_session_id,
-            requester_session_key: "agent:main:main",
-            requester_run_id: None,
-            requester_origin: None,
-            task: "look",
-            label: None,
-            agent_id: "main",
-            model: None,
-            thinking: None,
-            cleanup: Cleanup::Keep,
-            run_timeout_seconds: 0,
-            task_call_id: None,
-        }
-    }
 }
 
 /// A spawn: the child's session, its registry row, its first run (queued) and the task as
@@ -219,11 +141,7 @@ impl Params for Spawn<'_> {
     }
 }
 
-/// The channel of messages passed between sessions (a spawn's task, `/subagents send`):
-/// no chat, so nothing is ever delivered to it.
-pub const INTERNAL_CHANNEL: &str = "internal";
-
-impl Store {
+impl Sqlite {
     /// Register a spawn: child session, registry row, run row and the task as the child's
     /// first message, all committed together (one script) before the run is queued.
     pub async fn create_subagent(

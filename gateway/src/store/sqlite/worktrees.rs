@@ -3,62 +3,8 @@
 
 use sqlx::Row;
 
-use super::{now_ms, Result, Store, StoreError};
-
-/// Where a worktree is in its life (see migration `0014_worktrees.sql`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WorktreeState {
-    Creating,
-    Active,
-    Fallback,
-    Done,
-}
-
-impl WorktreeState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WorktreeState::Creating => "creating",
-            WorktreeState::Active => "active",
-            WorktreeState::Fallback => "fallback",
-            WorktreeState::Done => "done",
-        }
-    }
-
-    fn parse(s: &str) -> Result<WorktreeState> {
-        Ok(match s {
-            "creating" => WorktreeState::Creating,
-            "active" => WorktreeState::Active,
-            "fallback" => WorktreeState::Fallback,
-            "done" => WorktreeState::Done,
-            other => {
-                return Err(StoreError::Corrupt(format!(
-                    "unknown worktree state {other:?}"
-                )))
-            }
-        })
-    }
-}
-
-/// One child's worktree record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WorktreeRow {
-    pub run_id: String,
-    pub child_session_key: String,
-    pub state: WorktreeState,
-    /// Why there is no worktree (`fallback`).
-    pub reason: Option<String>,
-    /// The repository's top level.
-    pub repo: Option<String>,
-    /// The worktree's root.
-    pub path: Option<String>,
-    /// The child's workspace inside it (the workspace's place in the repository).
-    pub workdir: Option<String>,
-    pub branch: Option<String>,
-    /// The commit the branch started from.
-    pub base: Option<String>,
-    /// What the announce says of it once done.
-    pub note: Option<String>,
-}
+use super::{now_ms, Result, Sqlite};
+pub(super) use crate::store::worktrees::*;
 
 fn row_to_worktree(r: &sqlx::sqlite::SqliteRow) -> Result<WorktreeRow> {
     let state: String = r.try_get("state")?;
@@ -76,7 +22,7 @@ fn row_to_worktree(r: &sqlx::sqlite::SqliteRow) -> Result<WorktreeRow> {
     })
 }
 
-impl Store {
+impl Sqlite {
     /// Record a child's worktree (or why it has none). The row of a run is written once.
     pub async fn record_worktree(&self, w: &WorktreeRow) -> Result<()> {
         let now = now_ms();

@@ -6,9 +6,8 @@ use super::*;
 /// A run's reply goes to the chat of the newest message it claimed, never to the HTTP API
 /// channel (its callers read the run). (Catches: the reply sent to the chat of the run's
 /// first message: in a session shared by several chats, chat B's message answered in A.)
-#[tokio::test]
-async fn a_reply_goes_to_the_chat_of_the_newest_message_the_run_claimed() {
-    let (_d, store, a, s) = chat_store().await;
+pub(super) async fn a_reply_goes_to_the_chat_of_the_newest_message_the_run_claimed(db: Db) {
+    let (_d, store, a, s) = chat_store(db).await;
     let b = Origin::webchat("chat-2", ChatKind::Direct);
     let api = Origin {
         channel: crate::store::API_CHANNEL.into(),
@@ -68,9 +67,8 @@ async fn a_reply_goes_to_the_chat_of_the_newest_message_the_run_claimed() {
 /// leaves it mid-flight (`running`). (Catches: every start setting `started_at` anew, and
 /// the shutdown checkpoint putting the run back to `queued`, which made recovery resume
 /// it even with `subagents.onRestart: "interrupt"`.)
-#[tokio::test]
-async fn a_resumed_run_keeps_its_first_start_and_a_checkpoint_keeps_it_running() {
-    let (_d, store, o, s) = chat_store().await;
+pub(super) async fn a_resumed_run_keeps_its_first_start_and_a_checkpoint_keeps_it_running(db: Db) {
+    let (_d, store, o, s) = chat_store(db).await;
     store
         .accept_message(
             &inbound(KEY, &o, "hi", None),
@@ -107,9 +105,8 @@ async fn a_resumed_run_keeps_its_first_start_and_a_checkpoint_keeps_it_running()
 /// waiting messages, in one transaction; it reports the messages' ids. (Catches: `/new`
 /// dropping queued runs from the lane but leaving them `queued` in the store, so they came
 /// back at the next start.)
-#[tokio::test]
-async fn drop_waiting_cancels_the_runs_and_deletes_the_messages() {
-    let (_d, store, o, s) = chat_store().await;
+pub(super) async fn drop_waiting_cancels_the_runs_and_deletes_the_messages(db: Db) {
+    let (_d, store, o, s) = chat_store(db).await;
     let (first, _) = store
         .accept_message(
             &inbound(KEY, &o, "one", None),
@@ -141,9 +138,8 @@ async fn drop_waiting_cancels_the_runs_and_deletes_the_messages() {
 /// waiting messages, its task among them, with it in the same transaction: a crash right
 /// after cannot leave the task for the next start to run. (Catches: the end leaving the
 /// task in the inbox.)
-#[tokio::test]
-async fn a_run_ended_with_drop_inbox_takes_the_waiting_messages_with_it() {
-    let (_d, store, o) = requester_store().await;
+pub(super) async fn a_run_ended_with_drop_inbox_takes_the_waiting_messages_with_it(db: Db) {
+    let (_d, store, o) = requester_store(db).await;
     spawned(&store, "c1", &o).await;
     let child = "agent:main:subagent:c1";
     assert_eq!(store.inbox_len(child).await.unwrap(), 1, "the task waits");
@@ -166,9 +162,8 @@ async fn a_run_ended_with_drop_inbox_takes_the_waiting_messages_with_it() {
 /// A child's progress line lives as long as its session: archiving deletes it, and an edit
 /// that lands after the archive is not recorded again. (Catches: a row per child kept
 /// forever; a late edit bringing an archived child's line back.)
-#[tokio::test]
-async fn archiving_a_child_drops_its_progress_line_for_good() {
-    let (_d, store, _o, _s) = chat_store().await;
+pub(super) async fn archiving_a_child_drops_its_progress_line_for_good(db: Db) {
+    let (_d, store, _o, _s) = chat_store(db).await;
     let child = "agent:main:subagent:c1";
     store.ensure_session(child, "main", None).await.unwrap();
     let line = crate::store::ProgressLine {

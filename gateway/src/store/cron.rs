@@ -1,0 +1,88 @@
+//! Scheduled jobs: their rows and a due job's message (both engines).
+
+use super::{Result, StoreError};
+use switchboard_channels::Origin;
+
+use super::engine::engine_fns;
+use crate::config::CronJobConfig;
+
+/// Who added a job: a reload replaces or removes only the config's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobSource {
+    Config,
+    Tool,
+    Cli,
+}
+
+impl JobSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobSource::Config => "config",
+            JobSource::Tool => "tool",
+            JobSource::Cli => "cli",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Result<JobSource> {
+        Ok(match s {
+            "config" => JobSource::Config,
+            "tool" => JobSource::Tool,
+            "cli" => JobSource::Cli,
+            other => return Err(StoreError::Corrupt(format!("unknown job source {other:?}"))),
+        })
+    }
+}
+
+/// A job as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CronJobRow {
+    pub id: String,
+    pub source: JobSource,
+    /// The job's definition (its `enabled` is the one written; [`Self::enabled`] is in force).
+    pub spec: CronJobConfig,
+    pub enabled: bool,
+    pub next_run_at: Option<i64>,
+    pub last_run_at: Option<i64>,
+    pub last_inbox_id: Option<i64>,
+    pub runs: i64,
+    pub skipped: i64,
+}
+
+/// A due job's message (see [`Store::fire_cron_job`]).
+pub struct CronFire<'a> {
+    pub job_id: &'a str,
+    pub session_key: &'a str,
+    pub origin: &'a Origin,
+    pub sender_id: &'a str,
+    pub text: &'a str,
+    /// The job's next time from now on (`None`: never again).
+    pub next_run_at: Option<i64>,
+    /// A one-shot that ran: disabled.
+    pub disable: bool,
+}
+
+engine_fns! {
+    pub async fn cron_jobs(&self) -> Result<Vec<CronJobRow>>;
+    pub async fn cron_job(&self, id: &str) -> Result<Option<CronJobRow>>;
+    /// Enabled jobs whose next time is at or before `now`, soonest first.
+    pub async fn due_cron_jobs(&self, now: i64) -> Result<Vec<CronJobRow>>;
+    /// The soonest next time of an enabled job.
+    pub async fn next_cron_due(&self) -> Result<Option<i64>>;
+    /// Add a job; `false` when a job with its id exists.
+    pub async fn insert_cron_job(&self, spec: &CronJobConfig, source: JobSource, next_run_at: Option<i64>) -> Result<bool>;
+    /// Bring the config's jobs in: `upsert` (job, next time) replaces a job of that id
+    /// (its counters and last run kept), and config jobs whose id is not in `keep` go.
+    /// Jobs added by the tool or the CLI are never removed here. One transaction.
+    pub async fn sync_config_cron_jobs(&self, upsert: &[(&CronJobConfig, Option<i64>)], keep: &[&str]) -> Result<u64>;
+    /// Remove a job; whether there was one.
+    pub async fn delete_cron_job(&self, id: &str) -> Result<bool>;
+    /// Enable (with its next time) or disable a job; whether there was one.
+    pub async fn set_cron_job_enabled(&self, id: &str, enabled: bool, next_run_at: Option<i64>) -> Result<bool>;
+    /// Whether the job's last message is still waiting or its run unfinished.
+    pub async fn cron_job_in_flight(&self, last_inbox_id: i64) -> Result<bool>;
+    /// A due job came due while still running: skipped, its next time moved on.
+    pub async fn skip_cron_job(&self, id: &str, next_run_at: Option<i64>) -> Result<()>;
+    /// Queue a job's message and record the run (next time, last run, a one-shot
+    /// disabled), in one transaction. Returns the message's inbox id.
+    pub async fn fire_cron_job(&self, fire: &CronFire<'_>) -> Result<i64>;
+}

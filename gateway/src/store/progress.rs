@@ -1,0 +1,27 @@
+//! A sub-agent's posted progress line (both engines).
+
+use super::engine::engine_fns;
+use super::Result;
+
+/// A posted progress line: the platform's handle of the message and what it shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgressLine {
+    pub child_session_key: String,
+    pub channel: String,
+    pub chat_id: String,
+    pub thread_id: Option<String>,
+    pub message_id: String,
+    pub text: String,
+    /// When it was last posted or edited (ms since the epoch).
+    pub updated_at: i64,
+}
+
+engine_fns! {
+    /// The line of a child, if one was posted.
+    pub async fn progress_line(&self, child_session_key: &str) -> Result<Option<ProgressLine>>;
+    /// Record a child's line as posted (a new message replaces the one before) or edited;
+    /// `updated_at` is set to now. Only while the child's session is active: archiving it
+    /// deletes its line (`archive_session`), and a last edit that lands after that is not
+    /// recorded again, so the table holds the lines of live children only.
+    pub async fn save_progress_line(&self, line: &ProgressLine) -> Result<()>;
+}

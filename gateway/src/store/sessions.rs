@@ -1,0 +1,51 @@
+//! Sessions: a session's row and its state (both engines).
+
+use switchboard_channels::Origin;
+
+use super::engine::engine_fns;
+use super::text::text_enum;
+use super::Result;
+
+text_enum! {
+    /// A session row's state: one `active` row per key; `/new` and archiving retire it.
+    pub enum SessionStatus {
+        Active = "active",
+        Archived = "archived",
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRow {
+    pub id: String,
+    pub key: String,
+    pub agent_id: String,
+    pub origin: Option<Origin>,
+    pub status: SessionStatus,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub archived_at: Option<i64>,
+}
+
+engine_fns! {
+    /// The active session for `key`, created if there is none. `origin`, when given and
+    /// different from the stored one, becomes the session's last-known origin.
+    ///
+    /// Active sessions are cached: a hit with the same origin costs no database round trip.
+    /// A miss is one script through the group-commit writer. Every archive drops the key
+    /// from the cache before its own transaction commits, and a row read before such a drop
+    /// is not cached (see [`SessionCache::put_unless_forgotten`]), so a stale (archived)
+    /// row is never served.
+    pub async fn ensure_session(&self, key: &str, agent_id: &str, origin: Option<&Origin>) -> Result<SessionRow>;
+    /// The active session for `key`, if any.
+    pub async fn active_session(&self, key: &str) -> Result<Option<SessionRow>>;
+    /// A session by its id (active or archived).
+    pub async fn session_by_id(&self, id: &str) -> Result<Option<SessionRow>>;
+    /// The newest session row for `key`, active or archived.
+    pub async fn latest_session(&self, key: &str) -> Result<Option<SessionRow>>;
+    /// Archive the active session of `key` (its transcript stays readable). Returns
+    /// the archived row, if there was one.
+    pub async fn archive_session(&self, key: &str) -> Result<Option<SessionRow>>;
+    /// Sessions, newest activity first. Activity is the later of the row's own update and
+    /// its newest transcript message (a message does not touch the session row).
+    pub async fn list_sessions(&self, include_archived: bool, limit: i64) -> Result<Vec<SessionRow>>;
+}

@@ -1,0 +1,117 @@
+//! The sub-agent registry's rows and a spawn (both engines).
+
+use switchboard_channels::Origin;
+
+pub use super::states::{AnnounceState, Cleanup, Outcome};
+
+use super::engine::engine_fns;
+use super::runs::RunRow;
+use super::states::RunStatus;
+use super::Result;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubagentRow {
+    pub run_id: String,
+    pub child_session_key: String,
+    pub requester_session_key: String,
+    pub requester_run_id: Option<String>,
+    pub requester_origin: Option<Origin>,
+    pub task: String,
+    pub label: Option<String>,
+    pub agent_id: String,
+    pub model: Option<String>,
+    pub thinking: Option<String>,
+    pub cleanup: Cleanup,
+    pub run_timeout_seconds: i64,
+    /// The requester's `task` tool call that created this child (`None`: a
+    /// `sessions_spawn` child, which announces to the chat).
+    pub task_call_id: Option<String>,
+    pub created_at: i64,
+    pub ended_at: Option<i64>,
+    pub outcome: Option<Outcome>,
+    pub error: Option<String>,
+    pub stop_note: Option<String>,
+    pub announce_state: AnnounceState,
+    pub announce_attempts: i64,
+    pub archive_at: Option<i64>,
+    pub archived_at: Option<i64>,
+    /// From the child's run row.
+    pub status: RunStatus,
+    pub started_at: Option<i64>,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cost_usd: Option<f64>,
+    pub session_id: String,
+}
+
+/// Everything a spawn writes, in one transaction.
+pub struct NewSubagent<'a> {
+    pub run_id: &'a str,
+    pub child_session_key: &'a str,
+    pub child_session_id: &'a str,
+    pub requester_session_key: &'a str,
+    pub requester_run_id: Option<&'a str>,
+    pub requester_origin: Option<&'a Origin>,
+    pub task: &'a str,
+    pub label: Option<&'a str>,
+    pub agent_id: &'a str,
+    pub model: Option<&'a str>,
+    pub thinking: Option<&'a str>,
+    pub cleanup: Cleanup,
+    pub run_timeout_seconds: i64,
+    /// The requester's `task` tool call creating this child (with `requester_run_id`).
+    pub task_call_id: Option<&'a str>,
+}
+
+#[cfg(test)]
+impl<'a> NewSubagent<'a> {
+    /// A spawn from `agent:main:main` for tests: task "look", agent `main`, no label,
+    /// model or timeout, `cleanup: "keep"`.
+    pub(crate) fn fixture(run_id: &'a str, child_key: &'a str, child_session_id: &'a str) -> Self {
+        NewSubagent {
+            run_id,
+            child_session_key: child_key,
+            child_session_id,
+            requester_session_key: "agent:main:main",
+            requester_run_id: None,
+            requester_origin: None,
+            task: "look",
+            label: None,
+            agent_id: "main",
+            model: None,
+            thinking: None,
+            cleanup: Cleanup::Keep,
+            run_timeout_seconds: 0,
+            task_call_id: None,
+        }
+    }
+}
+
+/// The channel of messages passed between sessions (a spawn's task, `/subagents send`):
+/// no chat, so nothing is ever delivered to it.
+pub const INTERNAL_CHANNEL: &str = "internal";
+
+engine_fns! {
+    /// Register a spawn: child session, registry row, run row and the task as the child's
+    /// first message, all committed together (one script) before the run is queued.
+    pub async fn create_subagent(&self, s: &NewSubagent<'_>, timeout_ms: Option<i64>) -> Result<RunRow>;
+    pub async fn subagent(&self, run_id: &str) -> Result<Option<SubagentRow>>;
+    /// The sub-agent whose child session is `key`, if any.
+    pub async fn subagent_by_child(&self, key: &str) -> Result<Option<SubagentRow>>;
+    /// The child a `task` tool call (`call_id` of the requester's run `run_id`) created, if
+    /// any: a resumed requester waits for it instead of creating another.
+    pub async fn task_child(&self, run_id: &str, call_id: &str) -> Result<Option<SubagentRow>>;
+    /// Children spawned from `requester`, newest first.
+    pub async fn subagents_of(&self, requester: &str, limit: i64) -> Result<Vec<SubagentRow>>;
+    /// All sub-agents, newest first.
+    pub async fn all_subagents(&self, limit: i64) -> Result<Vec<SubagentRow>>;
+    /// Sub-agents whose run ended and whose announce is not yet queued.
+    pub async fn pending_announces(&self) -> Result<Vec<SubagentRow>>;
+    /// Who stopped a child, for its announce's Notes (set before the cancel fires).
+    pub async fn set_stop_note(&self, run_id: &str, note: &str) -> Result<()>;
+    /// The earliest timer: (id, kind, target, due_at).
+    pub async fn next_timer(&self) -> Result<Option<(i64, String, String, i64)>>;
+    /// Fire an archive timer: archive the session, stamp the registry and drop the timer,
+    /// in one transaction.
+    pub async fn fire_archive_timer(&self, timer_id: i64, session_key: &str) -> Result<()>;
+}

@@ -7,7 +7,16 @@
 //! No transcript cache here: with several writers a `BIGSERIAL` does not follow commit
 //! order, so "the rows past the cached `seq`" is not "what the cache lacks".
 
+mod inbox;
+mod interrupts;
+mod messages;
 pub mod migrate;
+mod outbox;
+mod progress;
+mod rows;
+mod runs;
+mod sessions;
+mod starts;
 mod unported;
 
 use std::time::Duration;
@@ -55,3 +64,7 @@ impl Pg {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;

@@ -13,7 +13,7 @@ pub struct AnnounceMessage<'a> {
 }
 
 engine_fns! {
-    /// Sqlite the announce prompt `text` in the child's transcript (session `session_id`),
+    /// Store the announce prompt `text` in the child's transcript (session `session_id`),
     /// unless it was stored for this announce before.
     pub async fn ask_for_announce(&self, run_id: &str, session_id: &str, text: &str) -> Result<()>;
     pub async fn bump_announce_attempts(&self, run_id: &str) -> Result<i64>;

@@ -171,27 +171,27 @@ macro_rules! on_engines {
 /// SQLite only, and is listed here with `on [sqlite]`.
 mod engines {
     on_engines! {
-        turns::accept_message_queues_the_message_and_its_run_once_per_platform_id on [sqlite, postgres],
-        turns::start_run_claims_and_reads_the_transcript_only_for_a_run_still_waiting on [sqlite, postgres],
-        turns::accept_and_start_commits_message_run_and_start_together_once on [sqlite, postgres],
-        turns::a_start_reads_what_was_added_since_the_cached_transcript on [sqlite, postgres],
-        turns::ensure_session_creates_updates_the_origin_and_follows_an_archive on [sqlite, postgres],
-        turns::finish_run_stores_the_answer_queues_the_reply_and_counts_what_waits on [sqlite, postgres],
-        outbox::a_chat_waits_for_its_earlier_pending_row on [sqlite, postgres],
-        outbox::the_next_due_time_is_the_held_back_chats_head on [sqlite, postgres],
-        outbox::parts_sent_survive_and_copied_origins_get_their_chat on [sqlite, postgres],
+        delivery::script_rows_name_their_chat_and_footer on [sqlite, postgres],
+        fan_in::the_announce_is_recorded_once_in_the_requesters_transcript on [sqlite, postgres],
         lifecycle::a_reply_goes_to_the_chat_of_the_newest_message_the_run_claimed on [sqlite, postgres],
         lifecycle::a_resumed_run_keeps_its_first_start_and_a_checkpoint_keeps_it_running on [sqlite, postgres],
-        lifecycle::drop_waiting_cancels_the_runs_and_deletes_the_messages on [sqlite, postgres],
+        lifecycle::a_run_ended_with_drop_inbox_takes_the_waiting_messages_with_it on [sqlite, postgres],
         lifecycle::archiving_a_child_drops_its_progress_line_for_good on [sqlite, postgres],
+        lifecycle::drop_waiting_cancels_the_runs_and_deletes_the_messages on [sqlite, postgres],
+        outbox::a_chat_waits_for_its_earlier_pending_row on [sqlite, postgres],
+        outbox::parts_sent_survive_and_copied_origins_get_their_chat on [sqlite, postgres],
+        outbox::the_next_due_time_is_the_held_back_chats_head on [sqlite, postgres],
+        turns::a_child_run_s_end_is_recorded_and_its_archive_timer_armed_once on [sqlite, postgres],
+        turns::a_spawn_commits_all_of_its_rows_or_none on [sqlite, postgres],
+        turns::a_start_reads_what_was_added_since_the_cached_transcript on [sqlite, postgres],
+        turns::accept_and_start_commits_message_run_and_start_together_once on [sqlite, postgres],
+        turns::accept_message_queues_the_message_and_its_run_once_per_platform_id on [sqlite, postgres],
+        turns::an_announce_completes_once on [sqlite, postgres],
+        turns::ensure_session_creates_updates_the_origin_and_follows_an_archive on [sqlite, postgres],
+        turns::finish_run_stores_the_answer_queues_the_reply_and_counts_what_waits on [sqlite, postgres],
+        turns::start_run_claims_and_reads_the_transcript_only_for_a_run_still_waiting on [sqlite, postgres],
 
-        // Not yet on PostgreSQL: they spawn sub-agents, announce, or record worktrees.
-        turns::a_spawn_commits_all_of_its_rows_or_none on [sqlite],
-        delivery::script_rows_name_their_chat_and_footer on [sqlite],
-        turns::a_child_run_s_end_is_recorded_and_its_archive_timer_armed_once on [sqlite],
-        turns::an_announce_completes_once on [sqlite],
-        fan_in::the_announce_is_recorded_once_in_the_requesters_transcript on [sqlite],
-        lifecycle::a_run_ended_with_drop_inbox_takes_the_waiting_messages_with_it on [sqlite],
+        // Not yet on PostgreSQL: they record worktrees.
         worktrees::worktrees_are_found_while_active_and_swept_when_left_over on [sqlite],
     }
 }

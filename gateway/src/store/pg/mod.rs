@@ -7,6 +7,7 @@
 //! No transcript cache here: with several writers a `BIGSERIAL` does not follow commit
 //! order, so "the rows past the cached `seq`" is not "what the cache lacks".
 
+mod announces;
 mod inbox;
 mod interrupts;
 mod messages;
@@ -17,6 +18,7 @@ mod rows;
 mod runs;
 mod sessions;
 mod starts;
+mod subagents;
 mod unported;
 
 use std::time::Duration;

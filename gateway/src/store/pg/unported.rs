@@ -4,9 +4,8 @@
 //! lists what is ported.
 
 use super::super::{
-    AllowEntry, AnnounceMessage, ApprovalRow, ApprovalStatus, CronFire, CronJobRow, JobSource,
-    NewApproval, NewMessage, NewSubagent, Pairing, PairingRow, PoisonedUpdate, Result, RunRow,
-    SessionRow, StoreError, SubagentRow, WorktreeRow, WorktreeState,
+    AllowEntry, ApprovalRow, ApprovalStatus, CronFire, CronJobRow, JobSource, NewApproval, Pairing,
+    PairingRow, PoisonedUpdate, Result, SessionRow, StoreError, WorktreeRow, WorktreeState,
 };
 use super::{Pg, ENGINE};
 use crate::config::CronJobConfig;
@@ -30,23 +29,6 @@ macro_rules! unported {
 }
 
 unported! {
-// subagents
-fn create_subagent(&self, s: &NewSubagent<'_>, timeout_ms: Option<i64>) -> Result<RunRow>;
-fn subagent(&self, run_id: &str) -> Result<Option<SubagentRow>>;
-fn subagent_by_child(&self, key: &str) -> Result<Option<SubagentRow>>;
-fn task_child(&self, run_id: &str, call_id: &str) -> Result<Option<SubagentRow>>;
-fn subagents_of(&self, requester: &str, limit: i64) -> Result<Vec<SubagentRow>>;
-fn all_subagents(&self, limit: i64) -> Result<Vec<SubagentRow>>;
-fn pending_announces(&self) -> Result<Vec<SubagentRow>>;
-fn set_stop_note(&self, run_id: &str, note: &str) -> Result<()>;
-fn next_timer(&self) -> Result<Option<(i64, String, String, i64)>>;
-fn fire_archive_timer(&self, timer_id: i64, session_key: &str) -> Result<()>;
-// announces
-fn ask_for_announce(&self, run_id: &str, session_id: &str, text: &str) -> Result<()>;
-fn bump_announce_attempts(&self, run_id: &str) -> Result<i64>;
-fn complete_announce(&self, run_id: &str, message: Option<AnnounceMessage<'_>>, archive_now: bool, step_answer: Option<(&str, &NewMessage)>) -> Result<bool>;
-fn complete_announce_fan_in(&self, run_id: &str, message: Option<AnnounceMessage<'_>>, archive_now: bool, step_answer: Option<(&str, &NewMessage)>, fan_in: Option<&str>) -> Result<bool>;
-fn fail_announce(&self, run_id: &str) -> Result<()>;
 // approvals
 fn request_approval(&self, a: &NewApproval<'_>) -> Result<(ApprovalRow, bool)>;
 fn approval(&self, id: &str) -> Result<Option<ApprovalRow>>;

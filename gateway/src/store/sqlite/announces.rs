@@ -150,7 +150,7 @@ impl Params for AskForAnnounce<'_> {
 }
 
 impl Sqlite {
-    /// Sqlite the announce prompt `text` in the child's transcript (session `session_id`),
+    /// Store the announce prompt `text` in the child's transcript (session `session_id`),
     /// unless it was stored for this announce before.
     pub async fn ask_for_announce(&self, run_id: &str, session_id: &str, text: &str) -> Result<()> {
         let ask = AskForAnnounce {

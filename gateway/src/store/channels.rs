@@ -59,4 +59,29 @@ engine_fns! {
     /// again (a new pairing code under dmPolicy "pairing").
     pub async fn revoke_pairing(&self, channel: &str, sender_id: &str) -> Result<Option<PairingRow>>;
     pub async fn list_pairings(&self) -> Result<Vec<PairingRow>>;
+    /// [`Store::pairing_for`] at the time `now` (tests: expiry and reminders).
+    #[cfg(test)]
+    pub(crate) async fn pairing_at(&self, channel: &str, sender_id: &str, sender_name: Option<&str>, now: i64) -> Result<Pairing>;
+}
+
+/// How often a pending sender is reminded of their code.
+pub(super) const RENOTIFY_MS: i64 = 10 * 60 * 1000;
+
+/// A code as typed by an operator: case and dashes do not matter.
+pub(super) fn normalized_code(code: &str) -> String {
+    code.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect::<String>()
+        .to_ascii_uppercase()
+}
+
+/// Eight characters from an alphabet without look-alikes (no 0/O, 1/I/L).
+pub(super) fn new_code() -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+    let bytes = uuid::Uuid::new_v4().into_bytes();
+    bytes
+        .iter()
+        .take(8)
+        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
+        .collect()
 }

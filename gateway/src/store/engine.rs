@@ -13,9 +13,8 @@ pub(super) enum Engine {
 }
 
 /// Public `Store` methods, each calling the same-named method of the store's engine.
-/// Every engine has every method (the PostgreSQL engine answers those it does not have
-/// yet with `StoreError::Unsupported`, see `pg::unported`), so adding a method is one
-/// line here and one method per engine.
+/// Adding a method is one line in its area's invocation and one method per engine; an
+/// engine without it does not compile.
 macro_rules! engine_fns {
     ($(
         $(#[$meta:meta])*

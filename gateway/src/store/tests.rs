@@ -20,8 +20,8 @@ pub(super) enum Db {
 /// What keeps a test's database alive: its temp dir, or its PostgreSQL database (dropped
 /// with it).
 pub(super) enum Keep {
-    Dir(#[allow(dead_code)] tempfile::TempDir),
-    Db(#[allow(dead_code)] TestDb),
+    Dir(tempfile::TempDir),
+    Db(TestDb),
 }
 
 /// An empty store on `db`.
@@ -42,6 +42,17 @@ pub(super) async fn file_store(db: Db) -> (Keep, Store) {
 }
 
 /// A file store with the requester session `agent:main:main` that children report to.
+/// The store of `keep` opened again (a restart).
+pub(super) async fn reopen(keep: &Keep) -> Store {
+    match keep {
+        Keep::Dir(dir) => {
+            let url = format!("sqlite://{}", dir.path().join("t.db").display());
+            Store::open(&url).await.expect("open again")
+        }
+        Keep::Db(db) => Store::open_postgres(db.url()).await.expect("open again"),
+    }
+}
+
 pub(super) async fn requester_store(db: Db) -> (Keep, Store, Origin) {
     let (dir, store) = file_store(db).await;
     let o = origin();
@@ -173,6 +184,11 @@ mod engines {
     on_engines! {
         delivery::script_rows_name_their_chat_and_footer on [sqlite, postgres],
         fan_in::the_announce_is_recorded_once_in_the_requesters_transcript on [sqlite, postgres],
+        approvals::requests_are_idempotent_per_call_and_answered_only_from_their_chat on [sqlite, postgres],
+        channels::pairing_flow_and_dedupe on [sqlite, postgres],
+        channels::pairing_requests_expire_and_are_capped_per_channel on [sqlite, postgres],
+        channels::rejected_senders_wait_and_revoked_senders_start_over on [sqlite, postgres],
+        ledger::the_inbound_ledger_counts_attempts_and_records_poisoned_updates on [sqlite, postgres],
         lifecycle::a_reply_goes_to_the_chat_of_the_newest_message_the_run_claimed on [sqlite, postgres],
         lifecycle::a_resumed_run_keeps_its_first_start_and_a_checkpoint_keeps_it_running on [sqlite, postgres],
         lifecycle::a_run_ended_with_drop_inbox_takes_the_waiting_messages_with_it on [sqlite, postgres],
@@ -190,14 +206,15 @@ mod engines {
         turns::ensure_session_creates_updates_the_origin_and_follows_an_archive on [sqlite, postgres],
         turns::finish_run_stores_the_answer_queues_the_reply_and_counts_what_waits on [sqlite, postgres],
         turns::start_run_claims_and_reads_the_transcript_only_for_a_run_still_waiting on [sqlite, postgres],
-
-        // Not yet on PostgreSQL: they record worktrees.
-        worktrees::worktrees_are_found_while_active_and_swept_when_left_over on [sqlite],
+        worktrees::worktrees_are_found_while_active_and_swept_when_left_over on [sqlite, postgres],
     }
 }
 
+mod approvals;
+mod channels;
 mod delivery;
 mod fan_in;
+mod ledger;
 mod lifecycle;
 mod outbox;
 mod seam;

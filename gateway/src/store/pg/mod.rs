@@ -1,15 +1,19 @@
 //! The store on PostgreSQL: an sqlx pool (rustls), the schema's migrations applied under a
 //! lock before the pool opens (`migrate`), and the store's methods by area, with `$n`
 //! placeholders, transactions of single statements where SQLite runs a script, and row
-//! counts checked in Rust where SQLite gates a statement on `changes()`. The methods not
-//! ported yet are in `unported` (docs/postgres.md).
+//! counts checked in Rust where SQLite gates a statement on `changes()`, and row locks
+//! (or an advisory lock) where a transaction reads before it writes (docs/postgres.md).
 //!
 //! No transcript cache here: with several writers a `BIGSERIAL` does not follow commit
 //! order, so "the rows past the cached `seq`" is not "what the cache lacks".
 
 mod announces;
+mod approvals;
+mod channels;
+mod cron;
 mod inbox;
 mod interrupts;
+mod ledger;
 mod messages;
 pub mod migrate;
 mod outbox;
@@ -19,7 +23,7 @@ mod runs;
 mod sessions;
 mod starts;
 mod subagents;
-mod unported;
+mod worktrees;
 
 use std::time::Duration;
 
@@ -64,6 +68,12 @@ impl Pg {
     pub(super) async fn execute_for_tests(&self, sql: &str) -> Result<()> {
         sqlx::query(sql).execute(&self.pool).await?;
         Ok(())
+    }
+
+    /// The `i64` one SQL query answers (tests).
+    #[cfg(test)]
+    pub(super) async fn count_for_tests(&self, sql: &str) -> Result<i64> {
+        Ok(sqlx::query_scalar(sql).fetch_one(&self.pool).await?)
     }
 }
 

@@ -118,6 +118,14 @@ impl Sqlite {
         sqlx::query(sql).execute(&mut *self.writer().await).await?;
         Ok(())
     }
+
+    /// The `i64` one SQL query answers (tests).
+    #[cfg(test)]
+    pub(super) async fn count_for_tests(&self, sql: &str) -> Result<i64> {
+        Ok(sqlx::query_scalar(sql)
+            .fetch_one(&mut *self.reader().await)
+            .await?)
+    }
 }
 
 /// A database file this process just created, and its WAL files, made readable by the

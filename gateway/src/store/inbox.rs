@@ -46,10 +46,7 @@ pub struct NewInbound<'a> {
 engine_fns! {
     /// Move waiting messages of `session_key` into the transcript of `session_id` as user
     /// messages (all of them, or only the oldest), oldest first. Returns what moved.
-    ///
-    /// One statement: `INSERT … SELECT` copies them (with their origin and sender) and the
-    /// `messages_claim_inbox` trigger deletes each inbox row, atomically, holding the
-    /// writer for that statement only.
+    /// Each message is claimed once, however many claims run at once.
     pub async fn claim_inbox(&self, session_key: &str, session_id: &str, run_id: &str, claim: Claim) -> Result<Vec<InboxItem>>;
     /// Queue an inbound message for `session_key`.
     pub async fn push_inbox(&self, session_key: &str, origin: &Origin, sender_id: &str, text: &str) -> Result<i64>;
@@ -59,7 +56,7 @@ engine_fns! {
     pub async fn clear_inbox(&self, session_key: &str) -> Result<u64>;
     /// Session keys that have waiting messages.
     pub async fn sessions_with_inbox(&self) -> Result<Vec<WaitingSession>>;
-    /// Accept an inbound message, in one transaction (one script, one round trip): record
+    /// Accept an inbound message, in one transaction: record
     /// its platform id as taken (with a `message_id`), queue it in the inbox and, with
     /// `run`, insert the queued run that will take it.
     ///

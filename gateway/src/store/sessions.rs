@@ -29,12 +29,7 @@ pub struct SessionRow {
 engine_fns! {
     /// The active session for `key`, created if there is none. `origin`, when given and
     /// different from the stored one, becomes the session's last-known origin.
-    ///
-    /// Active sessions are cached: a hit with the same origin costs no database round trip.
-    /// A miss is one script through the group-commit writer. Every archive drops the key
-    /// from the cache before its own transaction commits, and a row read before such a drop
-    /// is not cached (see [`SessionCache::put_unless_forgotten`]), so a stale (archived)
-    /// row is never served.
+    /// (SQLite caches active sessions: a hit with the same origin costs no round trip.)
     pub async fn ensure_session(&self, key: &str, agent_id: &str, origin: Option<&Origin>) -> Result<SessionRow>;
     /// The active session for `key`, if any.
     pub async fn active_session(&self, key: &str) -> Result<Option<SessionRow>>;

@@ -17,7 +17,7 @@ pub struct Started {
 }
 
 engine_fns! {
-    /// Start a run, in one transaction (one script, one round trip): mark it running,
+    /// Start a run, in one transaction: mark it running,
     /// move the session's waiting messages into its transcript (`claim`: all of them or
     /// only the oldest; `None` when resuming a run that claimed its messages before a
     /// restart) and read the transcript back. The session id is refreshed (a `/new` may

@@ -93,7 +93,7 @@ pub const INTERNAL_CHANNEL: &str = "internal";
 
 engine_fns! {
     /// Register a spawn: child session, registry row, run row and the task as the child's
-    /// first message, all committed together (one script) before the run is queued.
+    /// first message, all committed together before the run is queued.
     pub async fn create_subagent(&self, s: &NewSubagent<'_>, timeout_ms: Option<i64>) -> Result<RunRow>;
     pub async fn subagent(&self, run_id: &str) -> Result<Option<SubagentRow>>;
     /// The sub-agent whose child session is `key`, if any.

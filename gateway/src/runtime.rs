@@ -226,6 +226,12 @@ pub(crate) mod testing {
         with_store(cfg, store, dir)
     }
 
+    /// The same on `store` (e.g. one on PostgreSQL), with a temp dir for the state dir.
+    pub(crate) fn runtime_on(config: &str, store: Store) -> (tempfile::TempDir, Arc<Runtime>) {
+        let cfg = crate::config::parse_config(config, &|_| None).unwrap();
+        with_store(cfg, store, tempfile::tempdir().unwrap())
+    }
+
     fn with_store(
         cfg: crate::config::Config,
         store: Store,

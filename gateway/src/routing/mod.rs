@@ -220,6 +220,10 @@ pub fn shared_dm_warning(cfg: &Config, approved: &[(String, String)]) -> Option<
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod turn_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

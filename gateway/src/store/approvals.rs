@@ -1,10 +1,10 @@
-//! Exec approval requests (one durable row per tool call, answered from the chat that
-//! owns the run) and the executables allowed for good (`allow-always`).
+//! Exec approval requests and the allow-always list: their rows and states (both engines).
 
-use sqlx::Row;
 use switchboard_channels::Origin;
 
-use super::{begin_write, from_json, now_ms, to_json, Result, Store};
+use super::engine::engine_fns;
+use super::sessions::SessionRow;
+use super::Result;
 
 /// The state of a request: `pending` until answered, stopped or expired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +31,7 @@ impl ApprovalStatus {
         }
     }
 
-    fn parse(s: &str) -> Result<ApprovalStatus> {
+    pub(crate) fn parse(s: &str) -> Result<ApprovalStatus> {
         Ok(match s {
             "pending" => ApprovalStatus::Pending,
             "allow-once" => ApprovalStatus::AllowOnce,
@@ -99,313 +99,30 @@ pub struct AllowEntry {
     pub created_at: i64,
 }
 
-impl Store {
+engine_fns! {
     /// The request of a tool call: the existing one (a resumed run re-executing the call),
     /// else `a` recorded now. The bool says whether it was created by this call.
-    pub async fn request_approval(&self, a: &NewApproval<'_>) -> Result<(ApprovalRow, bool)> {
-        let mut w = self.writer().await;
-        let mut tx = begin_write(&mut w).await?;
-        let r = sqlx::query(
-            "INSERT INTO approval_requests (id, run_id, tool_call_id, session_key, agent_id, label,
-                channel, chat_id, origin, workdir, command, executables, created_at, expires_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT(run_id, tool_call_id) DO NOTHING",
-        )
-        .bind(a.id)
-        .bind(a.run_id)
-        .bind(a.tool_call_id)
-        .bind(a.session_key)
-        .bind(a.agent_id)
-        .bind(a.label)
-        .bind(&a.origin.channel)
-        .bind(&a.origin.chat_id)
-        .bind(to_json(a.origin)?)
-        .bind(a.workdir)
-        .bind(a.command)
-        .bind(to_json(&a.executables)?)
-        .bind(now_ms())
-        .bind(a.expires_at)
-        .execute(&mut *tx)
-        .await?;
-        let row =
-            sqlx::query("SELECT * FROM approval_requests WHERE run_id = ? AND tool_call_id = ?")
-                .bind(a.run_id)
-                .bind(a.tool_call_id)
-                .fetch_one(&mut *tx)
-                .await?;
-        tx.commit().await?;
-        Ok((row_to_approval(&row)?, r.rows_affected() == 1))
-    }
-
-    pub async fn approval(&self, id: &str) -> Result<Option<ApprovalRow>> {
-        let r = sqlx::query("SELECT * FROM approval_requests WHERE id = ?")
-            .bind(id)
-            .fetch_optional(&mut *self.reader().await)
-            .await?;
-        r.as_ref().map(row_to_approval).transpose()
-    }
-
+    pub async fn request_approval(&self, a: &NewApproval<'_>) -> Result<(ApprovalRow, bool)>;
+    pub async fn approval(&self, id: &str) -> Result<Option<ApprovalRow>>;
     /// The requests of a run's tool calls (to find the calls a resumed run re-executes).
-    pub async fn approvals_of_run(&self, run_id: &str) -> Result<Vec<ApprovalRow>> {
-        let rows = sqlx::query("SELECT * FROM approval_requests WHERE run_id = ?")
-            .bind(run_id)
-            .fetch_all(&mut *self.reader().await)
-            .await?;
-        rows.iter().map(row_to_approval).collect()
-    }
-
+    pub async fn approvals_of_run(&self, run_id: &str) -> Result<Vec<ApprovalRow>>;
     /// Answer a pending request from the chat `channel`/`chat_id`: `None` when there is
     /// no pending, unexpired request with that id for that chat (nothing changes then).
     /// `allow-always` also stores the request's executables for its agent, in the same
     /// transaction.
-    pub async fn answer_approval(
-        &self,
-        id: &str,
-        channel: &str,
-        chat_id: &str,
-        status: ApprovalStatus,
-        by: &str,
-    ) -> Result<Option<ApprovalRow>> {
-        let now = now_ms();
-        let mut w = self.writer().await;
-        let mut tx = begin_write(&mut w).await?;
-        let r = sqlx::query(
-            "UPDATE approval_requests SET status = ?, decided_by = ?, resolved_at = ?
-             WHERE id = ? AND status = 'pending' AND channel = ? AND chat_id = ? AND expires_at > ?
-             RETURNING *",
-        )
-        .bind(status.as_str())
-        .bind(by)
-        .bind(now)
-        .bind(id)
-        .bind(channel)
-        .bind(chat_id)
-        .bind(now)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(row) = r.as_ref().map(row_to_approval).transpose()? else {
-            return Ok(None);
-        };
-        if status == ApprovalStatus::AllowAlways {
-            for path in &row.executables {
-                sqlx::query(
-                    "INSERT INTO exec_allowlist (agent_id, path, approval_id, created_at)
-                     VALUES (?, ?, ?, ?) ON CONFLICT(agent_id, path) DO NOTHING",
-                )
-                .bind(&row.agent_id)
-                .bind(path)
-                .bind(&row.id)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-            }
-        }
-        tx.commit().await?;
-        Ok(Some(row))
-    }
-
+    pub async fn answer_approval(&self, id: &str, channel: &str, chat_id: &str, status: ApprovalStatus, by: &str) -> Result<Option<ApprovalRow>>;
     /// End a pending request without an answer (`cancelled`, `expired`); false if it was
     /// no longer pending.
-    pub async fn close_approval(&self, id: &str, status: ApprovalStatus) -> Result<bool> {
-        let r = sqlx::query(
-            "UPDATE approval_requests SET status = ?, resolved_at = ? WHERE id = ? AND status = 'pending'",
-        )
-        .bind(status.as_str())
-        .bind(now_ms())
-        .bind(id)
-        .execute(&mut *self.writer().await)
-        .await?;
-        Ok(r.rows_affected() == 1)
-    }
-
+    pub async fn close_approval(&self, id: &str, status: ApprovalStatus) -> Result<bool>;
     /// Requests still waiting for an answer, oldest first.
-    pub async fn pending_approvals(&self) -> Result<Vec<ApprovalRow>> {
-        let rows = sqlx::query(
-            "SELECT * FROM approval_requests WHERE status = 'pending' ORDER BY created_at",
-        )
-        .fetch_all(&mut *self.reader().await)
-        .await?;
-        rows.iter().map(row_to_approval).collect()
-    }
-
+    pub async fn pending_approvals(&self) -> Result<Vec<ApprovalRow>>;
     /// The executables `agent_id` may run without asking (from `allow-always`).
-    pub async fn exec_allowed(&self, agent_id: &str) -> Result<Vec<String>> {
-        let rows = sqlx::query("SELECT path FROM exec_allowlist WHERE agent_id = ?")
-            .bind(agent_id)
-            .fetch_all(&mut *self.reader().await)
-            .await?;
-        rows.iter().map(|r| Ok(r.try_get("path")?)).collect()
-    }
-
-    pub async fn exec_allowlist(&self) -> Result<Vec<AllowEntry>> {
-        let rows = sqlx::query("SELECT * FROM exec_allowlist ORDER BY agent_id, path")
-            .fetch_all(&mut *self.reader().await)
-            .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(AllowEntry {
-                    agent_id: r.try_get("agent_id")?,
-                    path: r.try_get("path")?,
-                    approval_id: r.try_get("approval_id")?,
-                    created_at: r.try_get("created_at")?,
-                })
-            })
-            .collect()
-    }
-
+    pub async fn exec_allowed(&self, agent_id: &str) -> Result<Vec<String>>;
+    pub async fn exec_allowlist(&self) -> Result<Vec<AllowEntry>>;
     /// Remove `path` from the stored allowlist (of `agent_id`, or of every agent);
     /// returns how many entries went.
-    pub async fn revoke_exec_allowed(&self, path: &str, agent_id: Option<&str>) -> Result<u64> {
-        let r = sqlx::query(
-            "DELETE FROM exec_allowlist WHERE path = ? AND (? IS NULL OR agent_id = ?)",
-        )
-        .bind(path)
-        .bind(agent_id)
-        .bind(agent_id)
-        .execute(&mut *self.writer().await)
-        .await?;
-        Ok(r.rows_affected())
-    }
-
+    pub async fn revoke_exec_allowed(&self, path: &str, agent_id: Option<&str>) -> Result<u64>;
     /// The newest session whose last inbound message came from `channel`/`chat_id` (the
     /// chats the `message` tool may write to).
-    pub async fn session_for_chat(
-        &self,
-        channel: &str,
-        chat_id: &str,
-    ) -> Result<Option<super::SessionRow>> {
-        let r = sqlx::query(
-            "SELECT key FROM sessions WHERE json_extract(origin, '$.channel') = ?
-               AND json_extract(origin, '$.chatId') = ? ORDER BY updated_at DESC LIMIT 1",
-        )
-        .bind(channel)
-        .bind(chat_id)
-        .fetch_optional(&mut *self.reader().await)
-        .await?;
-        match r {
-            Some(r) => self.latest_session(&r.try_get::<String, _>("key")?).await,
-            None => Ok(None),
-        }
-    }
-}
-
-fn row_to_approval(r: &sqlx::sqlite::SqliteRow) -> Result<ApprovalRow> {
-    let origin: String = r.try_get("origin")?;
-    let executables: String = r.try_get("executables")?;
-    let status: String = r.try_get("status")?;
-    Ok(ApprovalRow {
-        id: r.try_get("id")?,
-        run_id: r.try_get("run_id")?,
-        tool_call_id: r.try_get("tool_call_id")?,
-        session_key: r.try_get("session_key")?,
-        agent_id: r.try_get("agent_id")?,
-        label: r.try_get("label")?,
-        origin: from_json(&origin)?,
-        workdir: r.try_get("workdir")?,
-        command: r.try_get("command")?,
-        executables: from_json(&executables)?,
-        status: ApprovalStatus::parse(&status)?,
-        decided_by: r.try_get("decided_by")?,
-        created_at: r.try_get("created_at")?,
-        expires_at: r.try_get("expires_at")?,
-        resolved_at: r.try_get("resolved_at")?,
-    })
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use switchboard_channels::ChatKind;
-
-    fn new<'a>(
-        origin: &'a Origin,
-        exes: &'a [String],
-        call: &'a str,
-        id: &'a str,
-    ) -> NewApproval<'a> {
-        NewApproval {
-            id,
-            run_id: "r1",
-            tool_call_id: call,
-            session_key: "agent:main:main",
-            agent_id: "main",
-            label: None,
-            origin,
-            workdir: "/w",
-            command: "rm x",
-            executables: exes,
-            expires_at: now_ms() + 60_000,
-        }
-    }
-
-    /// A request is found again by run + call id (a resumed run does not ask twice), only
-    /// its own chat can answer it, and allow-always stores its executables.
-    /// Catches: a second request per re-executed call; `/approve` from another chat.
-    #[tokio::test]
-    async fn requests_are_idempotent_per_call_and_answered_only_from_their_chat() {
-        let store = Store::open_in_memory().await.unwrap();
-        let origin = Origin::webchat("main", ChatKind::Direct);
-        let exes = vec!["/usr/bin/rm".to_string()];
-        let (a, created) = store
-            .request_approval(&new(&origin, &exes, "c1", "aaaa"))
-            .await
-            .unwrap();
-        assert!(created);
-        let (again, created) = store
-            .request_approval(&new(&origin, &exes, "c1", "bbbb"))
-            .await
-            .unwrap();
-        assert!(!created);
-        assert_eq!(again.id, "aaaa");
-        assert_eq!(a, again);
-
-        let other = store
-            .answer_approval("aaaa", "webchat", "other", ApprovalStatus::AllowAlways, "x")
-            .await
-            .unwrap();
-        assert_eq!(other, None, "another chat changes nothing");
-        assert_eq!(
-            store.approval("aaaa").await.unwrap().unwrap().status,
-            ApprovalStatus::Pending
-        );
-        let done = store
-            .answer_approval("aaaa", "webchat", "main", ApprovalStatus::AllowAlways, "x")
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(done.status, ApprovalStatus::AllowAlways);
-        assert_eq!(store.exec_allowed("main").await.unwrap(), exes);
-        assert!(
-            store
-                .answer_approval("aaaa", "webchat", "main", ApprovalStatus::Denied, "x")
-                .await
-                .unwrap()
-                .is_none(),
-            "answered once"
-        );
-        assert_eq!(
-            store
-                .revoke_exec_allowed("/usr/bin/rm", None)
-                .await
-                .unwrap(),
-            1
-        );
-        assert!(store.exec_allowed("main").await.unwrap().is_empty());
-
-        let (b, _) = store
-            .request_approval(&new(&origin, &exes, "c2", "cccc"))
-            .await
-            .unwrap();
-        assert!(store
-            .close_approval(&b.id, ApprovalStatus::Cancelled)
-            .await
-            .unwrap());
-        assert!(!store
-            .close_approval(&b.id, ApprovalStatus::Expired)
-            .await
-            .unwrap());
-        assert_eq!(store.approvals_of_run("r1").await.unwrap().len(), 2);
-        assert!(store.pending_approvals().await.unwrap().is_empty());
-    }
+    pub async fn session_for_chat(&self, channel: &str, chat_id: &str) -> Result<Option<SessionRow>>;
 }

@@ -1,84 +1,23 @@
-//! Runs cut short outside their own loop: the shutdown checkpoint, runs taken off their
-//! lane before they started, dropping what waits in a session, and what a run claimed
-//! (for an end written on its behalf).
+//! Runs cut short outside their loop (both engines).
 
-use sqlx::Row;
-
+use super::engine::engine_fns;
 use super::runs::RunRow;
-use super::{now_ms, Result, Store};
+use super::Result;
 
-impl Store {
+engine_fns! {
     /// Checkpoint a running run at shutdown: record its steps and usage so far. It stays
     /// `running` (mid-flight): the next start resumes it from its transcript, or ends it
     /// as interrupted (`subagents.onRestart: "interrupt"`), and does not let it claim
     /// messages again (they belong to the runs queued behind it).
-    pub async fn checkpoint_run(
-        &self,
-        id: &str,
-        steps: i64,
-        input_tokens: i64,
-        output_tokens: i64,
-    ) -> Result<()> {
-        self.update_run_usage(id, steps, input_tokens, output_tokens)
-            .await
-    }
-}
-
-impl Store {
+    pub async fn checkpoint_run(&self, id: &str, steps: i64, input_tokens: i64, output_tokens: i64) -> Result<()>;
     /// Mark a run cancelled that was taken off its lane before it started (queued, or
     /// `running` but not yet resumed after a restart).
-    pub async fn cancel_queued_run(&self, id: &str) -> Result<()> {
-        sqlx::query("UPDATE runs SET status = 'cancelled', error = 'stopped before it started', ended_at = ? WHERE id = ? AND status IN ('queued', 'running')")
-            .bind(now_ms())
-            .bind(id)
-            .execute(&mut *self.writer().await)
-            .await?;
-        Ok(())
-    }
-
+    pub async fn cancel_queued_run(&self, id: &str) -> Result<()>;
     /// Drop what waits in a session, in one transaction: the runs `run_ids` (taken off
     /// their lane before they started) end `cancelled` with `error`, and its waiting
     /// messages are deleted. Returns the inbox ids of the messages dropped.
-    pub async fn drop_waiting(
-        &self,
-        session_key: &str,
-        run_ids: &[String],
-        error: &str,
-    ) -> Result<Vec<i64>> {
-        let now = now_ms();
-        let mut w = self.writer().await;
-        let mut tx = super::begin_write(&mut w).await?;
-        for id in run_ids {
-            sqlx::query("UPDATE runs SET status = 'cancelled', error = ?, ended_at = ? WHERE id = ? AND status IN ('queued', 'running')")
-                .bind(error)
-                .bind(now)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        let rows = sqlx::query("DELETE FROM inbox WHERE session_key = ? RETURNING id")
-            .bind(session_key)
-            .fetch_all(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        let mut ids = rows
-            .iter()
-            .map(|r| r.try_get("id"))
-            .collect::<std::result::Result<Vec<i64>, _>>()?;
-        ids.sort_unstable();
-        Ok(ids)
-    }
-
+    pub async fn drop_waiting(&self, session_key: &str, run_ids: &[String], error: &str) -> Result<Vec<i64>>;
     /// The inbox ids of the messages a run claimed (for a `run.ended` event written after
     /// the run's own code stopped, e.g. by a panic).
-    pub async fn claimed_by(&self, run: &RunRow) -> Result<Vec<i64>> {
-        let rows = sqlx::query(
-            "SELECT inbox_id FROM messages WHERE session_id = ? AND run_id = ? AND inbox_id IS NOT NULL ORDER BY seq",
-        )
-        .bind(&run.session_id)
-        .bind(&run.id)
-        .fetch_all(&mut *self.reader().await)
-        .await?;
-        rows.iter().map(|r| Ok(r.try_get("inbox_id")?)).collect()
-    }
+    pub async fn claimed_by(&self, run: &RunRow) -> Result<Vec<i64>>;
 }

@@ -1,11 +1,7 @@
-//! The inbound ledger: attempts at handling each inbound update not yet done with (counted
-//! before it is handled, so an attempt that kills the adapter still counts), the update
-//! offset saved together with forgetting the attempts below it, and the updates skipped as
-//! poisoned after failing too often.
+//! The inbound ledger's poisoned updates (both engines).
 
-use sqlx::Row;
-
-use super::{now_ms, Result, Store};
+use super::engine::engine_fns;
+use super::Result;
 
 /// An inbound update skipped for good after its handling failed too often.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,197 +17,24 @@ pub struct PoisonedUpdate {
     pub poisoned_at: i64,
 }
 
-impl Store {
+engine_fns! {
     /// Save a channel's update offset and forget the attempts at the updates below it, in
     /// one transaction.
-    pub async fn save_inbound_offset(
-        &self,
-        channel: &str,
-        key: &str,
-        next_offset: i64,
-    ) -> Result<()> {
-        let mut w = self.writer().await;
-        let mut tx = super::begin_write(&mut w).await?;
-        sqlx::query(
-            "INSERT INTO channel_state (channel, key, value, updated_at) VALUES (?, ?, ?, ?)
-             ON CONFLICT(channel, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        )
-        .bind(channel)
-        .bind(key)
-        .bind(next_offset.to_string())
-        .bind(now_ms())
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("DELETE FROM inbound_attempts WHERE channel = ? AND update_id < ?")
-            .bind(channel)
-            .bind(next_offset)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
+    pub async fn save_inbound_offset(&self, channel: &str, key: &str, next_offset: i64) -> Result<()>;
     /// Count one more attempt at handling an inbound update; returns the attempts so far,
     /// this one included. Committed before the update is handled.
-    pub async fn begin_inbound_attempt(&self, channel: &str, update_id: i64) -> Result<i64> {
-        let now = now_ms();
-        let r = sqlx::query(
-            "INSERT INTO inbound_attempts (channel, update_id, attempts, first_at, last_at)
-             VALUES (?, ?, 1, ?, ?)
-             ON CONFLICT(channel, update_id) DO UPDATE SET attempts = attempts + 1, last_at = excluded.last_at
-             RETURNING attempts",
-        )
-        .bind(channel)
-        .bind(update_id)
-        .bind(now)
-        .bind(now)
-        .fetch_one(&mut *self.writer().await)
-        .await?;
-        Ok(r.try_get("attempts")?)
-    }
-
+    pub async fn begin_inbound_attempt(&self, channel: &str, update_id: i64) -> Result<i64>;
     /// Take back the last attempt at an update (it was cut short by a shutdown).
-    pub async fn uncount_inbound_attempt(&self, channel: &str, update_id: i64) -> Result<()> {
-        sqlx::query(
-            "UPDATE inbound_attempts SET attempts = attempts - 1
-             WHERE channel = ? AND update_id = ? AND attempts > 0",
-        )
-        .bind(channel)
-        .bind(update_id)
-        .execute(&mut *self.writer().await)
-        .await?;
-        Ok(())
-    }
-
+    pub async fn uncount_inbound_attempt(&self, channel: &str, update_id: i64) -> Result<()>;
     /// Forget the attempts at an update that is done with.
-    pub async fn forget_inbound_attempts(&self, channel: &str, update_id: i64) -> Result<()> {
-        sqlx::query("DELETE FROM inbound_attempts WHERE channel = ? AND update_id = ?")
-            .bind(channel)
-            .bind(update_id)
-            .execute(&mut *self.writer().await)
-            .await?;
-        Ok(())
-    }
-
+    pub async fn forget_inbound_attempts(&self, channel: &str, update_id: i64) -> Result<()>;
     /// Attempts counted at an update not yet done with (tests and diagnostics).
-    pub async fn inbound_attempts(&self, channel: &str, update_id: i64) -> Result<i64> {
-        let r = sqlx::query(
-            "SELECT attempts FROM inbound_attempts WHERE channel = ? AND update_id = ?",
-        )
-        .bind(channel)
-        .bind(update_id)
-        .fetch_optional(&mut *self.reader().await)
-        .await?;
-        Ok(r.map(|r| r.try_get("attempts")).transpose()?.unwrap_or(0))
-    }
-
+    pub async fn inbound_attempts(&self, channel: &str, update_id: i64) -> Result<i64>;
     /// Record an update as poisoned and forget its attempts, in one transaction. A second
     /// record of the same update keeps the first.
-    pub async fn poison_inbound(&self, p: &PoisonedUpdate) -> Result<()> {
-        let mut w = self.writer().await;
-        let mut tx = super::begin_write(&mut w).await?;
-        sqlx::query(
-            "INSERT INTO inbound_poisoned (channel, update_id, attempts, reason, summary, payload, poisoned_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(channel, update_id) DO NOTHING",
-        )
-        .bind(&p.channel)
-        .bind(p.update_id)
-        .bind(p.attempts)
-        .bind(&p.reason)
-        .bind(&p.summary)
-        .bind(&p.payload)
-        .bind(p.poisoned_at)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("DELETE FROM inbound_attempts WHERE channel = ? AND update_id = ?")
-            .bind(&p.channel)
-            .bind(p.update_id)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
+    pub async fn poison_inbound(&self, p: &PoisonedUpdate) -> Result<()>;
     /// The updates of a channel recorded as poisoned, oldest first.
-    pub async fn poisoned_updates(&self, channel: &str) -> Result<Vec<PoisonedUpdate>> {
-        let rows = sqlx::query(
-            "SELECT * FROM inbound_poisoned WHERE channel = ? ORDER BY poisoned_at, update_id",
-        )
-        .bind(channel)
-        .fetch_all(&mut *self.reader().await)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(PoisonedUpdate {
-                    channel: r.try_get("channel")?,
-                    update_id: r.try_get("update_id")?,
-                    attempts: r.try_get("attempts")?,
-                    reason: r.try_get("reason")?,
-                    summary: r.try_get("summary")?,
-                    payload: r.try_get("payload")?,
-                    poisoned_at: r.try_get("poisoned_at")?,
-                })
-            })
-            .collect()
-    }
-
+    pub async fn poisoned_updates(&self, channel: &str) -> Result<Vec<PoisonedUpdate>>;
     /// Count of poisoned updates by channel (for metrics).
-    pub async fn poisoned_counts(&self) -> Result<Vec<(String, i64)>> {
-        let rows =
-            sqlx::query("SELECT channel, COUNT(*) AS n FROM inbound_poisoned GROUP BY channel")
-                .fetch_all(&mut *self.reader().await)
-                .await?;
-        rows.iter()
-            .map(|r| Ok((r.try_get("channel")?, r.try_get("n")?)))
-            .collect()
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    /// Catches: attempts at an update not surviving a restart (counted only in memory), an
-    /// offset save leaving the attempts behind, or a poisoned update not recorded.
-    #[tokio::test]
-    async fn the_inbound_ledger_counts_attempts_and_records_poisoned_updates() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("ledger.db").display());
-        let store = Store::open(&url).await.unwrap();
-        assert_eq!(store.begin_inbound_attempt("telegram", 5).await.unwrap(), 1);
-        assert_eq!(store.begin_inbound_attempt("telegram", 5).await.unwrap(), 2);
-        store.uncount_inbound_attempt("telegram", 5).await.unwrap();
-        assert_eq!(store.begin_inbound_attempt("telegram", 5).await.unwrap(), 2);
-        assert_eq!(store.begin_inbound_attempt("telegram", 6).await.unwrap(), 1);
-        store.close().await;
-        let store = Store::open(&url).await.unwrap();
-        assert_eq!(store.inbound_attempts("telegram", 5).await.unwrap(), 2);
-        store
-            .save_inbound_offset("telegram", "offset", 6)
-            .await
-            .unwrap();
-        assert_eq!(store.inbound_attempts("telegram", 5).await.unwrap(), 0);
-        assert_eq!(store.inbound_attempts("telegram", 6).await.unwrap(), 1);
-        let poisoned = PoisonedUpdate {
-            channel: "telegram".into(),
-            update_id: 6,
-            attempts: 3,
-            reason: "not taken".into(),
-            summary: "message 1 in chat 2 from 3".into(),
-            payload: "{}".into(),
-            poisoned_at: 1,
-        };
-        store.poison_inbound(&poisoned).await.unwrap();
-        store.poison_inbound(&poisoned).await.unwrap();
-        assert_eq!(store.inbound_attempts("telegram", 6).await.unwrap(), 0);
-        assert_eq!(
-            store.poisoned_updates("telegram").await.unwrap(),
-            vec![poisoned]
-        );
-        assert_eq!(
-            store.poisoned_counts().await.unwrap(),
-            vec![("telegram".to_string(), 1)]
-        );
-    }
+    pub async fn poisoned_counts(&self) -> Result<Vec<(String, i64)>>;
 }

@@ -1,14 +1,20 @@
-//! Persistence: SQLite through sqlx. Sessions, transcripts, the inbox of waiting
-//! messages, runs and the outbox. Every state change that must survive a restart goes
-//! through here and is committed before the caller acts on it.
+//! Persistence through sqlx, on SQLite (the default) or PostgreSQL. Sessions, transcripts,
+//! the inbox of waiting messages, runs and the outbox. Every state change that must
+//! survive a restart goes through here and is committed before the caller acts on it.
+//!
+//! `Store` is the one type the gateway uses. It holds an engine (`sqlite::Sqlite` or
+//! `pg::Pg`); each public method is a static dispatch to the engine's method of the same
+//! name (`engine::engine_fns!`, invoked per area next to that area's row types).
 //!
 //! Architecture invariant: only `store` knows SQL. Callers get plain Rust rows.
+//! Architecture invariant: only `store::sqlite` and `store::pg` know their engine; the
+//! area modules here (`sessions`, `runs`, …) hold what both share: rows, states, the API.
 
 mod announces;
 mod approvals;
 mod channels;
-mod conns;
 mod cron;
+mod engine;
 pub mod health;
 mod inbox;
 mod interrupts;
@@ -18,23 +24,18 @@ mod outbox;
 mod progress;
 mod runs;
 mod sessions;
+mod sqlite;
 mod starts;
 mod states;
 mod subagents;
 mod text;
-mod transcripts;
 mod worktrees;
-mod writer;
 
 pub mod pg;
 
-use std::str::FromStr;
-use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
-
-use conns::Conns;
+use engine::Engine;
 
 pub use announces::AnnounceMessage;
 pub use approvals::{AllowEntry, ApprovalRow, ApprovalStatus, NewApproval};
@@ -50,9 +51,6 @@ pub use sessions::{SessionRow, SessionStatus};
 pub use starts::Started;
 pub use subagents::{AnnounceState, Cleanup, NewSubagent, Outcome, SubagentRow, INTERNAL_CHANNEL};
 pub use worktrees::{WorktreeRow, WorktreeState};
-
-/// Embedded migrations, applied at start.
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -77,84 +75,72 @@ pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// The database handle. Cheap to clone.
 ///
-/// Every write goes through the one writer connection, reads through a few reader
-/// connections (see `conns`). Only this module knows SQL.
+/// On SQLite every write goes through one writer connection, reads through a few reader
+/// connections; on PostgreSQL both go through a pool. Only this module knows SQL.
 #[derive(Clone)]
 pub struct Store {
-    conns: Arc<Conns>,
-    sessions: sessions::SessionCache,
-    transcripts: transcripts::TranscriptCache,
+    engine: Engine,
 }
 
 impl Store {
-    /// Open (creating if missing) the database at `url`, switch to WAL and migrate.
+    /// Open (creating if missing) the SQLite database at `url`, switch to WAL and migrate.
     pub async fn open(url: &str) -> Result<Store> {
-        let opts = SqliteConnectOptions::from_str(url)?;
-        let file = health::sqlite_file(url);
-        if let Some(dir) = file.as_deref().and_then(std::path::Path::parent) {
-            if !dir.as_os_str().is_empty() {
-                private_dir(dir).map_err(|source| StoreError::Folder {
-                    path: dir.to_owned(),
-                    source,
-                })?;
-            }
-        }
-        let created = file.as_deref().is_some_and(|f| !f.exists());
-        let opts = opts
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(10))
-            // Room for the group-commit writer's chunked scripts (see `writer`).
-            .statement_cache_capacity(256)
-            // A chunk's rows (transcripts of up to 16 starts) are sent by the connection's
-            // thread as it steps; with sqlx's default of 50 it waits for the writer task to
-            // take them, which under load sits in the runtime's queue.
-            .row_buffer_size(4096)
-            .foreign_keys(true);
-        let conns = Conns::open(&opts, true, migrate).await?;
-        if let (true, Some(file)) = (created, &file) {
-            make_private(file);
-        }
         Ok(Store {
-            conns,
-            sessions: Default::default(),
-            transcripts: Default::default(),
+            engine: Engine::Sqlite(sqlite::Sqlite::open(url).await?),
         })
     }
 
-    /// An in-memory database (tests). One connection, both the reader and the writer:
-    /// every connection to `:memory:` is a database of its own.
+    /// An in-memory SQLite database (tests).
     pub async fn open_in_memory() -> Result<Store> {
-        let opts = SqliteConnectOptions::from_str("sqlite::memory:")?.foreign_keys(true);
-        let conns = Conns::open(&opts, false, migrate).await?;
         Ok(Store {
-            conns,
-            sessions: Default::default(),
-            transcripts: Default::default(),
+            engine: Engine::Sqlite(sqlite::Sqlite::open_in_memory().await?),
         })
     }
 
-    /// The writer connection (held until the guard drops).
-    async fn writer(&self) -> tokio::sync::MutexGuard<'_, sqlx::SqliteConnection> {
-        self.conns.writer().await
+    /// Connect to the PostgreSQL database at `url` (`postgres://…`), after applying its
+    /// migrations under the migrator's lock (`pg::migrate`). Not reachable from the config
+    /// yet: `storage.url` refuses `postgres:` until several processes can share a database
+    /// (leases, docs/postgres.md).
+    pub async fn open_postgres(url: &str) -> Result<Store> {
+        Ok(Store {
+            engine: Engine::Postgres(pg::Pg::open(url).await?),
+        })
     }
 
-    /// A reader connection (held until the guard drops).
-    async fn reader(&self) -> tokio::sync::MutexGuard<'_, sqlx::SqliteConnection> {
-        self.conns.reader().await
-    }
-
+    /// Flush what the engine keeps for later (SQLite checkpoints its WAL); the connections
+    /// close when the last handle is dropped.
     pub async fn close(&self) {
-        self.conns.close().await;
+        match &self.engine {
+            Engine::Sqlite(e) => e.close().await,
+            Engine::Postgres(e) => e.close().await,
+        }
     }
 
-    /// Run one SQL statement on the writer: tests use it to make the store fail on purpose
-    /// (e.g. a trigger that aborts inserts).
+    /// Run one SQL statement (on SQLite's writer): tests use it to make the store fail on
+    /// purpose (e.g. a trigger that aborts inserts).
     #[cfg(test)]
     pub(crate) async fn execute_for_tests(&self, sql: &str) -> Result<()> {
-        sqlx::query(sql).execute(&mut *self.writer().await).await?;
-        Ok(())
+        match &self.engine {
+            Engine::Sqlite(e) => e.execute_for_tests(sql).await,
+            Engine::Postgres(e) => e.execute_for_tests(sql).await,
+        }
+    }
+
+    /// The `i64` that one SQL query (portable between the engines) answers (tests).
+    #[cfg(test)]
+    pub(crate) async fn count_for_tests(&self, sql: &str) -> Result<i64> {
+        match &self.engine {
+            Engine::Sqlite(e) => e.count_for_tests(sql).await,
+            Engine::Postgres(e) => e.count_for_tests(sql).await,
+        }
+    }
+
+    /// Which engine this store runs on (`"SQLite"` or `"PostgreSQL"`).
+    pub fn engine_name(&self) -> &'static str {
+        match &self.engine {
+            Engine::Sqlite(_) => "SQLite",
+            Engine::Postgres(_) => pg::ENGINE,
+        }
     }
 }
 
@@ -166,38 +152,6 @@ pub(crate) fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(dir)
-}
-
-/// A database file this process just created, and its WAL files, made readable by the
-/// owner only (SQLite creates them as the umask allows, usually 0644).
-fn make_private(file: &std::path::Path) {
-    #[cfg(unix)]
-    for suffix in ["", "-wal", "-shm"] {
-        use std::os::unix::fs::PermissionsExt;
-        let mut path = file.as_os_str().to_owned();
-        path.push(suffix);
-        if let Err(e) = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)) {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                tracing::warn!(file = %std::path::Path::new(&path).display(), error = %e, "cannot make the database file private");
-            }
-        }
-    }
-}
-
-/// Apply the embedded migrations (on the writer, before any reader opens).
-async fn migrate(w: &mut sqlx::SqliteConnection) -> Result<()> {
-    MIGRATOR.run(w).await?;
-    Ok(())
-}
-
-/// Begin a write transaction on the writer connection `w`. `BEGIN IMMEDIATE` takes the
-/// write lock up front, so a transaction that reads before it writes never fails with
-/// SQLITE_BUSY on the lock upgrade (the busy timeout only covers waiting for the lock, not
-/// upgrading it). Dropped without `commit`, it rolls back.
-async fn begin_write(
-    w: &mut sqlx::SqliteConnection,
-) -> Result<sqlx::Transaction<'_, sqlx::Sqlite>> {
-    Ok(sqlx::Connection::begin_with(w, "BEGIN IMMEDIATE").await?)
 }
 
 /// Current time as unix milliseconds.

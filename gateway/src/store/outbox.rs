@@ -1,12 +1,9 @@
-//! The outbox: every message bound for a channel, at most once per idempotency key,
-//! with its footer (the announce's `Stats:` line) and its buttons apart from its text, delivery state,
-//! attempts, the time of the next attempt and how many parts of it were delivered. A chat's rows leave in order: none is due while an earlier row of the
-//! same chat (channel, chat, thread) is pending or being sent.
+//! The outbox's rows (both engines).
 
-use sqlx::Row;
 use switchboard_channels::{Action, Origin};
 
-use super::{from_json, now_ms, to_json, Result, Store};
+use super::engine::engine_fns;
+use super::Result;
 
 /// Channel id of HTTP-API callers: their replies live in the transcript, so a run's end
 /// never queues one here (nothing to send).
@@ -27,358 +24,39 @@ pub struct OutboxRow {
     pub parts_sent: i64,
 }
 
-pub(super) struct NewOutbox<'a> {
-    pub key: &'a str,
-    pub origin: &'a Origin,
-    pub text: &'a str,
-    pub actions: &'a [Action],
-}
-
-/// Insert unless the key exists already (idempotent). Returns whether a row was added.
-pub(super) async fn insert_outbox<'e, E>(ex: E, m: &NewOutbox<'_>) -> Result<bool>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
-{
-    let now = now_ms();
-    let r = sqlx::query(
-        "INSERT INTO outbox (key, channel, chat_id, thread_id, origin, text, actions, next_attempt_at, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING",
-    )
-    .bind(m.key)
-    .bind(&m.origin.channel)
-    .bind(&m.origin.chat_id)
-    .bind(&m.origin.thread_id)
-    .bind(to_json(m.origin)?)
-    .bind(m.text)
-    .bind(if m.actions.is_empty() { None } else { Some(to_json(&m.actions)?) })
-    .bind(now)
-    .bind(now)
-    .execute(ex)
-    .await?;
-    Ok(r.rows_affected() == 1)
-}
-
-impl Store {
+engine_fns! {
     /// Queue a message for delivery. A second call with the same key is a no-op.
-    pub async fn enqueue_outbox(&self, key: &str, origin: &Origin, text: &str) -> Result<bool> {
-        self.enqueue_outbox_with_actions(key, origin, text, &[])
-            .await
-    }
-
+    pub async fn enqueue_outbox(&self, key: &str, origin: &Origin, text: &str) -> Result<bool>;
     /// [`Self::enqueue_outbox`] with buttons under the message.
-    pub async fn enqueue_outbox_with_actions(
-        &self,
-        key: &str,
-        origin: &Origin,
-        text: &str,
-        actions: &[Action],
-    ) -> Result<bool> {
-        let m = NewOutbox {
-            key,
-            origin,
-            text,
-            actions,
-        };
-        insert_outbox(&mut *self.writer().await, &m).await
-    }
-
+    pub async fn enqueue_outbox_with_actions(&self, key: &str, origin: &Origin, text: &str, actions: &[Action]) -> Result<bool>;
     /// Pending messages whose next attempt is due, oldest first, without any row that an
     /// earlier row of its chat holds back (one being sent, or pending and not yet due). A
     /// chat's due rows come in order; the caller sends them in that order.
-    pub async fn due_outbox(&self, limit: i64) -> Result<Vec<OutboxRow>> {
-        let now = now_ms();
-        let rows = sqlx::query(
-            "SELECT id, key, origin, text, footer, actions, attempts, parts_sent FROM outbox o
-             WHERE state = 'pending' AND next_attempt_at <= ?
-               AND NOT EXISTS (SELECT 1 FROM outbox e
-                   WHERE e.channel = o.channel AND e.chat_id IS o.chat_id
-                     AND e.thread_id IS o.thread_id AND e.id < o.id
-                     AND e.state IN ('pending', 'sending')
-                     AND (e.state = 'sending' OR e.next_attempt_at > ?))
-             ORDER BY id LIMIT ?",
-        )
-        .bind(now)
-        .bind(now)
-        .bind(limit)
-        .fetch_all(&mut *self.reader().await)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                let origin: String = r.try_get("origin")?;
-                let actions: Option<String> = r.try_get("actions")?;
-                Ok(OutboxRow {
-                    id: r.try_get("id")?,
-                    key: r.try_get("key")?,
-                    origin: from_json(&origin)?,
-                    text: r.try_get("text")?,
-                    footer: r.try_get("footer")?,
-                    actions: match actions {
-                        Some(a) => from_json(&a)?,
-                        None => Vec::new(),
-                    },
-                    attempts: r.try_get("attempts")?,
-                    parts_sent: r.try_get("parts_sent")?,
-                })
-            })
-            .collect()
-    }
-
+    pub async fn due_outbox(&self, limit: i64) -> Result<Vec<OutboxRow>>;
     /// When the earliest pending message that heads its chat is due (unix ms), if any. (A
     /// row behind an earlier one of its chat waits for that one, not for its own time.)
-    pub async fn next_outbox_due(&self) -> Result<Option<i64>> {
-        let r = sqlx::query(
-            "SELECT MIN(next_attempt_at) AS t FROM outbox o
-             WHERE state = 'pending'
-               AND NOT EXISTS (SELECT 1 FROM outbox e
-                   WHERE e.channel = o.channel AND e.chat_id IS o.chat_id
-                     AND e.thread_id IS o.thread_id AND e.id < o.id
-                     AND e.state IN ('pending', 'sending'))",
-        )
-        .fetch_one(&mut *self.reader().await)
-        .await?;
-        Ok(r.try_get("t")?)
-    }
-
+    pub async fn next_outbox_due(&self) -> Result<Option<i64>>;
     /// Record that the first `parts` parts of a message being sent were delivered, so a
     /// later attempt (after a failure or a crash) resumes after them.
-    pub async fn mark_outbox_progress(&self, id: i64, parts: i64) -> Result<()> {
-        sqlx::query("UPDATE outbox SET parts_sent = ? WHERE id = ? AND state = 'sending'")
-            .bind(parts)
-            .bind(id)
-            .execute(&mut *self.writer().await)
-            .await?;
-        Ok(())
-    }
-
+    pub async fn mark_outbox_progress(&self, id: i64, parts: i64) -> Result<()>;
     /// Claim a pending row for sending (state `sending`). Returns false if another worker
     /// claimed it or it is no longer pending, so a stale read never sends a row twice.
-    pub async fn claim_outbox(&self, id: i64) -> Result<bool> {
-        let r = sqlx::query(
-            "UPDATE outbox SET state = 'sending', attempts = attempts + 1 WHERE id = ? AND state = 'pending'",
-        )
-        .bind(id)
-        .execute(&mut *self.writer().await)
-        .await?;
-        Ok(r.rows_affected() == 1)
-    }
-
+    pub async fn claim_outbox(&self, id: i64) -> Result<bool>;
     /// At start: rows that were being sent when the process died go back to pending. (The
     /// channel may or may not have received them; this is the one at-least-once window.)
-    pub async fn reset_sending_outbox(&self) -> Result<u64> {
-        let r = sqlx::query("UPDATE outbox SET state = 'pending' WHERE state = 'sending'")
-            .execute(&mut *self.writer().await)
-            .await?;
-        Ok(r.rows_affected())
-    }
-
-    pub async fn mark_outbox_sent(&self, id: i64) -> Result<()> {
-        sqlx::query("UPDATE outbox SET state = 'sent', sent_at = ? WHERE id = ?")
-            .bind(now_ms())
-            .bind(id)
-            .execute(&mut *self.writer().await)
-            .await?;
-        Ok(())
-    }
-
+    pub async fn reset_sending_outbox(&self) -> Result<u64>;
+    pub async fn mark_outbox_sent(&self, id: i64) -> Result<()>;
     /// Record a failed attempt; `retry_at` None means give up (state `failed`).
-    pub async fn mark_outbox_failed(
-        &self,
-        id: i64,
-        error: &str,
-        retry_at: Option<i64>,
-    ) -> Result<()> {
-        match retry_at {
-            Some(at) => {
-                sqlx::query("UPDATE outbox SET state = 'pending', last_error = ?, next_attempt_at = ? WHERE id = ?")
-                    .bind(error)
-                    .bind(at)
-                    .bind(id)
-                    .execute(&mut *self.writer().await)
-                    .await?
-            }
-            None => {
-                sqlx::query("UPDATE outbox SET last_error = ?, state = 'failed' WHERE id = ?")
-                    .bind(error)
-                    .bind(id)
-                    .execute(&mut *self.writer().await)
-                    .await?
-            }
-        };
-        Ok(())
-    }
-
+    pub async fn mark_outbox_failed(&self, id: i64, error: &str, retry_at: Option<i64>) -> Result<()>;
     /// Count of outbox rows by state (for metrics).
-    pub async fn outbox_counts(&self) -> Result<Vec<(String, i64)>> {
-        let rows = sqlx::query("SELECT state, COUNT(*) AS n FROM outbox GROUP BY state")
-            .fetch_all(&mut *self.reader().await)
-            .await?;
-        rows.iter()
-            .map(|r| Ok((r.try_get("state")?, r.try_get("n")?)))
-            .collect()
-    }
-
+    pub async fn outbox_counts(&self) -> Result<Vec<(String, i64)>>;
     /// Look up an outbox row's state and attempts by key (tests and diagnostics).
-    pub async fn outbox_state(&self, key: &str) -> Result<Option<(String, i64)>> {
-        let r = sqlx::query("SELECT state, attempts FROM outbox WHERE key = ?")
-            .bind(key)
-            .fetch_optional(&mut *self.reader().await)
-            .await?;
-        r.map(|r| Ok((r.try_get("state")?, r.try_get("attempts")?)))
-            .transpose()
-    }
-}
-
-impl Store {
+    pub async fn outbox_state(&self, key: &str) -> Result<Option<(String, i64)>>;
     /// Make pending messages for one chat due now (its recipient just came back, e.g. a
     /// browser reconnected). Returns how many rows were moved forward.
-    pub async fn retry_chat_now(&self, channel: &str, chat_id: &str) -> Result<u64> {
-        let r = sqlx::query(
-            "UPDATE outbox SET next_attempt_at = ?
-             WHERE state = 'pending' AND channel = ? AND chat_id = ? AND next_attempt_at > ?",
-        )
-        .bind(now_ms())
-        .bind(channel)
-        .bind(chat_id)
-        .bind(now_ms())
-        .execute(&mut *self.writer().await)
-        .await?;
-        Ok(r.rows_affected())
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use switchboard_channels::{ChatKind, Origin};
-
-    use super::*;
-
-    fn origin(chat: &str, thread: Option<&str>) -> Origin {
-        Origin {
-            channel: "telegram".into(),
-            account: None,
-            chat_id: chat.into(),
-            thread_id: thread.map(str::to_string),
-            kind: ChatKind::Group,
-            reply_handle: None,
-        }
-    }
-
-    async fn due_keys(store: &Store) -> Vec<String> {
-        store
-            .due_outbox(100)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| r.key)
-            .collect()
-    }
-
-    async fn id_of(store: &Store, key: &str) -> i64 {
-        store
-            .due_outbox(100)
-            .await
-            .unwrap()
-            .into_iter()
-            .find(|r| r.key == key)
-            .map(|r| r.id)
-            .unwrap()
-    }
-
-    /// Catches: a later row of a chat sent while an earlier row of the same chat waits out
-    /// its retry backoff (an announce landing after later replies), and a row that failed
-    /// for good holding its chat back forever.
-    #[tokio::test]
-    async fn a_chat_waits_for_its_earlier_pending_row() {
-        let store = Store::open_in_memory().await.unwrap();
-        let a = origin("-1", None);
-        let topic = origin("-1", Some("7"));
-        store.enqueue_outbox("a1", &a, "one").await.unwrap();
-        store.enqueue_outbox("t1", &topic, "topic").await.unwrap();
-        store.enqueue_outbox("a2", &a, "two").await.unwrap();
-        store
-            .enqueue_outbox("b1", &origin("-2", None), "other")
-            .await
-            .unwrap();
-        assert_eq!(due_keys(&store).await, ["a1", "t1", "a2", "b1"]);
-
-        // a1 fails and waits a minute: a2 waits with it; the topic and chat -2 do not.
-        let a1 = id_of(&store, "a1").await;
-        assert!(store.claim_outbox(a1).await.unwrap());
-        assert_eq!(
-            due_keys(&store).await,
-            ["t1", "b1"],
-            "a2 waits while a1 is sent"
-        );
-        let later = now_ms() + 60_000;
-        store
-            .mark_outbox_failed(a1, "503", Some(later))
-            .await
-            .unwrap();
-        assert_eq!(due_keys(&store).await, ["t1", "b1"]);
-
-        // Given up for good: the chat goes on.
-        store.mark_outbox_failed(a1, "refused", None).await.unwrap();
-        assert_eq!(due_keys(&store).await, ["t1", "a2", "b1"]);
-    }
-
-    /// Catches: the worker's next wake-up taken from a row held back by an earlier one of
-    /// its chat (due long ago), which made it poll every few milliseconds until the
-    /// earlier row's retry.
-    #[tokio::test]
-    async fn the_next_due_time_is_the_held_back_chats_head() {
-        let store = Store::open_in_memory().await.unwrap();
-        let a = origin("-1", None);
-        store.enqueue_outbox("a1", &a, "one").await.unwrap();
-        store.enqueue_outbox("a2", &a, "two").await.unwrap();
-        let a1 = id_of(&store, "a1").await;
-        assert!(store.claim_outbox(a1).await.unwrap());
-        assert_eq!(
-            store.next_outbox_due().await.unwrap(),
-            None,
-            "a1 is being sent"
-        );
-        let later = now_ms() + 60_000;
-        store
-            .mark_outbox_failed(a1, "503", Some(later))
-            .await
-            .unwrap();
-        assert_eq!(store.next_outbox_due().await.unwrap(), Some(later));
-    }
-
-    /// Catches: delivered parts of a split message kept only in memory (lost with the
-    /// process), and rows inserted by the run-end and announce scripts (which copy a stored
-    /// origin and its chat columns) missing from their chat's order. (The scripts
-    /// themselves: `store::tests::script_rows_name_their_chat_and_footer`.)
-    #[tokio::test]
-    async fn parts_sent_survive_and_copied_origins_get_their_chat() {
-        let store = Store::open_in_memory().await.unwrap();
-        let a = origin("-1", Some("3"));
-        sqlx::query(
-            "INSERT INTO outbox (key, channel, chat_id, thread_id, origin, text, next_attempt_at, created_at)
-             VALUES ('r1', 'telegram', '-1', '3', ?, 'reply', 0, 0)",
-        )
-        .bind(to_json(&a).unwrap())
-        .execute(&mut *store.writer().await)
-        .await
-        .unwrap();
-        store.enqueue_outbox("r2", &a, "after").await.unwrap();
-        let row = store.due_outbox(10).await.unwrap().remove(0);
-        assert_eq!((row.key.as_str(), row.parts_sent), ("r1", 0));
-        assert!(store.claim_outbox(row.id).await.unwrap());
-        assert_eq!(
-            due_keys(&store).await,
-            Vec::<String>::new(),
-            "r2 waits for r1"
-        );
-        store.mark_outbox_progress(row.id, 2).await.unwrap();
-        // A crash: at the next start the row is pending again, two parts delivered.
-        assert_eq!(store.reset_sending_outbox().await.unwrap(), 1);
-        let row = store.due_outbox(10).await.unwrap().remove(0);
-        assert_eq!(
-            (row.key.as_str(), row.parts_sent, row.attempts),
-            ("r1", 2, 1)
-        );
-        assert_eq!(store.retry_chat_now("telegram", "-1").await.unwrap(), 0);
-    }
+    pub async fn retry_chat_now(&self, channel: &str, chat_id: &str) -> Result<u64>;
+    /// An outbox row's chat, text and footer as stored: (channel, chat_id, thread_id, text,
+    /// footer) (tests).
+    #[cfg(test)]
+    pub(crate) async fn outbox_chat_for_tests(&self, key: &str) -> Result<(String, String, Option<String>, String, Option<String>)>;
 }

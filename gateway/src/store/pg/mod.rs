@@ -1,5 +1,82 @@
-//! PostgreSQL groundwork: the schema's migrations and the migrator that applies them under
-//! a lock. Nothing else in the store uses it yet; the store seam that lets the gateway run
-//! on PostgreSQL builds on it (docs/postgres.md).
+//! The store on PostgreSQL: an sqlx pool (rustls), the schema's migrations applied under a
+//! lock before the pool opens (`migrate`), and the store's methods by area, with `$n`
+//! placeholders, transactions of single statements where SQLite runs a script, and row
+//! counts checked in Rust where SQLite gates a statement on `changes()`, and row locks
+//! (or an advisory lock) where a transaction reads before it writes (docs/postgres.md).
+//!
+//! No transcript cache here: with several writers a `BIGSERIAL` does not follow commit
+//! order, so "the rows past the cached `seq`" is not "what the cache lacks".
 
+mod announces;
+mod approvals;
+mod channels;
+mod cron;
+mod inbox;
+mod interrupts;
+mod ledger;
+mod messages;
 pub mod migrate;
+mod outbox;
+mod progress;
+mod rows;
+mod runs;
+mod sessions;
+mod starts;
+mod subagents;
+mod worktrees;
+
+use std::time::Duration;
+
+use sqlx::postgres::{PgPool, PgPoolOptions};
+
+use super::Result;
+
+/// The engine's name in errors and status.
+pub(super) const ENGINE: &str = "PostgreSQL";
+
+/// Most connections the pool opens (a turn's writes each hold one for a transaction).
+const MAX_CONNECTIONS: u32 = 16;
+
+/// How long a caller waits for a free connection before the store fails with an error.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The PostgreSQL engine. Cheap to clone (the pool is shared).
+#[derive(Clone)]
+pub(super) struct Pg {
+    pool: PgPool,
+}
+
+impl Pg {
+    /// Apply the migrations (under the migrator's advisory lock), then open the pool.
+    pub(super) async fn open(url: &str) -> Result<Pg> {
+        migrate::migrate_url(url).await?;
+        let pool = PgPoolOptions::new()
+            .max_connections(MAX_CONNECTIONS)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect(url)
+            .await?;
+        Ok(Pg { pool })
+    }
+
+    /// Close the pool's connections (PostgreSQL has nothing to flush).
+    pub(super) async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// Run one SQL statement (tests).
+    #[cfg(test)]
+    pub(super) async fn execute_for_tests(&self, sql: &str) -> Result<()> {
+        sqlx::query(sql).execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// The `i64` one SQL query answers (tests).
+    #[cfg(test)]
+    pub(super) async fn count_for_tests(&self, sql: &str) -> Result<i64> {
+        Ok(sqlx::query_scalar(sql).fetch_one(&self.pool).await?)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;

@@ -7,9 +7,8 @@ use super::*;
 /// Catches: the announce not reaching the requester's transcript, reaching it twice when
 /// the completion is repeated (a restart between the commit and the wake-up), or reaching
 /// it without the announce moving (outside the announce's transaction).
-#[tokio::test]
-async fn the_announce_is_recorded_once_in_the_requesters_transcript() {
-    let (_d, store, o) = requester_store().await;
+pub(super) async fn the_announce_is_recorded_once_in_the_requesters_transcript(db: Db) {
+    let (_d, store, o) = requester_store(db).await;
     let requester = store
         .active_session("agent:main:main")
         .await

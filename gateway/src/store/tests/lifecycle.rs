@@ -8,9 +8,8 @@ use super::*;
 /// (Catches: the reply sent to the chat of the run's first message: in a session shared by
 /// several chats, chat B's message answered in A; the outbox worker woken, and the outbox
 /// read twice, after every API turn.)
-#[tokio::test]
-async fn a_reply_goes_to_the_chat_of_the_newest_message_the_run_claimed() {
-    let (_d, store, a, s) = chat_store().await;
+pub(super) async fn a_reply_goes_to_the_chat_of_the_newest_message_the_run_claimed(db: Db) {
+    let (_d, store, a, s) = chat_store(db).await;
     let b = Origin::webchat("chat-2", ChatKind::Direct);
     let api = Origin {
         channel: crate::store::API_CHANNEL.into(),
@@ -63,10 +62,7 @@ async fn a_reply_goes_to_the_chat_of_the_newest_message_the_run_claimed() {
         .unwrap()
         .unwrap();
     let finished = store.finish_run("r2", &end).await.unwrap();
-    assert!(
-        !finished.reply_queued,
-        "no reply queued: the outbox worker is not woken"
-    );
+    assert!(!finished.reply_queued, "no reply queued: the outbox worker is not woken");
     assert_eq!(store.due_outbox(10).await.unwrap().len(), 1);
 }
 
@@ -74,9 +70,8 @@ async fn a_reply_goes_to_the_chat_of_the_newest_message_the_run_claimed() {
 /// leaves it mid-flight (`running`). (Catches: every start setting `started_at` anew, and
 /// the shutdown checkpoint putting the run back to `queued`, which made recovery resume
 /// it even with `subagents.onRestart: "interrupt"`.)
-#[tokio::test]
-async fn a_resumed_run_keeps_its_first_start_and_a_checkpoint_keeps_it_running() {
-    let (_d, store, o, s) = chat_store().await;
+pub(super) async fn a_resumed_run_keeps_its_first_start_and_a_checkpoint_keeps_it_running(db: Db) {
+    let (_d, store, o, s) = chat_store(db).await;
     store
         .accept_message(
             &inbound(KEY, &o, "hi", None),
@@ -113,9 +108,8 @@ async fn a_resumed_run_keeps_its_first_start_and_a_checkpoint_keeps_it_running()
 /// waiting messages, in one transaction; it reports the messages' ids. (Catches: `/new`
 /// dropping queued runs from the lane but leaving them `queued` in the store, so they came
 /// back at the next start.)
-#[tokio::test]
-async fn drop_waiting_cancels_the_runs_and_deletes_the_messages() {
-    let (_d, store, o, s) = chat_store().await;
+pub(super) async fn drop_waiting_cancels_the_runs_and_deletes_the_messages(db: Db) {
+    let (_d, store, o, s) = chat_store(db).await;
     let (first, _) = store
         .accept_message(
             &inbound(KEY, &o, "one", None),
@@ -147,9 +141,8 @@ async fn drop_waiting_cancels_the_runs_and_deletes_the_messages() {
 /// waiting messages, its task among them, with it in the same transaction: a crash right
 /// after cannot leave the task for the next start to run. (Catches: the end leaving the
 /// task in the inbox.)
-#[tokio::test]
-async fn a_run_ended_with_drop_inbox_takes_the_waiting_messages_with_it() {
-    let (_d, store, o) = requester_store().await;
+pub(super) async fn a_run_ended_with_drop_inbox_takes_the_waiting_messages_with_it(db: Db) {
+    let (_d, store, o) = requester_store(db).await;
     spawned(&store, "c1", &o).await;
     let child = "agent:main:subagent:c1";
     assert_eq!(store.inbox_len(child).await.unwrap(), 1, "the task waits");
@@ -173,9 +166,8 @@ async fn a_run_ended_with_drop_inbox_takes_the_waiting_messages_with_it() {
 /// A child's progress line lives as long as its session: archiving deletes it, and an edit
 /// that lands after the archive is not recorded again. (Catches: a row per child kept
 /// forever; a late edit bringing an archived child's line back.)
-#[tokio::test]
-async fn archiving_a_child_drops_its_progress_line_for_good() {
-    let (_d, store, _o, _s) = chat_store().await;
+pub(super) async fn archiving_a_child_drops_its_progress_line_for_good(db: Db) {
+    let (_d, store, _o, _s) = chat_store(db).await;
     let child = "agent:main:subagent:c1";
     store.ensure_session(child, "main", None).await.unwrap();
     let line = crate::store::ProgressLine {

@@ -20,9 +20,8 @@ fn row(run_id: &str, state: WorktreeState) -> WorktreeRow {
 
 /// Catches: a child not finding its worktree, a finished one still used, a record written
 /// twice, or the sweep missing a half-made worktree (or taking a running child's).
-#[tokio::test]
-async fn worktrees_are_found_while_active_and_swept_when_left_over() {
-    let (_d, store, o) = requester_store().await;
+pub(super) async fn worktrees_are_found_while_active_and_swept_when_left_over(db: Db) {
+    let (_d, store, o) = requester_store(db).await;
     spawned(&store, "c1", &o).await;
     spawned(&store, "c2", &o).await;
     store

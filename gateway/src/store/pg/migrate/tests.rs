@@ -245,7 +245,7 @@ async fn sqlite_columns_translated() -> Vec<String> {
     let mut conn = sqlx::SqliteConnection::connect("sqlite::memory:")
         .await
         .unwrap();
-    crate::store::MIGRATOR.run(&mut conn).await.unwrap();
+    crate::store::sqlite::MIGRATOR.run(&mut conn).await.unwrap();
     let rows: Vec<(String, String, String)> = sqlx::query_as(
         "SELECT m.name, p.name, p.type FROM sqlite_master m, pragma_table_info(m.name) p
          WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name <> '_sqlx_migrations'",

@@ -84,10 +84,10 @@ impl Script {
 /// call that makes one, e.g. `concat!`).
 macro_rules! script {
     ($body:expr) => {
-        $crate::store::writer::Script {
+        $crate::store::sqlite::writer::Script {
             solo: concat!("BEGIN IMMEDIATE;\n", $body, "\nCOMMIT;"),
             body: $body,
-            placeholders: $crate::store::writer::placeholders($body),
+            placeholders: $crate::store::sqlite::writer::placeholders($body),
             chunks: std::sync::OnceLock::new(),
         }
     };

@@ -1,0 +1,228 @@
+//! Exec approval requests on PostgreSQL (one durable row per tool call, answered from the
+//! chat that owns the run) and the executables allowed for good (`allow-always`).
+
+use sqlx::postgres::PgRow;
+use sqlx::Row;
+
+use super::super::{
+    from_json, now_ms, to_json, AllowEntry, ApprovalRow, ApprovalStatus, NewApproval, Result,
+    SessionRow,
+};
+use super::Pg;
+
+fn row_to_approval(r: &PgRow) -> Result<ApprovalRow> {
+    let origin: String = r.try_get("origin")?;
+    let executables: String = r.try_get("executables")?;
+    let status: String = r.try_get("status")?;
+    Ok(ApprovalRow {
+        id: r.try_get("id")?,
+        run_id: r.try_get("run_id")?,
+        tool_call_id: r.try_get("tool_call_id")?,
+        session_key: r.try_get("session_key")?,
+        agent_id: r.try_get("agent_id")?,
+        label: r.try_get("label")?,
+        origin: from_json(&origin)?,
+        workdir: r.try_get("workdir")?,
+        command: r.try_get("command")?,
+        executables: from_json(&executables)?,
+        status: ApprovalStatus::parse(&status)?,
+        decided_by: r.try_get("decided_by")?,
+        created_at: r.try_get("created_at")?,
+        expires_at: r.try_get("expires_at")?,
+        resolved_at: r.try_get("resolved_at")?,
+    })
+}
+
+impl Pg {
+    /// The request of a tool call: the existing one, else `a` recorded now. The bool says
+    /// whether it was created by this call. One statement: the insert's row, else the
+    /// row that made it conflict.
+    pub async fn request_approval(&self, a: &NewApproval<'_>) -> Result<(ApprovalRow, bool)> {
+        let mut tx = self.pool.begin().await?;
+        let inserted = sqlx::query(
+            "INSERT INTO approval_requests (id, run_id, tool_call_id, session_key, agent_id,
+                 label, channel, chat_id, origin, workdir, command, executables, created_at,
+                 expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+             ON CONFLICT (run_id, tool_call_id) DO NOTHING
+             RETURNING *",
+        )
+        .bind(a.id)
+        .bind(a.run_id)
+        .bind(a.tool_call_id)
+        .bind(a.session_key)
+        .bind(a.agent_id)
+        .bind(a.label)
+        .bind(&a.origin.channel)
+        .bind(&a.origin.chat_id)
+        .bind(to_json(a.origin)?)
+        .bind(a.workdir)
+        .bind(a.command)
+        .bind(to_json(&a.executables)?)
+        .bind(now_ms())
+        .bind(a.expires_at)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let (row, created) = match inserted {
+            Some(row) => (row, true),
+            None => {
+                let row = sqlx::query(
+                    "SELECT * FROM approval_requests WHERE run_id = $1 AND tool_call_id = $2",
+                )
+                .bind(a.run_id)
+                .bind(a.tool_call_id)
+                .fetch_one(&mut *tx)
+                .await?;
+                (row, false)
+            }
+        };
+        tx.commit().await?;
+        Ok((row_to_approval(&row)?, created))
+    }
+
+    pub async fn approval(&self, id: &str) -> Result<Option<ApprovalRow>> {
+        let r = sqlx::query("SELECT * FROM approval_requests WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        r.as_ref().map(row_to_approval).transpose()
+    }
+
+    /// The requests of a run's tool calls.
+    pub async fn approvals_of_run(&self, run_id: &str) -> Result<Vec<ApprovalRow>> {
+        let rows = sqlx::query("SELECT * FROM approval_requests WHERE run_id = $1")
+            .bind(run_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(row_to_approval).collect()
+    }
+
+    /// Answer a pending, unexpired request from its chat; `allow-always` also stores its
+    /// executables for its agent, in the same transaction. `None` when nothing changed.
+    pub async fn answer_approval(
+        &self,
+        id: &str,
+        channel: &str,
+        chat_id: &str,
+        status: ApprovalStatus,
+        by: &str,
+    ) -> Result<Option<ApprovalRow>> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        let r = sqlx::query(
+            "UPDATE approval_requests SET status = $1, decided_by = $2, resolved_at = $3
+             WHERE id = $4 AND status = 'pending' AND channel = $5 AND chat_id = $6
+                 AND expires_at > $3
+             RETURNING *",
+        )
+        .bind(status.as_str())
+        .bind(by)
+        .bind(now)
+        .bind(id)
+        .bind(channel)
+        .bind(chat_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = r.as_ref().map(row_to_approval).transpose()? else {
+            return Ok(None);
+        };
+        if status == ApprovalStatus::AllowAlways {
+            sqlx::query(
+                "INSERT INTO exec_allowlist (agent_id, path, approval_id, created_at)
+                 SELECT $1, path, $2, $3 FROM UNNEST($4::text[]) AS path
+                 ON CONFLICT (agent_id, path) DO NOTHING",
+            )
+            .bind(&row.agent_id)
+            .bind(&row.id)
+            .bind(now)
+            .bind(&row.executables)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(Some(row))
+    }
+
+    /// End a pending request without an answer; false if it was no longer pending.
+    pub async fn close_approval(&self, id: &str, status: ApprovalStatus) -> Result<bool> {
+        let r = sqlx::query(
+            "UPDATE approval_requests SET status = $1, resolved_at = $2
+             WHERE id = $3 AND status = 'pending'",
+        )
+        .bind(status.as_str())
+        .bind(now_ms())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(r.rows_affected() == 1)
+    }
+
+    /// Requests still waiting for an answer, oldest first.
+    pub async fn pending_approvals(&self) -> Result<Vec<ApprovalRow>> {
+        let rows = sqlx::query(
+            "SELECT * FROM approval_requests WHERE status = 'pending' ORDER BY created_at, id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(row_to_approval).collect()
+    }
+
+    /// The executables `agent_id` may run without asking.
+    pub async fn exec_allowed(&self, agent_id: &str) -> Result<Vec<String>> {
+        Ok(
+            sqlx::query_scalar("SELECT path FROM exec_allowlist WHERE agent_id = $1")
+                .bind(agent_id)
+                .fetch_all(&self.pool)
+                .await?,
+        )
+    }
+
+    pub async fn exec_allowlist(&self) -> Result<Vec<AllowEntry>> {
+        let rows = sqlx::query("SELECT * FROM exec_allowlist ORDER BY agent_id, path")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(AllowEntry {
+                    agent_id: r.try_get("agent_id")?,
+                    path: r.try_get("path")?,
+                    approval_id: r.try_get("approval_id")?,
+                    created_at: r.try_get("created_at")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Remove `path` from the stored allowlist (of `agent_id`, or of every agent).
+    pub async fn revoke_exec_allowed(&self, path: &str, agent_id: Option<&str>) -> Result<u64> {
+        let r = sqlx::query(
+            "DELETE FROM exec_allowlist WHERE path = $1 AND ($2::text IS NULL OR agent_id = $2)",
+        )
+        .bind(path)
+        .bind(agent_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(r.rows_affected())
+    }
+
+    /// The newest session whose last inbound message came from `channel`/`chat_id`.
+    pub async fn session_for_chat(
+        &self,
+        channel: &str,
+        chat_id: &str,
+    ) -> Result<Option<SessionRow>> {
+        let key: Option<String> = sqlx::query_scalar(
+            "SELECT key FROM sessions WHERE origin ->> 'channel' = $1
+                 AND origin ->> 'chatId' = $2
+             ORDER BY updated_at DESC, seq DESC LIMIT 1",
+        )
+        .bind(channel)
+        .bind(chat_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        match key {
+            Some(key) => self.latest_session(&key).await,
+            None => Ok(None),
+        }
+    }
+}

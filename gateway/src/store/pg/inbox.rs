@@ -1,0 +1,269 @@
+//! The inbox on PostgreSQL: accepting a message (dedupe, the message, its run) in one
+//! transaction whose row counts gate the next statement, claiming waiting messages into
+//! the transcript (the `messages_claim_inbox` trigger deletes each claimed row).
+
+use sqlx::{PgConnection, Row};
+use switchboard_channels::Origin;
+
+use super::super::runs::queued_row;
+use super::super::{
+    now_ms, to_json, Claim, InboxItem, NewInbound, NewRun, Result, RunRow, RunStatus, Started,
+    WaitingSession,
+};
+use super::starts::{start_in, StartRun};
+use super::{rows, Pg};
+
+/// `LIMIT` of a claim: `NULL` takes every waiting message.
+pub(super) fn claim_limit(claim: Claim) -> Option<i64> {
+    match claim {
+        Claim::All => None,
+        Claim::Oldest => Some(1),
+    }
+}
+
+/// Move waiting messages of `session_key` into the transcript of `session_id` (oldest
+/// first, at most `limit`), on `c`. The rows are locked as they are read (`FOR UPDATE`):
+/// a second claim of the same rows waits for the first and then finds them gone, so a
+/// message is never claimed twice.
+pub(super) async fn claim_in(
+    c: &mut PgConnection,
+    session_key: &str,
+    session_id: &str,
+    run_id: &str,
+    limit: Option<i64>,
+    now: i64,
+) -> Result<Vec<InboxItem>> {
+    let rows = sqlx::query(
+        "INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id, origin,
+             origin_channel, origin_chat_id, origin_thread_id, sender_id)
+         SELECT $1, $2, 'user', text, $3, id, origin, origin_channel, origin_chat_id,
+             origin_thread_id, sender_id
+         FROM (SELECT * FROM inbox WHERE session_key = $4 ORDER BY id LIMIT $5 FOR UPDATE) AS i
+         ORDER BY id
+         RETURNING inbox_id, origin, sender_id, content",
+    )
+    .bind(session_id)
+    .bind(run_id)
+    .bind(now)
+    .bind(session_key)
+    .bind(limit)
+    .fetch_all(&mut *c)
+    .await?;
+    let mut items = rows.iter().map(rows::claimed).collect::<Result<Vec<_>>>()?;
+    // RETURNING comes in no promised order.
+    items.sort_by_key(|i| i.id);
+    Ok(items)
+}
+
+impl Pg {
+    /// Move waiting messages of `session_key` into the transcript of `session_id` as user
+    /// messages (all of them, or only the oldest), oldest first. Returns what moved.
+    pub async fn claim_inbox(
+        &self,
+        session_key: &str,
+        session_id: &str,
+        run_id: &str,
+        claim: Claim,
+    ) -> Result<Vec<InboxItem>> {
+        let mut tx = self.pool.begin().await?;
+        let items = claim_in(
+            &mut tx,
+            session_key,
+            session_id,
+            run_id,
+            claim_limit(claim),
+            now_ms(),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(items)
+    }
+
+    /// Queue an inbound message for `session_key`.
+    pub async fn push_inbox(
+        &self,
+        session_key: &str,
+        origin: &Origin,
+        sender_id: &str,
+        text: &str,
+    ) -> Result<i64> {
+        let mut c = self.pool.acquire().await?;
+        insert_inbox(&mut c, session_key, origin, sender_id, text, now_ms()).await
+    }
+
+    /// How many messages wait for `session_key`.
+    pub async fn inbox_len(&self, session_key: &str) -> Result<i64> {
+        let r = sqlx::query("SELECT COUNT(*) AS n FROM inbox WHERE session_key = $1")
+            .bind(session_key)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(r.try_get("n")?)
+    }
+
+    /// Drop every waiting message of `session_key`.
+    pub async fn clear_inbox(&self, session_key: &str) -> Result<u64> {
+        let r = sqlx::query("DELETE FROM inbox WHERE session_key = $1")
+            .bind(session_key)
+            .execute(&self.pool)
+            .await?;
+        Ok(r.rows_affected())
+    }
+
+    /// Session keys that have waiting messages.
+    pub async fn sessions_with_inbox(&self) -> Result<Vec<WaitingSession>> {
+        let rows = sqlx::query(
+            "SELECT k.key AS key,
+                 (SELECT s.agent_id FROM sessions s WHERE s.key = k.key
+                     ORDER BY s.status = 'active' DESC, s.created_at DESC, s.seq DESC LIMIT 1)
+                     AS agent_id,
+                 EXISTS (SELECT 1 FROM sessions s WHERE s.key = k.key AND s.status = 'active')
+                     AS active
+             FROM (SELECT DISTINCT session_key AS key FROM inbox) AS k",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(WaitingSession {
+                    key: r.try_get("key")?,
+                    agent_id: r.try_get("agent_id")?,
+                    active: r.try_get("active")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Accept an inbound message in one transaction: record its platform id as taken
+    /// (with a `message_id`), queue it and, with `run`, insert the queued run that takes
+    /// it. `None` (and nothing stored) when that platform id was taken before.
+    pub async fn accept_message(
+        &self,
+        m: &NewInbound<'_>,
+        run: Option<&NewRun<'_>>,
+    ) -> Result<Option<(i64, Option<RunRow>)>> {
+        let mut tx = self.pool.begin().await?;
+        let Some(id) = accept_in(&mut tx, m, run, now_ms()).await? else {
+            return Ok(None);
+        };
+        tx.commit().await?;
+        Ok(Some((id, run.map(queued_row))))
+    }
+
+    /// [`Pg::accept_message`] with a run that starts at once, in the same transaction
+    /// (see [`Pg::start_run`]).
+    pub async fn accept_and_start(
+        &self,
+        m: &NewInbound<'_>,
+        run: &NewRun<'_>,
+        model: Option<&str>,
+    ) -> Result<Option<(i64, RunRow, Started)>> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        let Some(id) = accept_in(&mut tx, m, Some(run), now).await? else {
+            return Ok(None);
+        };
+        let start = StartRun {
+            id: run.id,
+            session_key: run.session_key,
+            session_id: run.session_id,
+            model,
+            claim: Some(if run.claim_all {
+                Claim::All
+            } else {
+                Claim::Oldest
+            }),
+            now,
+        };
+        let Some(started) = start_in(&mut tx, &start).await? else {
+            return Ok(None);
+        };
+        tx.commit().await?;
+        let mut row = queued_row(run);
+        row.status = RunStatus::Running;
+        row.started_at = Some(now);
+        row.model = row.model.or(model.map(str::to_string));
+        Ok(Some((id, row, started)))
+    }
+}
+
+/// Insert a waiting message; its inbox id.
+pub(super) async fn insert_inbox(
+    c: &mut PgConnection,
+    session_key: &str,
+    origin: &Origin,
+    sender_id: &str,
+    text: &str,
+    now: i64,
+) -> Result<i64> {
+    let r = sqlx::query(
+        "INSERT INTO inbox (session_key, origin, origin_channel, origin_chat_id,
+             origin_thread_id, sender_id, text, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+    )
+    .bind(session_key)
+    .bind(to_json(origin)?)
+    .bind(&origin.channel)
+    .bind(&origin.chat_id)
+    .bind(&origin.thread_id)
+    .bind(sender_id)
+    .bind(text)
+    .bind(now)
+    .fetch_one(&mut *c)
+    .await?;
+    Ok(r.try_get("id")?)
+}
+
+/// Insert a queued run.
+pub(super) async fn insert_run(c: &mut PgConnection, run: &NewRun<'_>, now: i64) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin,
+             origin_channel, origin_chat_id, origin_thread_id, model, timeout_ms, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10, $11, $12, $13)",
+    )
+    .bind(run.id)
+    .bind(run.session_key)
+    .bind(run.session_id)
+    .bind(run.agent_id)
+    .bind(run.lane)
+    .bind(if run.claim_all { "all" } else { "one" })
+    .bind(run.origin.map(to_json).transpose()?)
+    .bind(run.origin.map(|o| o.channel.as_str()))
+    .bind(run.origin.map(|o| o.chat_id.as_str()))
+    .bind(run.origin.and_then(|o| o.thread_id.as_deref()))
+    .bind(run.model)
+    .bind(run.timeout_ms)
+    .bind(now)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
+/// The accept's statements on `c` (inside the caller's transaction): the platform id, the
+/// message, the run. `None` when the platform id was taken (the caller drops the
+/// transaction, so nothing is stored).
+async fn accept_in(
+    c: &mut PgConnection,
+    m: &NewInbound<'_>,
+    run: Option<&NewRun<'_>>,
+    now: i64,
+) -> Result<Option<i64>> {
+    if let Some(message_id) = m.message_id {
+        let seen = sqlx::query(
+            "INSERT INTO inbound_seen (channel, message_id, seen_at) VALUES ($1, $2, $3)
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(m.origin.channel.as_str())
+        .bind(message_id)
+        .bind(now)
+        .execute(&mut *c)
+        .await?;
+        if seen.rows_affected() == 0 {
+            return Ok(None);
+        }
+    }
+    let id = insert_inbox(c, m.session_key, m.origin, m.sender_id, m.text, now).await?;
+    if let Some(run) = run {
+        insert_run(c, run, now).await?;
+    }
+    Ok(Some(id))
+}

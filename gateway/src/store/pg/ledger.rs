@@ -1,0 +1,149 @@
+//! The inbound ledger on PostgreSQL: attempts at handling each inbound update, the update
+//! offset saved together with forgetting the attempts below it, and poisoned updates.
+
+use sqlx::Row;
+
+use super::super::{now_ms, PoisonedUpdate, Result};
+use super::Pg;
+
+impl Pg {
+    /// Save a channel's update offset and forget the attempts at the updates below it, in
+    /// one transaction.
+    pub async fn save_inbound_offset(
+        &self,
+        channel: &str,
+        key: &str,
+        next_offset: i64,
+    ) -> Result<()> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "INSERT INTO channel_state (channel, key, value, updated_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (channel, key) DO UPDATE SET value = excluded.value,
+                 updated_at = excluded.updated_at",
+        )
+        .bind(channel)
+        .bind(key)
+        .bind(next_offset.to_string())
+        .bind(now_ms())
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM inbound_attempts WHERE channel = $1 AND update_id < $2")
+            .bind(channel)
+            .bind(next_offset)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Count one more attempt at handling an inbound update; the attempts so far, this one
+    /// included.
+    pub async fn begin_inbound_attempt(&self, channel: &str, update_id: i64) -> Result<i64> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO inbound_attempts (channel, update_id, attempts, first_at, last_at)
+             VALUES ($1, $2, 1, $3, $3)
+             ON CONFLICT (channel, update_id) DO UPDATE
+                 SET attempts = inbound_attempts.attempts + 1, last_at = excluded.last_at
+             RETURNING attempts",
+        )
+        .bind(channel)
+        .bind(update_id)
+        .bind(now_ms())
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    /// Take back the last attempt at an update (it was cut short by a shutdown).
+    pub async fn uncount_inbound_attempt(&self, channel: &str, update_id: i64) -> Result<()> {
+        sqlx::query(
+            "UPDATE inbound_attempts SET attempts = attempts - 1
+             WHERE channel = $1 AND update_id = $2 AND attempts > 0",
+        )
+        .bind(channel)
+        .bind(update_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Forget the attempts at an update that is done with.
+    pub async fn forget_inbound_attempts(&self, channel: &str, update_id: i64) -> Result<()> {
+        sqlx::query("DELETE FROM inbound_attempts WHERE channel = $1 AND update_id = $2")
+            .bind(channel)
+            .bind(update_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Attempts counted at an update not yet done with.
+    pub async fn inbound_attempts(&self, channel: &str, update_id: i64) -> Result<i64> {
+        let n: Option<i64> = sqlx::query_scalar(
+            "SELECT attempts FROM inbound_attempts WHERE channel = $1 AND update_id = $2",
+        )
+        .bind(channel)
+        .bind(update_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(n.unwrap_or(0))
+    }
+
+    /// Record an update as poisoned and forget its attempts, in one transaction. A second
+    /// record of the same update keeps the first.
+    pub async fn poison_inbound(&self, p: &PoisonedUpdate) -> Result<()> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "INSERT INTO inbound_poisoned (channel, update_id, attempts, reason, summary,
+                 payload, poisoned_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (channel, update_id) DO NOTHING",
+        )
+        .bind(&p.channel)
+        .bind(p.update_id)
+        .bind(p.attempts)
+        .bind(&p.reason)
+        .bind(&p.summary)
+        .bind(&p.payload)
+        .bind(p.poisoned_at)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM inbound_attempts WHERE channel = $1 AND update_id = $2")
+            .bind(&p.channel)
+            .bind(p.update_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The updates of a channel recorded as poisoned, oldest first.
+    pub async fn poisoned_updates(&self, channel: &str) -> Result<Vec<PoisonedUpdate>> {
+        let rows = sqlx::query(
+            "SELECT * FROM inbound_poisoned WHERE channel = $1 ORDER BY poisoned_at, update_id",
+        )
+        .bind(channel)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(PoisonedUpdate {
+                    channel: r.try_get("channel")?,
+                    update_id: r.try_get("update_id")?,
+                    attempts: r.try_get("attempts")?,
+                    reason: r.try_get("reason")?,
+                    summary: r.try_get("summary")?,
+                    payload: r.try_get("payload")?,
+                    poisoned_at: r.try_get("poisoned_at")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Count of poisoned updates by channel.
+    pub async fn poisoned_counts(&self) -> Result<Vec<(String, i64)>> {
+        Ok(sqlx::query_as(
+            "SELECT channel, COUNT(*) AS n FROM inbound_poisoned GROUP BY channel ORDER BY channel",
+        )
+        .fetch_all(&self.pool)
+        .await?)
+    }
+}

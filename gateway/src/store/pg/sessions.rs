@@ -1,0 +1,143 @@
+//! Sessions on PostgreSQL: one active row per key (the partial unique index
+//! `sessions_active_key`), `/new` and archiving retire a row. No session cache: with
+//! several processes an archive by one would not reach another's cache.
+
+use switchboard_channels::Origin;
+use uuid::Uuid;
+
+use super::super::{now_ms, to_json, Result, SessionRow, StoreError};
+use super::rows::{self, SESSION_COLUMNS};
+use super::Pg;
+
+/// How often `ensure_session` tries again when its key's active row changed under it (an
+/// archive or a create by another writer between its conflict check and its read).
+const ENSURE_TRIES: usize = 3;
+
+impl Pg {
+    /// The active session for `key`, created if there is none; a different `origin`
+    /// replaces the stored one. One statement: insert unless an active row exists, else
+    /// update its origin if it differs, else read it.
+    pub async fn ensure_session(
+        &self,
+        key: &str,
+        agent_id: &str,
+        origin: Option<&Origin>,
+    ) -> Result<SessionRow> {
+        let origin_json = origin.map(to_json).transpose()?;
+        let sql = format!(
+            "WITH ins AS (
+                 INSERT INTO sessions (id, key, agent_id, origin, status, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4::jsonb, 'active', $5, $5)
+                 ON CONFLICT (key) WHERE status = 'active' DO NOTHING
+                 RETURNING {SESSION_COLUMNS}),
+             upd AS (
+                 UPDATE sessions SET origin = $4::jsonb, updated_at = $5
+                 WHERE key = $2 AND status = 'active' AND $4::jsonb IS NOT NULL
+                     AND origin IS DISTINCT FROM $4::jsonb AND NOT EXISTS (SELECT 1 FROM ins)
+                 RETURNING {SESSION_COLUMNS})
+             SELECT * FROM ins
+             UNION ALL SELECT * FROM upd
+             UNION ALL SELECT {SESSION_COLUMNS} FROM sessions
+                 WHERE key = $2 AND status = 'active'
+                     AND NOT EXISTS (SELECT 1 FROM ins) AND NOT EXISTS (SELECT 1 FROM upd)"
+        );
+        for _ in 0..ENSURE_TRIES {
+            let r = sqlx::query(&sql)
+                .bind(Uuid::new_v4().to_string())
+                .bind(key)
+                .bind(agent_id)
+                .bind(origin_json.as_deref())
+                .bind(now_ms())
+                .fetch_optional(&self.pool)
+                .await?;
+            if let Some(r) = r {
+                return rows::session(&r);
+            }
+        }
+        Err(StoreError::Corrupt(format!(
+            "no active session {key} after ensuring one"
+        )))
+    }
+
+    /// The active session for `key`, if any.
+    pub async fn active_session(&self, key: &str) -> Result<Option<SessionRow>> {
+        let sql =
+            format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE key = $1 AND status = 'active'");
+        let r = sqlx::query(&sql)
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+        r.as_ref().map(rows::session).transpose()
+    }
+
+    /// A session by its id (active or archived).
+    pub async fn session_by_id(&self, id: &str) -> Result<Option<SessionRow>> {
+        let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = $1");
+        let r = sqlx::query(&sql)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        r.as_ref().map(rows::session).transpose()
+    }
+
+    /// The newest session row for `key`, active or archived.
+    pub async fn latest_session(&self, key: &str) -> Result<Option<SessionRow>> {
+        let sql = format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE key = $1
+             ORDER BY created_at DESC, seq DESC LIMIT 1"
+        );
+        let r = sqlx::query(&sql)
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+        r.as_ref().map(rows::session).transpose()
+    }
+
+    /// Archive the active session of `key`, and drop its progress line, in one
+    /// transaction. Returns the archived row, if there was one.
+    pub async fn archive_session(&self, key: &str) -> Result<Option<SessionRow>> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        let sql = format!(
+            "UPDATE sessions SET status = 'archived', archived_at = $1, updated_at = $1
+             WHERE key = $2 AND status = 'active' RETURNING {SESSION_COLUMNS}"
+        );
+        let r = sqlx::query(&sql)
+            .bind(now)
+            .bind(key)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if r.is_some() {
+            // A sub-agent's progress line is edited only while it lives.
+            sqlx::query("DELETE FROM progress_lines WHERE child_session_key = $1")
+                .bind(key)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        r.as_ref().map(rows::session).transpose()
+    }
+
+    /// Sessions, newest activity first (the later of the row's update and its newest
+    /// transcript message).
+    pub async fn list_sessions(
+        &self,
+        include_archived: bool,
+        limit: i64,
+    ) -> Result<Vec<SessionRow>> {
+        let sql = format!(
+            "SELECT s.id, s.key, s.agent_id, s.origin::text AS origin, s.status, s.created_at,
+                 s.archived_at,
+                 GREATEST(s.updated_at, COALESCE((SELECT m.created_at FROM messages m
+                     WHERE m.session_id = s.id ORDER BY m.seq DESC LIMIT 1), 0)) AS updated_at
+             FROM sessions s {} ORDER BY updated_at DESC LIMIT $1",
+            if include_archived {
+                ""
+            } else {
+                "WHERE s.status = 'active'"
+            }
+        );
+        let rows = sqlx::query(&sql).bind(limit).fetch_all(&self.pool).await?;
+        rows.iter().map(rows::session).collect()
+    }
+}

@@ -1,0 +1,249 @@
+//! The sub-agent registry on PostgreSQL: one row per spawned child, written in the same
+//! transaction as the change it records; and the durable archive timers.
+
+use sqlx::postgres::PgRow;
+use sqlx::Row;
+use switchboard_channels::{ChatKind, Origin};
+
+use super::super::runs::queued_row;
+use super::super::{
+    from_json, now_ms, to_json, AnnounceState, Cleanup, NewRun, NewSubagent, Outcome, Result,
+    RunRow, RunStatus, SubagentRow, INTERNAL_CHANNEL,
+};
+use super::inbox::{insert_inbox, insert_run};
+use super::Pg;
+
+/// A registry row with what its child's run adds.
+const SELECT: &str =
+    "SELECT s.*, r.status AS status, r.started_at AS started_at, r.input_tokens AS input_tokens,
+         r.output_tokens AS output_tokens, r.cost_usd AS cost_usd, r.session_id AS session_id
+     FROM subagent_runs s JOIN runs r ON r.id = s.run_id";
+
+fn row_to_subagent(r: &PgRow) -> Result<SubagentRow> {
+    let origin: Option<String> = r.try_get("requester_origin")?;
+    let outcome: Option<String> = r.try_get("outcome")?;
+    Ok(SubagentRow {
+        run_id: r.try_get("run_id")?,
+        child_session_key: r.try_get("child_session_key")?,
+        requester_session_key: r.try_get("requester_session_key")?,
+        requester_run_id: r.try_get("requester_run_id")?,
+        requester_origin: origin.as_deref().map(from_json).transpose()?,
+        task: r.try_get("task")?,
+        label: r.try_get("label")?,
+        agent_id: r.try_get("agent_id")?,
+        model: r.try_get("model")?,
+        thinking: r.try_get("thinking")?,
+        cleanup: Cleanup::parse(r.try_get("cleanup")?)?,
+        run_timeout_seconds: r.try_get("run_timeout_seconds")?,
+        task_call_id: r.try_get("task_call_id")?,
+        created_at: r.try_get("created_at")?,
+        ended_at: r.try_get("ended_at")?,
+        outcome: outcome.as_deref().map(Outcome::parse).transpose()?,
+        error: r.try_get("error")?,
+        stop_note: r.try_get("stop_note")?,
+        announce_state: AnnounceState::parse(r.try_get("announce_state")?)?,
+        announce_attempts: r.try_get("announce_attempts")?,
+        archive_at: r.try_get("archive_at")?,
+        archived_at: r.try_get("archived_at")?,
+        status: RunStatus::parse(r.try_get("status")?)?,
+        started_at: r.try_get("started_at")?,
+        input_tokens: r.try_get("input_tokens")?,
+        output_tokens: r.try_get("output_tokens")?,
+        cost_usd: r.try_get("cost_usd")?,
+        session_id: r.try_get("session_id")?,
+    })
+}
+
+impl Pg {
+    /// Register a spawn: child session, registry row, run row (queued) and the task as the
+    /// child's first message, in one transaction.
+    pub async fn create_subagent(
+        &self,
+        s: &NewSubagent<'_>,
+        timeout_ms: Option<i64>,
+    ) -> Result<RunRow> {
+        let now = now_ms();
+        let run = NewRun {
+            id: s.run_id,
+            session_key: s.child_session_key,
+            session_id: s.child_session_id,
+            agent_id: s.agent_id,
+            lane: "subagent",
+            claim_all: true,
+            origin: None,
+            model: s.model,
+            timeout_ms,
+        };
+        // The task comes from the requester's session, through no chat.
+        let task_origin = Origin {
+            channel: INTERNAL_CHANNEL.into(),
+            account: None,
+            chat_id: s.requester_session_key.to_string(),
+            thread_id: None,
+            kind: ChatKind::Direct,
+            reply_handle: None,
+        };
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "INSERT INTO sessions (id, key, agent_id, origin, status, created_at, updated_at)
+             VALUES ($1, $2, $3, NULL, 'active', $4, $4)",
+        )
+        .bind(s.child_session_id)
+        .bind(s.child_session_key)
+        .bind(s.agent_id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO subagent_runs (run_id, child_session_key, requester_session_key,
+                 requester_run_id, requester_origin, requester_channel, requester_chat_id,
+                 requester_thread_id, task, label, agent_id, model, thinking, cleanup,
+                 run_timeout_seconds, task_call_id, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+        )
+        .bind(s.run_id)
+        .bind(s.child_session_key)
+        .bind(s.requester_session_key)
+        .bind(s.requester_run_id)
+        .bind(s.requester_origin.map(to_json).transpose()?)
+        .bind(s.requester_origin.map(|o| o.channel.as_str()))
+        .bind(s.requester_origin.map(|o| o.chat_id.as_str()))
+        .bind(s.requester_origin.and_then(|o| o.thread_id.as_deref()))
+        .bind(s.task)
+        .bind(s.label)
+        .bind(s.agent_id)
+        .bind(s.model)
+        .bind(s.thinking)
+        .bind(s.cleanup.as_str())
+        .bind(s.run_timeout_seconds)
+        .bind(s.task_call_id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        insert_run(&mut tx, &run, now).await?;
+        insert_inbox(
+            &mut tx,
+            s.child_session_key,
+            &task_origin,
+            s.requester_session_key,
+            s.task,
+            now,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(queued_row(&run))
+    }
+
+    pub async fn subagent(&self, run_id: &str) -> Result<Option<SubagentRow>> {
+        let r = sqlx::query(&format!("{SELECT} WHERE s.run_id = $1"))
+            .bind(run_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        r.as_ref().map(row_to_subagent).transpose()
+    }
+
+    /// The sub-agent whose child session is `key`, if any.
+    pub async fn subagent_by_child(&self, key: &str) -> Result<Option<SubagentRow>> {
+        let r = sqlx::query(&format!("{SELECT} WHERE s.child_session_key = $1"))
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+        r.as_ref().map(row_to_subagent).transpose()
+    }
+
+    /// The child a `task` tool call of the requester's run created, if any.
+    pub async fn task_child(&self, run_id: &str, call_id: &str) -> Result<Option<SubagentRow>> {
+        let r = sqlx::query(&format!(
+            "{SELECT} WHERE s.requester_run_id = $1 AND s.task_call_id = $2"
+        ))
+        .bind(run_id)
+        .bind(call_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        r.as_ref().map(row_to_subagent).transpose()
+    }
+
+    /// Children spawned from `requester`, newest first.
+    pub async fn subagents_of(&self, requester: &str, limit: i64) -> Result<Vec<SubagentRow>> {
+        let rows = sqlx::query(&format!(
+            "{SELECT} WHERE s.requester_session_key = $1
+             ORDER BY s.created_at DESC, s.seq DESC LIMIT $2"
+        ))
+        .bind(requester)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(row_to_subagent).collect()
+    }
+
+    /// All sub-agents, newest first.
+    pub async fn all_subagents(&self, limit: i64) -> Result<Vec<SubagentRow>> {
+        let rows = sqlx::query(&format!(
+            "{SELECT} ORDER BY s.created_at DESC, s.seq DESC LIMIT $1"
+        ))
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(row_to_subagent).collect()
+    }
+
+    /// Sub-agents whose run ended and whose announce is not yet queued.
+    pub async fn pending_announces(&self) -> Result<Vec<SubagentRow>> {
+        let rows = sqlx::query(&format!(
+            "{SELECT} WHERE s.announce_state = 'pending' ORDER BY s.ended_at, s.seq"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(row_to_subagent).collect()
+    }
+
+    /// Who stopped a child, for its announce's Notes.
+    pub async fn set_stop_note(&self, run_id: &str, note: &str) -> Result<()> {
+        sqlx::query(
+            "UPDATE subagent_runs SET stop_note = $1 WHERE run_id = $2 AND outcome IS NULL",
+        )
+        .bind(note)
+        .bind(run_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// The earliest timer: (id, kind, target, due_at).
+    pub async fn next_timer(&self) -> Result<Option<(i64, String, String, i64)>> {
+        Ok(sqlx::query_as(
+            "SELECT id, kind, target, due_at FROM timers ORDER BY due_at, id LIMIT 1",
+        )
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// Fire an archive timer: archive the session, stamp the registry and drop the timer,
+    /// in one transaction.
+    pub async fn fire_archive_timer(&self, timer_id: i64, session_key: &str) -> Result<()> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "UPDATE sessions SET status = 'archived', archived_at = $1, updated_at = $1
+             WHERE key = $2 AND status = 'active'",
+        )
+        .bind(now)
+        .bind(session_key)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "UPDATE subagent_runs SET archived_at = $1
+             WHERE child_session_key = $2 AND archived_at IS NULL",
+        )
+        .bind(now)
+        .bind(session_key)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM timers WHERE id = $1")
+            .bind(timer_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}

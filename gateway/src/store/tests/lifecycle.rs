@@ -62,7 +62,10 @@ pub(super) async fn a_reply_goes_to_the_chat_of_the_newest_message_the_run_claim
         .unwrap()
         .unwrap();
     let finished = store.finish_run("r2", &end).await.unwrap();
-    assert!(!finished.reply_queued, "no reply queued: the outbox worker is not woken");
+    assert!(
+        !finished.reply_queued,
+        "no reply queued: the outbox worker is not woken"
+    );
     assert_eq!(store.due_outbox(10).await.unwrap().len(), 1);
 }
 

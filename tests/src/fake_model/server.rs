@@ -14,7 +14,7 @@ use axum::Router;
 use serde_json::Value;
 
 use super::script::{Gate, Step};
-use super::state::{InFlight, RecordedRequest, State};
+use super::state::{InFlight, LoggedRequest, State};
 use super::wire::{self, IssuedCall, Reply};
 use super::{anthropic, anthropic_stream, openai};
 
@@ -49,7 +49,7 @@ async fn openai_route(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    answer(state, Dialect::OpenAi, &headers, &body).await
+    answer(state, Dialect::OpenAi, &headers, body).await
 }
 
 async fn anthropic_route(
@@ -57,7 +57,7 @@ async fn anthropic_route(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    answer(state, Dialect::Anthropic, &headers, &body).await
+    answer(state, Dialect::Anthropic, &headers, body).await
 }
 
 /// The one scripted model, for a request with a key (`Authorization` or `x-api-key`);
@@ -84,12 +84,15 @@ async fn unknown_route(Shared(state): Shared<Arc<State>>, method: Method, uri: U
 }
 
 /// Records the request with its violations, then plays the step the script picks for it.
-async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &[u8]) -> Response {
+/// The log keeps the raw body (`requests()` parses it when asked): a parsed body weighs
+/// several times its text in small allocations, which a benchmark's thousands of requests
+/// would pay for in the bench's own CPU.
+async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: Bytes) -> Response {
     let mut guard = InFlight::start(&state);
-    let (body, mut problems) = match serde_json::from_slice::<Value>(raw) {
+    let (body, mut problems) = match serde_json::from_slice::<Value>(&raw) {
         Ok(body) => (body, Vec::new()),
         Err(error) => (
-            Value::String(String::from_utf8_lossy(raw).into_owned()),
+            Value::Null,
             vec![format!("body is not valid JSON: {error}")],
         ),
     };
@@ -117,14 +120,13 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: &
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned)
     };
-    let request = RecordedRequest {
-        path: path.to_owned(),
-        body,
+    let request = LoggedRequest {
+        path,
+        raw,
         auth: header_text(header::AUTHORIZATION),
         api_key: header_text(header::HeaderName::from_static("x-api-key")),
         at: std::time::Instant::now(),
     };
-    let body = request.body.clone();
     state.record(request, problems);
     let step = state.script().next(&user_text);
     let streamed = body["stream"] == true;

@@ -24,9 +24,34 @@ pub struct RecordedRequest {
     pub at: Instant,
 }
 
+/// A request as the log keeps it: the body as it arrived, parsed when a test asks.
+#[derive(Debug, Clone)]
+pub(super) struct LoggedRequest {
+    pub(super) path: &'static str,
+    pub(super) raw: bytes::Bytes,
+    pub(super) auth: Option<String>,
+    pub(super) api_key: Option<String>,
+    pub(super) at: Instant,
+}
+
+impl LoggedRequest {
+    fn recorded(&self) -> RecordedRequest {
+        let body = serde_json::from_slice(&self.raw).unwrap_or_else(|_| {
+            serde_json::Value::String(String::from_utf8_lossy(&self.raw).into_owned())
+        });
+        RecordedRequest {
+            path: self.path.to_owned(),
+            body,
+            auth: self.auth.clone(),
+            api_key: self.api_key.clone(),
+            at: self.at,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Log {
-    requests: Vec<RecordedRequest>,
+    requests: Vec<LoggedRequest>,
     violations: Vec<String>,
 }
 
@@ -74,7 +99,7 @@ impl State {
 
     /// Records a request with the problems found in it, then wakes the waiters, so whoever
     /// sees the request also sees its violations.
-    pub(super) fn record(&self, request: RecordedRequest, problems: Vec<String>) {
+    pub(super) fn record(&self, request: LoggedRequest, problems: Vec<String>) {
         {
             let mut log = lock(&self.log);
             let index = log.requests.len();
@@ -95,7 +120,9 @@ impl State {
     }
 
     pub(super) fn requests(&self) -> Vec<RecordedRequest> {
-        lock(&self.log).requests.clone()
+        let logged = lock(&self.log).requests.clone();
+        // Parsed outside the lock: the server keeps answering meanwhile.
+        logged.iter().map(LoggedRequest::recorded).collect()
     }
 
     pub(super) fn request_count(&self) -> usize {

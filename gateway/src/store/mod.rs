@@ -14,6 +14,7 @@ mod announces;
 mod approvals;
 mod channels;
 mod cron;
+mod decode;
 mod engine;
 pub mod health;
 mod inbox;

@@ -2,7 +2,9 @@
 
 use switchboard_channels::Origin;
 
+use super::decode::Columns;
 use super::engine::engine_fns;
+use super::from_json;
 use super::sessions::SessionRow;
 use super::Result;
 
@@ -75,6 +77,27 @@ pub struct ApprovalRow {
     pub resolved_at: Option<i64>,
 }
 
+/// An `approval_requests` row, from either engine.
+pub(super) fn decode_approval(r: &impl Columns) -> Result<ApprovalRow> {
+    Ok(ApprovalRow {
+        id: r.string("id")?,
+        run_id: r.string("run_id")?,
+        tool_call_id: r.string("tool_call_id")?,
+        session_key: r.string("session_key")?,
+        agent_id: r.string("agent_id")?,
+        label: r.opt_string("label")?,
+        origin: from_json(r.text("origin")?)?,
+        workdir: r.string("workdir")?,
+        command: r.string("command")?,
+        executables: from_json(r.text("executables")?)?,
+        status: ApprovalStatus::parse(r.text("status")?)?,
+        decided_by: r.opt_string("decided_by")?,
+        created_at: r.int("created_at")?,
+        expires_at: r.int("expires_at")?,
+        resolved_at: r.opt_int("resolved_at")?,
+    })
+}
+
 /// A request to record (`id` is used only if the call has none yet).
 pub struct NewApproval<'a> {
     pub id: &'a str,
@@ -97,6 +120,16 @@ pub struct AllowEntry {
     pub path: String,
     pub approval_id: Option<String>,
     pub created_at: i64,
+}
+
+/// An `exec_allowlist` row, from either engine.
+pub(super) fn decode_allow_entry(r: &impl Columns) -> Result<AllowEntry> {
+    Ok(AllowEntry {
+        agent_id: r.string("agent_id")?,
+        path: r.string("path")?,
+        approval_id: r.opt_string("approval_id")?,
+        created_at: r.int("created_at")?,
+    })
 }
 
 engine_fns! {

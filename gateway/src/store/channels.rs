@@ -1,5 +1,6 @@
 //! Channel support rows: pairing requests and their bounds (both engines).
 
+use super::decode::Columns;
 use super::engine::engine_fns;
 use super::Result;
 
@@ -29,6 +30,19 @@ pub struct PairingRow {
     pub status: String,
     pub created_at: i64,
     pub approved_at: Option<i64>,
+}
+
+/// A `pairings` row, from either engine.
+pub(super) fn decode_pairing(r: &impl Columns) -> Result<PairingRow> {
+    Ok(PairingRow {
+        channel: r.string("channel")?,
+        sender_id: r.string("sender_id")?,
+        sender_name: r.opt_string("sender_name")?,
+        code: r.string("code")?,
+        status: r.string("status")?,
+        created_at: r.int("created_at")?,
+        approved_at: r.opt_int("approved_at")?,
+    })
 }
 
 /// How long a pairing code is valid; an expired request is deleted, and the sender gets a

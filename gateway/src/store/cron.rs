@@ -3,7 +3,9 @@
 use super::{Result, StoreError};
 use switchboard_channels::Origin;
 
+use super::decode::Columns;
 use super::engine::engine_fns;
+use super::from_json;
 use crate::config::CronJobConfig;
 
 /// Who added a job: a reload replaces or removes only the config's.
@@ -46,6 +48,22 @@ pub struct CronJobRow {
     pub last_inbox_id: Option<i64>,
     pub runs: i64,
     pub skipped: i64,
+}
+
+/// A `cron_jobs` row, from either engine (`enabled` is 0/1 on SQLite, `BOOLEAN` on
+/// PostgreSQL; both decode to a `bool`).
+pub(super) fn decode_cron_job(r: &impl Columns) -> Result<CronJobRow> {
+    Ok(CronJobRow {
+        id: r.string("id")?,
+        source: JobSource::parse(r.text("source")?)?,
+        spec: from_json(r.text("spec")?)?,
+        enabled: r.boolean("enabled")?,
+        next_run_at: r.opt_int("next_run_at")?,
+        last_run_at: r.opt_int("last_run_at")?,
+        last_inbox_id: r.opt_int("last_inbox_id")?,
+        runs: r.int("runs")?,
+        skipped: r.int("skipped")?,
+    })
 }
 
 /// A due job's message (see [`Store::fire_cron_job`]).

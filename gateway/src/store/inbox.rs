@@ -4,7 +4,9 @@
 use super::runs::{NewRun, RunRow};
 use switchboard_channels::Origin;
 
+use super::decode::Columns;
 use super::engine::engine_fns;
+use super::from_json;
 use super::starts::Started;
 use super::Result;
 
@@ -14,6 +16,17 @@ pub struct InboxItem {
     pub origin: Origin,
     pub sender_id: String,
     pub text: String,
+}
+
+/// A message a claim moved into the transcript, from the claim's `RETURNING inbox_id,
+/// origin, sender_id, content` (either engine).
+pub(super) fn decode_claimed(r: &impl Columns) -> Result<InboxItem> {
+    Ok(InboxItem {
+        id: r.int("inbox_id")?,
+        origin: from_json(r.text("origin")?)?,
+        sender_id: r.string("sender_id")?,
+        text: r.string("content")?,
+    })
 }
 
 /// Which waiting messages a run takes.
@@ -31,6 +44,15 @@ pub struct WaitingSession {
     pub agent_id: Option<String>,
     /// Whether the key has an active session (none: it was archived, or never created).
     pub active: bool,
+}
+
+/// A session with waiting messages, from either engine (`active` is an `EXISTS`).
+pub(super) fn decode_waiting(r: &impl Columns) -> Result<WaitingSession> {
+    Ok(WaitingSession {
+        key: r.string("key")?,
+        agent_id: r.opt_string("agent_id")?,
+        active: r.boolean("active")?,
+    })
 }
 
 /// A message to accept (see [`Store::accept_message`]).

@@ -1,5 +1,6 @@
 //! The inbound ledger's poisoned updates (both engines).
 
+use super::decode::Columns;
 use super::engine::engine_fns;
 use super::Result;
 
@@ -15,6 +16,19 @@ pub struct PoisonedUpdate {
     /// The update as the platform sent it (possibly cut).
     pub payload: String,
     pub poisoned_at: i64,
+}
+
+/// An `inbound_poisoned` row, from either engine.
+pub(super) fn decode_poisoned(r: &impl Columns) -> Result<PoisonedUpdate> {
+    Ok(PoisonedUpdate {
+        channel: r.string("channel")?,
+        update_id: r.int("update_id")?,
+        attempts: r.int("attempts")?,
+        reason: r.string("reason")?,
+        summary: r.string("summary")?,
+        payload: r.string("payload")?,
+        poisoned_at: r.int("poisoned_at")?,
+    })
 }
 
 engine_fns! {

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::decode::Columns;
 use super::engine::engine_fns;
+use super::from_json;
 use super::Result;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +93,25 @@ pub struct MessageRow {
     pub tool_call_id: Option<String>,
     pub tool_name: Option<String>,
     pub created_at: i64,
+}
+
+/// A `messages` row, from either engine.
+pub(super) fn decode_message(r: &impl Columns) -> Result<MessageRow> {
+    Ok(MessageRow {
+        seq: r.int("seq")?,
+        session_id: r.string("session_id")?,
+        run_id: r.opt_string("run_id")?,
+        role: Role::parse(r.text("role")?)?,
+        content: r.string("content")?,
+        tool_calls: r
+            .opt_text("tool_calls")?
+            .map(from_json)
+            .transpose()?
+            .unwrap_or_default(),
+        tool_call_id: r.opt_string("tool_call_id")?,
+        tool_name: r.opt_string("tool_name")?,
+        created_at: r.int("created_at")?,
+    })
 }
 
 engine_fns! {

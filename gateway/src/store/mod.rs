@@ -8,12 +8,14 @@
 //!
 //! Architecture invariant: only `store` knows SQL. Callers get plain Rust rows.
 //! Architecture invariant: only `store::sqlite` and `store::pg` know their engine; the
-//! area modules here (`sessions`, `runs`, …) hold what both share: rows, states, the API.
+//! area modules here (`sessions`, `runs`, …) hold what both share: rows, states, the API,
+//! and one decoder per row type that both engines call (`decode::Columns`).
 
 mod announces;
 mod approvals;
 mod channels;
 mod cron;
+mod decode;
 mod engine;
 pub mod health;
 mod inbox;

@@ -2,7 +2,9 @@
 
 use switchboard_channels::{Action, Origin};
 
+use super::decode::Columns;
 use super::engine::engine_fns;
+use super::from_json;
 use super::Result;
 
 /// Channel id of HTTP-API callers: their replies live in the transcript, so a run's end
@@ -22,6 +24,23 @@ pub struct OutboxRow {
     pub attempts: i64,
     /// Leading parts of the (split) message delivered by earlier attempts.
     pub parts_sent: i64,
+}
+
+/// An `outbox` row due for delivery, from either engine.
+pub(super) fn decode_outbox(r: &impl Columns) -> Result<OutboxRow> {
+    Ok(OutboxRow {
+        id: r.int("id")?,
+        key: r.string("key")?,
+        origin: from_json(r.text("origin")?)?,
+        text: r.string("text")?,
+        footer: r.opt_string("footer")?,
+        actions: match r.opt_text("actions")? {
+            Some(a) => from_json(a)?,
+            None => Vec::new(),
+        },
+        attempts: r.int("attempts")?,
+        parts_sent: r.int("parts_sent")?,
+    })
 }
 
 engine_fns! {

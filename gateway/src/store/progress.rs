@@ -1,5 +1,6 @@
 //! A sub-agent's posted progress line (both engines).
 
+use super::decode::Columns;
 use super::engine::engine_fns;
 use super::Result;
 
@@ -14,6 +15,19 @@ pub struct ProgressLine {
     pub text: String,
     /// When it was last posted or edited (ms since the epoch).
     pub updated_at: i64,
+}
+
+/// A `progress_lines` row, from either engine.
+pub(super) fn decode_progress(r: &impl Columns) -> Result<ProgressLine> {
+    Ok(ProgressLine {
+        child_session_key: r.string("child_session_key")?,
+        channel: r.string("channel")?,
+        chat_id: r.string("chat_id")?,
+        thread_id: r.opt_string("thread_id")?,
+        message_id: r.string("message_id")?,
+        text: r.string("text")?,
+        updated_at: r.int("updated_at")?,
+    })
 }
 
 engine_fns! {

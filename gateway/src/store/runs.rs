@@ -5,7 +5,9 @@ use switchboard_channels::Origin;
 
 pub use super::states::RunStatus;
 
+use super::decode::Columns;
 use super::engine::engine_fns;
+use super::from_json;
 use super::messages::NewMessage;
 use super::now_ms;
 use super::Result;
@@ -31,6 +33,31 @@ pub struct RunRow {
     pub started_at: Option<i64>,
     pub ended_at: Option<i64>,
     pub timeout_ms: Option<i64>,
+}
+
+/// A `runs` row, from either engine.
+pub(super) fn decode_run(r: &impl Columns) -> Result<RunRow> {
+    Ok(RunRow {
+        id: r.string("id")?,
+        session_key: r.string("session_key")?,
+        session_id: r.string("session_id")?,
+        agent_id: r.string("agent_id")?,
+        lane: r.string("lane")?,
+        claim_all: r.text("claim")? == "all",
+        status: RunStatus::parse(r.text("status")?)?,
+        origin: r.opt_text("origin")?.map(from_json).transpose()?,
+        model: r.opt_string("model")?,
+        error: r.opt_string("error")?,
+        steps: r.int("steps")?,
+        input_tokens: r.int("input_tokens")?,
+        output_tokens: r.int("output_tokens")?,
+        cost_usd: r.opt_real("cost_usd")?,
+        reply: r.opt_string("reply")?,
+        created_at: r.int("created_at")?,
+        started_at: r.opt_int("started_at")?,
+        ended_at: r.opt_int("ended_at")?,
+        timeout_ms: r.opt_int("timeout_ms")?,
+    })
 }
 
 #[derive(Debug, Clone)]

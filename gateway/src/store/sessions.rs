@@ -2,7 +2,9 @@
 
 use switchboard_channels::Origin;
 
+use super::decode::Columns;
 use super::engine::engine_fns;
+use super::from_json;
 use super::text::text_enum;
 use super::Result;
 
@@ -24,6 +26,21 @@ pub struct SessionRow {
     pub created_at: i64,
     pub updated_at: i64,
     pub archived_at: Option<i64>,
+}
+
+/// A `sessions` row, from either engine. `origin` is JSON text: PostgreSQL stores it as
+/// `JSONB`, and its queries select `origin::text AS origin`.
+pub(super) fn decode_session(r: &impl Columns) -> Result<SessionRow> {
+    Ok(SessionRow {
+        id: r.string("id")?,
+        key: r.string("key")?,
+        agent_id: r.string("agent_id")?,
+        origin: r.opt_text("origin")?.map(from_json).transpose()?,
+        status: SessionStatus::parse(r.text("status")?)?,
+        created_at: r.int("created_at")?,
+        updated_at: r.int("updated_at")?,
+        archived_at: r.opt_int("archived_at")?,
+    })
 }
 
 engine_fns! {

@@ -4,7 +4,9 @@ use switchboard_channels::Origin;
 
 pub use super::states::{AnnounceState, Cleanup, Outcome};
 
+use super::decode::Columns;
 use super::engine::engine_fns;
+use super::from_json;
 use super::runs::RunRow;
 use super::states::RunStatus;
 use super::Result;
@@ -42,6 +44,40 @@ pub struct SubagentRow {
     pub output_tokens: i64,
     pub cost_usd: Option<f64>,
     pub session_id: String,
+}
+
+/// A `subagent_runs` row joined with its child's `runs` row, from either engine.
+pub(super) fn decode_subagent(r: &impl Columns) -> Result<SubagentRow> {
+    Ok(SubagentRow {
+        run_id: r.string("run_id")?,
+        child_session_key: r.string("child_session_key")?,
+        requester_session_key: r.string("requester_session_key")?,
+        requester_run_id: r.opt_string("requester_run_id")?,
+        requester_origin: r.opt_text("requester_origin")?.map(from_json).transpose()?,
+        task: r.string("task")?,
+        label: r.opt_string("label")?,
+        agent_id: r.string("agent_id")?,
+        model: r.opt_string("model")?,
+        thinking: r.opt_string("thinking")?,
+        cleanup: Cleanup::parse(r.text("cleanup")?)?,
+        run_timeout_seconds: r.int("run_timeout_seconds")?,
+        task_call_id: r.opt_string("task_call_id")?,
+        created_at: r.int("created_at")?,
+        ended_at: r.opt_int("ended_at")?,
+        outcome: r.opt_text("outcome")?.map(Outcome::parse).transpose()?,
+        error: r.opt_string("error")?,
+        stop_note: r.opt_string("stop_note")?,
+        announce_state: AnnounceState::parse(r.text("announce_state")?)?,
+        announce_attempts: r.int("announce_attempts")?,
+        archive_at: r.opt_int("archive_at")?,
+        archived_at: r.opt_int("archived_at")?,
+        status: RunStatus::parse(r.text("status")?)?,
+        started_at: r.opt_int("started_at")?,
+        input_tokens: r.int("input_tokens")?,
+        output_tokens: r.int("output_tokens")?,
+        cost_usd: r.opt_real("cost_usd")?,
+        session_id: r.string("session_id")?,
+    })
 }
 
 /// Everything a spawn writes, in one transaction.

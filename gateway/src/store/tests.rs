@@ -206,6 +206,7 @@ mod engines {
         turns::ensure_session_creates_updates_the_origin_and_follows_an_archive on [sqlite, postgres],
         turns::finish_run_stores_the_answer_queues_the_reply_and_counts_what_waits on [sqlite, postgres],
         turns::start_run_claims_and_reads_the_transcript_only_for_a_run_still_waiting on [sqlite, postgres],
+        rows::rows_read_back_whole_on_every_engine on [sqlite, postgres],
         worktrees::worktrees_are_found_while_active_and_swept_when_left_over on [sqlite, postgres],
     }
 }
@@ -217,6 +218,7 @@ mod fan_in;
 mod ledger;
 mod lifecycle;
 mod outbox;
+mod rows;
 mod seam;
 mod turns;
 mod worktrees;

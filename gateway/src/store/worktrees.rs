@@ -2,6 +2,7 @@
 
 use super::{Result, StoreError};
 
+use super::decode::Columns;
 use super::engine::engine_fns;
 
 /// Where a worktree is in its life (see migration `0014_worktrees.sql`).
@@ -57,6 +58,22 @@ pub struct WorktreeRow {
     pub base: Option<String>,
     /// What the announce says of it once done.
     pub note: Option<String>,
+}
+
+/// A `subagent_worktrees` row, from either engine.
+pub(super) fn decode_worktree(r: &impl Columns) -> Result<WorktreeRow> {
+    Ok(WorktreeRow {
+        run_id: r.string("run_id")?,
+        child_session_key: r.string("child_session_key")?,
+        state: WorktreeState::parse(r.text("state")?)?,
+        reason: r.opt_string("reason")?,
+        repo: r.opt_string("repo")?,
+        path: r.opt_string("path")?,
+        workdir: r.opt_string("workdir")?,
+        branch: r.opt_string("branch")?,
+        base: r.opt_string("base")?,
+        note: r.opt_string("note")?,
+    })
 }
 
 engine_fns! {

@@ -1,37 +1,11 @@
 //! Exec approval requests on PostgreSQL (one durable row per tool call, answered from the
 //! chat that owns the run) and the executables allowed for good (`allow-always`).
 
-use sqlx::postgres::PgRow;
-use sqlx::Row;
-
+use super::super::approvals::{decode_allow_entry, decode_approval};
 use super::super::{
-    from_json, now_ms, to_json, AllowEntry, ApprovalRow, ApprovalStatus, NewApproval, Result,
-    SessionRow,
+    now_ms, to_json, AllowEntry, ApprovalRow, ApprovalStatus, NewApproval, Result, SessionRow,
 };
 use super::Pg;
-
-fn row_to_approval(r: &PgRow) -> Result<ApprovalRow> {
-    let origin: String = r.try_get("origin")?;
-    let executables: String = r.try_get("executables")?;
-    let status: String = r.try_get("status")?;
-    Ok(ApprovalRow {
-        id: r.try_get("id")?,
-        run_id: r.try_get("run_id")?,
-        tool_call_id: r.try_get("tool_call_id")?,
-        session_key: r.try_get("session_key")?,
-        agent_id: r.try_get("agent_id")?,
-        label: r.try_get("label")?,
-        origin: from_json(&origin)?,
-        workdir: r.try_get("workdir")?,
-        command: r.try_get("command")?,
-        executables: from_json(&executables)?,
-        status: ApprovalStatus::parse(&status)?,
-        decided_by: r.try_get("decided_by")?,
-        created_at: r.try_get("created_at")?,
-        expires_at: r.try_get("expires_at")?,
-        resolved_at: r.try_get("resolved_at")?,
-    })
-}
 
 impl Pg {
     /// The request of a tool call: the existing one, else `a` recorded now. The bool says
@@ -77,7 +51,7 @@ impl Pg {
             }
         };
         tx.commit().await?;
-        Ok((row_to_approval(&row)?, created))
+        Ok((decode_approval(&row)?, created))
     }
 
     pub async fn approval(&self, id: &str) -> Result<Option<ApprovalRow>> {
@@ -85,7 +59,7 @@ impl Pg {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
-        r.as_ref().map(row_to_approval).transpose()
+        r.as_ref().map(decode_approval).transpose()
     }
 
     /// The requests of a run's tool calls.
@@ -94,7 +68,7 @@ impl Pg {
             .bind(run_id)
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(row_to_approval).collect()
+        rows.iter().map(decode_approval).collect()
     }
 
     /// Answer a pending, unexpired request from its chat; `allow-always` also stores its
@@ -123,7 +97,7 @@ impl Pg {
         .bind(chat_id)
         .fetch_optional(&mut *tx)
         .await?;
-        let Some(row) = r.as_ref().map(row_to_approval).transpose()? else {
+        let Some(row) = r.as_ref().map(decode_approval).transpose()? else {
             return Ok(None);
         };
         if status == ApprovalStatus::AllowAlways {
@@ -164,7 +138,7 @@ impl Pg {
         )
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(row_to_approval).collect()
+        rows.iter().map(decode_approval).collect()
     }
 
     /// The executables `agent_id` may run without asking.
@@ -181,16 +155,7 @@ impl Pg {
         let rows = sqlx::query("SELECT * FROM exec_allowlist ORDER BY agent_id, path")
             .fetch_all(&self.pool)
             .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(AllowEntry {
-                    agent_id: r.try_get("agent_id")?,
-                    path: r.try_get("path")?,
-                    approval_id: r.try_get("approval_id")?,
-                    created_at: r.try_get("created_at")?,
-                })
-            })
-            .collect()
+        rows.iter().map(decode_allow_entry).collect()
     }
 
     /// Remove `path` from the stored allowlist (of `agent_id`, or of every agent).

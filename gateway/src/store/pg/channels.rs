@@ -3,25 +3,13 @@
 //! advisory lock of its channel, so two first contacts are serialized as SQLite's
 //! `BEGIN IMMEDIATE` serializes them (and the per-channel bound of pending requests holds).
 
-use sqlx::postgres::PgRow;
 use sqlx::Row;
 
+use super::super::channels::decode_pairing;
 use super::super::channels::{new_code, normalized_code, RENOTIFY_MS};
 use super::super::channels::{MAX_PENDING, PAIRING_TTL_MS};
 use super::super::{now_ms, Pairing, PairingRow, Result};
 use super::Pg;
-
-fn row_to_pairing(r: &PgRow) -> Result<PairingRow> {
-    Ok(PairingRow {
-        channel: r.try_get("channel")?,
-        sender_id: r.try_get("sender_id")?,
-        sender_name: r.try_get("sender_name")?,
-        code: r.try_get("code")?,
-        status: r.try_get("status")?,
-        created_at: r.try_get("created_at")?,
-        approved_at: r.try_get("approved_at")?,
-    })
-}
 
 impl Pg {
     pub async fn channel_state(&self, channel: &str, key: &str) -> Result<Option<String>> {
@@ -184,7 +172,7 @@ impl Pg {
         .bind(now - PAIRING_TTL_MS)
         .fetch_optional(&self.pool)
         .await?;
-        r.as_ref().map(row_to_pairing).transpose()
+        r.as_ref().map(decode_pairing).transpose()
     }
 
     /// Reject a pending pairing by its code (no new code for [`PAIRING_TTL_MS`]).
@@ -201,7 +189,7 @@ impl Pg {
         .bind(now - PAIRING_TTL_MS)
         .fetch_optional(&self.pool)
         .await?;
-        r.as_ref().map(row_to_pairing).transpose()
+        r.as_ref().map(decode_pairing).transpose()
     }
 
     /// Revoke an approved sender: the row goes.
@@ -218,7 +206,7 @@ impl Pg {
         .bind(sender_id)
         .fetch_optional(&self.pool)
         .await?;
-        r.as_ref().map(row_to_pairing).transpose()
+        r.as_ref().map(decode_pairing).transpose()
     }
 
     pub async fn list_pairings(&self) -> Result<Vec<PairingRow>> {
@@ -229,6 +217,6 @@ impl Pg {
         .bind(now_ms() - PAIRING_TTL_MS)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(row_to_pairing).collect()
+        rows.iter().map(decode_pairing).collect()
     }
 }

@@ -1,36 +1,18 @@
 //! Scheduled jobs on PostgreSQL (`cron_jobs`): a job's next time is stored, and a due
 //! job's message is committed in the same transaction that moves its next time on.
 
-use sqlx::postgres::PgRow;
-use sqlx::Row;
-
-use super::super::{from_json, now_ms, to_json, CronFire, CronJobRow, JobSource, Result};
+use super::super::cron::decode_cron_job;
+use super::super::{now_ms, to_json, CronFire, CronJobRow, JobSource, Result};
 use super::inbox::insert_inbox;
 use super::Pg;
 use crate::config::CronJobConfig;
-
-fn row_to_job(r: &PgRow) -> Result<CronJobRow> {
-    let source: String = r.try_get("source")?;
-    let spec: String = r.try_get("spec")?;
-    Ok(CronJobRow {
-        id: r.try_get("id")?,
-        source: JobSource::parse(&source)?,
-        spec: from_json(&spec)?,
-        enabled: r.try_get("enabled")?,
-        next_run_at: r.try_get("next_run_at")?,
-        last_run_at: r.try_get("last_run_at")?,
-        last_inbox_id: r.try_get("last_inbox_id")?,
-        runs: r.try_get("runs")?,
-        skipped: r.try_get("skipped")?,
-    })
-}
 
 impl Pg {
     pub async fn cron_jobs(&self) -> Result<Vec<CronJobRow>> {
         let rows = sqlx::query("SELECT * FROM cron_jobs ORDER BY id")
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(row_to_job).collect()
+        rows.iter().map(decode_cron_job).collect()
     }
 
     pub async fn cron_job(&self, id: &str) -> Result<Option<CronJobRow>> {
@@ -38,7 +20,7 @@ impl Pg {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
-        r.as_ref().map(row_to_job).transpose()
+        r.as_ref().map(decode_cron_job).transpose()
     }
 
     /// Enabled jobs whose next time is at or before `now`, soonest first.
@@ -51,7 +33,7 @@ impl Pg {
         .bind(now)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(row_to_job).collect()
+        rows.iter().map(decode_cron_job).collect()
     }
 
     /// The soonest next time of an enabled job.

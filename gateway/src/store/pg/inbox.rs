@@ -5,13 +5,14 @@
 use sqlx::{PgConnection, Row};
 use switchboard_channels::Origin;
 
+use super::super::inbox::{decode_claimed, decode_waiting};
 use super::super::runs::queued_row;
 use super::super::{
     now_ms, to_json, Claim, InboxItem, NewInbound, NewRun, Result, RunRow, RunStatus, Started,
     WaitingSession,
 };
 use super::starts::{start_in, StartRun};
-use super::{rows, Pg};
+use super::Pg;
 
 /// `LIMIT` of a claim: `NULL` takes every waiting message.
 pub(super) fn claim_limit(claim: Claim) -> Option<i64> {
@@ -49,7 +50,10 @@ pub(super) async fn claim_in(
     .bind(limit)
     .fetch_all(&mut *c)
     .await?;
-    let mut items = rows.iter().map(rows::claimed).collect::<Result<Vec<_>>>()?;
+    let mut items = rows
+        .iter()
+        .map(decode_claimed)
+        .collect::<Result<Vec<_>>>()?;
     // RETURNING comes in no promised order.
     items.sort_by_key(|i| i.id);
     Ok(items)
@@ -122,15 +126,7 @@ impl Pg {
         )
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(WaitingSession {
-                    key: r.try_get("key")?,
-                    agent_id: r.try_get("agent_id")?,
-                    active: r.try_get("active")?,
-                })
-            })
-            .collect()
+        rows.iter().map(decode_waiting).collect()
     }
 
     /// Accept an inbound message in one transaction: record its platform id as taken

@@ -1,8 +1,7 @@
 //! The inbound ledger on PostgreSQL: attempts at handling each inbound update, the update
 //! offset saved together with forgetting the attempts below it, and poisoned updates.
 
-use sqlx::Row;
-
+use super::super::ledger::decode_poisoned;
 use super::super::{now_ms, PoisonedUpdate, Result};
 use super::Pg;
 
@@ -123,19 +122,7 @@ impl Pg {
         .bind(channel)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(PoisonedUpdate {
-                    channel: r.try_get("channel")?,
-                    update_id: r.try_get("update_id")?,
-                    attempts: r.try_get("attempts")?,
-                    reason: r.try_get("reason")?,
-                    summary: r.try_get("summary")?,
-                    payload: r.try_get("payload")?,
-                    poisoned_at: r.try_get("poisoned_at")?,
-                })
-            })
-            .collect()
+        rows.iter().map(decode_poisoned).collect()
     }
 
     /// Count of poisoned updates by channel.

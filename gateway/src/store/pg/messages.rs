@@ -2,8 +2,9 @@
 
 use sqlx::Row;
 
+use super::super::messages::decode_message;
 use super::super::{now_ms, to_json, MessageRow, NewMessage, Result};
-use super::{rows, Pg};
+use super::Pg;
 
 impl Pg {
     /// Append one message to a session's transcript; returns its sequence number.
@@ -31,7 +32,7 @@ impl Pg {
         .bind(limit)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(rows::message).collect()
+        rows.iter().map(decode_message).collect()
     }
 }
 
@@ -77,5 +78,5 @@ where
         .bind(session_id)
         .fetch_all(ex)
         .await?;
-    rows.iter().map(rows::message).collect()
+    rows.iter().map(decode_message).collect()
 }

@@ -18,7 +18,6 @@ mod messages;
 pub mod migrate;
 mod outbox;
 mod progress;
-mod rows;
 mod runs;
 mod sessions;
 mod starts;

@@ -3,10 +3,10 @@
 //! its chat is pending or being sent); claiming a row is a conditional UPDATE, so two
 //! workers never both send it.
 
-use sqlx::Row;
 use switchboard_channels::{Action, Origin};
 
-use super::super::{from_json, now_ms, to_json, OutboxRow, Result};
+use super::super::outbox::decode_outbox;
+use super::super::{now_ms, to_json, OutboxRow, Result};
 use super::Pg;
 
 impl Pg {
@@ -64,25 +64,7 @@ impl Pg {
         .bind(limit)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| {
-                let origin: String = r.try_get("origin")?;
-                let actions: Option<String> = r.try_get("actions")?;
-                Ok(OutboxRow {
-                    id: r.try_get("id")?,
-                    key: r.try_get("key")?,
-                    origin: from_json(&origin)?,
-                    text: r.try_get("text")?,
-                    footer: r.try_get("footer")?,
-                    actions: match actions {
-                        Some(a) => from_json(&a)?,
-                        None => Vec::new(),
-                    },
-                    attempts: r.try_get("attempts")?,
-                    parts_sent: r.try_get("parts_sent")?,
-                })
-            })
-            .collect()
+        rows.iter().map(decode_outbox).collect()
     }
 
     /// When the earliest pending message that heads its chat is due (unix ms), if any.

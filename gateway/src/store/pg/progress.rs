@@ -1,7 +1,6 @@
 //! Progress lines on PostgreSQL: where a sub-agent's progress message was posted.
 
-use sqlx::Row;
-
+use super::super::progress::decode_progress;
 use super::super::{now_ms, ProgressLine, Result};
 use super::Pg;
 
@@ -15,15 +14,7 @@ impl Pg {
         let Some(r) = r else {
             return Ok(None);
         };
-        Ok(Some(ProgressLine {
-            child_session_key: r.try_get("child_session_key")?,
-            channel: r.try_get("channel")?,
-            chat_id: r.try_get("chat_id")?,
-            thread_id: r.try_get("thread_id")?,
-            message_id: r.try_get("message_id")?,
-            text: r.try_get("text")?,
-            updated_at: r.try_get("updated_at")?,
-        }))
+        decode_progress(&r).map(Some)
     }
 
     /// Record a child's line as posted or edited, only while its session is active (an

@@ -5,6 +5,7 @@
 
 use sqlx::{PgConnection, Row};
 
+use super::super::runs::decode_run;
 use super::super::runs::queued_row;
 use super::super::states::Outcome;
 use super::super::{
@@ -12,7 +13,7 @@ use super::super::{
 };
 use super::inbox::insert_run;
 use super::messages::insert_message;
-use super::{rows, Pg};
+use super::Pg;
 
 impl Pg {
     /// Insert a queued run; returns its row.
@@ -27,7 +28,7 @@ impl Pg {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
-        r.as_ref().map(rows::run).transpose()
+        r.as_ref().map(decode_run).transpose()
     }
 
     /// Record progress on a running run (an ended run keeps what its end recorded).
@@ -121,7 +122,7 @@ impl Pg {
         )
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(rows::run).collect()
+        rows.iter().map(decode_run).collect()
     }
 
     /// The most recent runs of a session, newest first.
@@ -134,7 +135,7 @@ impl Pg {
         .bind(limit)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(rows::run).collect()
+        rows.iter().map(decode_run).collect()
     }
 }
 

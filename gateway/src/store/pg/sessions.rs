@@ -5,9 +5,14 @@
 use switchboard_channels::Origin;
 use uuid::Uuid;
 
+use super::super::sessions::decode_session;
 use super::super::{now_ms, to_json, Result, SessionRow, StoreError};
-use super::rows::{self, SESSION_COLUMNS};
 use super::Pg;
+
+/// The columns of `sessions` as [`decode_session`] reads them: `origin` is `JSONB` here and
+/// read as text, the shape SQLite stores it in.
+const SESSION_COLUMNS: &str =
+    "id, key, agent_id, origin::text AS origin, status, created_at, updated_at, archived_at";
 
 /// How often `ensure_session` tries again when its key's active row changed under it (an
 /// archive or a create by another writer between its conflict check and its read).
@@ -51,7 +56,7 @@ impl Pg {
                 .fetch_optional(&self.pool)
                 .await?;
             if let Some(r) = r {
-                return rows::session(&r);
+                return decode_session(&r);
             }
         }
         Err(StoreError::Corrupt(format!(
@@ -67,7 +72,7 @@ impl Pg {
             .bind(key)
             .fetch_optional(&self.pool)
             .await?;
-        r.as_ref().map(rows::session).transpose()
+        r.as_ref().map(decode_session).transpose()
     }
 
     /// A session by its id (active or archived).
@@ -77,7 +82,7 @@ impl Pg {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
-        r.as_ref().map(rows::session).transpose()
+        r.as_ref().map(decode_session).transpose()
     }
 
     /// The newest session row for `key`, active or archived.
@@ -90,7 +95,7 @@ impl Pg {
             .bind(key)
             .fetch_optional(&self.pool)
             .await?;
-        r.as_ref().map(rows::session).transpose()
+        r.as_ref().map(decode_session).transpose()
     }
 
     /// Archive the active session of `key`, and drop its progress line, in one
@@ -115,7 +120,7 @@ impl Pg {
                 .await?;
         }
         tx.commit().await?;
-        r.as_ref().map(rows::session).transpose()
+        r.as_ref().map(decode_session).transpose()
     }
 
     /// Sessions, newest activity first (the later of the row's update and its newest
@@ -138,6 +143,6 @@ impl Pg {
             }
         );
         let rows = sqlx::query(&sql).bind(limit).fetch_all(&self.pool).await?;
-        rows.iter().map(rows::session).collect()
+        rows.iter().map(decode_session).collect()
     }
 }

@@ -1,14 +1,12 @@
 //! The sub-agent registry on PostgreSQL: one row per spawned child, written in the same
 //! transaction as the change it records; and the durable archive timers.
 
-use sqlx::postgres::PgRow;
-use sqlx::Row;
 use switchboard_channels::{ChatKind, Origin};
 
 use super::super::runs::queued_row;
+use super::super::subagents::decode_subagent;
 use super::super::{
-    from_json, now_ms, to_json, AnnounceState, Cleanup, NewRun, NewSubagent, Outcome, Result,
-    RunRow, RunStatus, SubagentRow, INTERNAL_CHANNEL,
+    now_ms, to_json, NewRun, NewSubagent, Result, RunRow, SubagentRow, INTERNAL_CHANNEL,
 };
 use super::inbox::{insert_inbox, insert_run};
 use super::Pg;
@@ -18,41 +16,6 @@ const SELECT: &str =
     "SELECT s.*, r.status AS status, r.started_at AS started_at, r.input_tokens AS input_tokens,
          r.output_tokens AS output_tokens, r.cost_usd AS cost_usd, r.session_id AS session_id
      FROM subagent_runs s JOIN runs r ON r.id = s.run_id";
-
-fn row_to_subagent(r: &PgRow) -> Result<SubagentRow> {
-    let origin: Option<String> = r.try_get("requester_origin")?;
-    let outcome: Option<String> = r.try_get("outcome")?;
-    Ok(SubagentRow {
-        run_id: r.try_get("run_id")?,
-        child_session_key: r.try_get("child_session_key")?,
-        requester_session_key: r.try_get("requester_session_key")?,
-        requester_run_id: r.try_get("requester_run_id")?,
-        requester_origin: origin.as_deref().map(from_json).transpose()?,
-        task: r.try_get("task")?,
-        label: r.try_get("label")?,
-        agent_id: r.try_get("agent_id")?,
-        model: r.try_get("model")?,
-        thinking: r.try_get("thinking")?,
-        cleanup: Cleanup::parse(r.try_get("cleanup")?)?,
-        run_timeout_seconds: r.try_get("run_timeout_seconds")?,
-        task_call_id: r.try_get("task_call_id")?,
-        created_at: r.try_get("created_at")?,
-        ended_at: r.try_get("ended_at")?,
-        outcome: outcome.as_deref().map(Outcome::parse).transpose()?,
-        error: r.try_get("error")?,
-        stop_note: r.try_get("stop_note")?,
-        announce_state: AnnounceState::parse(r.try_get("announce_state")?)?,
-        announce_attempts: r.try_get("announce_attempts")?,
-        archive_at: r.try_get("archive_at")?,
-        archived_at: r.try_get("archived_at")?,
-        status: RunStatus::parse(r.try_get("status")?)?,
-        started_at: r.try_get("started_at")?,
-        input_tokens: r.try_get("input_tokens")?,
-        output_tokens: r.try_get("output_tokens")?,
-        cost_usd: r.try_get("cost_usd")?,
-        session_id: r.try_get("session_id")?,
-    })
-}
 
 impl Pg {
     /// Register a spawn: child session, registry row, run row (queued) and the task as the
@@ -139,7 +102,7 @@ impl Pg {
             .bind(run_id)
             .fetch_optional(&self.pool)
             .await?;
-        r.as_ref().map(row_to_subagent).transpose()
+        r.as_ref().map(decode_subagent).transpose()
     }
 
     /// The sub-agent whose child session is `key`, if any.
@@ -148,7 +111,7 @@ impl Pg {
             .bind(key)
             .fetch_optional(&self.pool)
             .await?;
-        r.as_ref().map(row_to_subagent).transpose()
+        r.as_ref().map(decode_subagent).transpose()
     }
 
     /// The child a `task` tool call of the requester's run created, if any.
@@ -160,7 +123,7 @@ impl Pg {
         .bind(call_id)
         .fetch_optional(&self.pool)
         .await?;
-        r.as_ref().map(row_to_subagent).transpose()
+        r.as_ref().map(decode_subagent).transpose()
     }
 
     /// Children spawned from `requester`, newest first.
@@ -173,7 +136,7 @@ impl Pg {
         .bind(limit)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(row_to_subagent).collect()
+        rows.iter().map(decode_subagent).collect()
     }
 
     /// All sub-agents, newest first.
@@ -184,7 +147,7 @@ impl Pg {
         .bind(limit)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(row_to_subagent).collect()
+        rows.iter().map(decode_subagent).collect()
     }
 
     /// Sub-agents whose run ended and whose announce is not yet queued.
@@ -194,7 +157,7 @@ impl Pg {
         ))
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(row_to_subagent).collect()
+        rows.iter().map(decode_subagent).collect()
     }
 
     /// Who stopped a child, for its announce's Notes.

@@ -1,27 +1,9 @@
 //! Sub-agent worktrees on PostgreSQL (`subagent_worktrees`): where a child isolated in its
 //! own git worktree works, recorded before the worktree is made and before the child runs.
 
-use sqlx::postgres::PgRow;
-use sqlx::Row;
-
+use super::super::worktrees::decode_worktree;
 use super::super::{now_ms, Result, WorktreeRow, WorktreeState};
 use super::Pg;
-
-fn row_to_worktree(r: &PgRow) -> Result<WorktreeRow> {
-    let state: String = r.try_get("state")?;
-    Ok(WorktreeRow {
-        run_id: r.try_get("run_id")?,
-        child_session_key: r.try_get("child_session_key")?,
-        state: WorktreeState::parse(&state)?,
-        reason: r.try_get("reason")?,
-        repo: r.try_get("repo")?,
-        path: r.try_get("path")?,
-        workdir: r.try_get("workdir")?,
-        branch: r.try_get("branch")?,
-        base: r.try_get("base")?,
-        note: r.try_get("note")?,
-    })
-}
 
 impl Pg {
     /// Record a child's worktree (or why it has none). The row of a run is written once.
@@ -76,7 +58,7 @@ impl Pg {
             .bind(run_id)
             .fetch_optional(&self.pool)
             .await?;
-        r.as_ref().map(row_to_worktree).transpose()
+        r.as_ref().map(decode_worktree).transpose()
     }
 
     /// The directory a child session works in, when it has an active worktree.
@@ -103,6 +85,6 @@ impl Pg {
         )
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(row_to_worktree).collect()
+        rows.iter().map(decode_worktree).collect()
     }
 }

@@ -3,7 +3,8 @@
 
 use sqlx::Row;
 
-use super::{begin_write, from_json, now_ms, to_json, Result, Sqlite};
+use super::super::approvals::{decode_allow_entry, decode_approval};
+use super::{begin_write, now_ms, to_json, Result, Sqlite};
 pub(super) use crate::store::approvals::*;
 use crate::store::sessions::SessionRow;
 
@@ -42,7 +43,7 @@ impl Sqlite {
                 .fetch_one(&mut *tx)
                 .await?;
         tx.commit().await?;
-        Ok((row_to_approval(&row)?, r.rows_affected() == 1))
+        Ok((decode_approval(&row)?, r.rows_affected() == 1))
     }
 
     pub async fn approval(&self, id: &str) -> Result<Option<ApprovalRow>> {
@@ -50,7 +51,7 @@ impl Sqlite {
             .bind(id)
             .fetch_optional(&mut *self.reader().await)
             .await?;
-        r.as_ref().map(row_to_approval).transpose()
+        r.as_ref().map(decode_approval).transpose()
     }
 
     /// The requests of a run's tool calls (to find the calls a resumed run re-executes).
@@ -59,7 +60,7 @@ impl Sqlite {
             .bind(run_id)
             .fetch_all(&mut *self.reader().await)
             .await?;
-        rows.iter().map(row_to_approval).collect()
+        rows.iter().map(decode_approval).collect()
     }
 
     /// Answer a pending request from the chat `channel`/`chat_id`: `None` when there is
@@ -91,7 +92,7 @@ impl Sqlite {
         .bind(now)
         .fetch_optional(&mut *tx)
         .await?;
-        let Some(row) = r.as_ref().map(row_to_approval).transpose()? else {
+        let Some(row) = r.as_ref().map(decode_approval).transpose()? else {
             return Ok(None);
         };
         if status == ApprovalStatus::AllowAlways {
@@ -133,7 +134,7 @@ impl Sqlite {
         )
         .fetch_all(&mut *self.reader().await)
         .await?;
-        rows.iter().map(row_to_approval).collect()
+        rows.iter().map(decode_approval).collect()
     }
 
     /// The executables `agent_id` may run without asking (from `allow-always`).
@@ -149,16 +150,7 @@ impl Sqlite {
         let rows = sqlx::query("SELECT * FROM exec_allowlist ORDER BY agent_id, path")
             .fetch_all(&mut *self.reader().await)
             .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(AllowEntry {
-                    agent_id: r.try_get("agent_id")?,
-                    path: r.try_get("path")?,
-                    approval_id: r.try_get("approval_id")?,
-                    created_at: r.try_get("created_at")?,
-                })
-            })
-            .collect()
+        rows.iter().map(decode_allow_entry).collect()
     }
 
     /// Remove `path` from the stored allowlist (of `agent_id`, or of every agent);
@@ -195,27 +187,4 @@ impl Sqlite {
             None => Ok(None),
         }
     }
-}
-
-fn row_to_approval(r: &sqlx::sqlite::SqliteRow) -> Result<ApprovalRow> {
-    let origin: String = r.try_get("origin")?;
-    let executables: String = r.try_get("executables")?;
-    let status: String = r.try_get("status")?;
-    Ok(ApprovalRow {
-        id: r.try_get("id")?,
-        run_id: r.try_get("run_id")?,
-        tool_call_id: r.try_get("tool_call_id")?,
-        session_key: r.try_get("session_key")?,
-        agent_id: r.try_get("agent_id")?,
-        label: r.try_get("label")?,
-        origin: from_json(&origin)?,
-        workdir: r.try_get("workdir")?,
-        command: r.try_get("command")?,
-        executables: from_json(&executables)?,
-        status: ApprovalStatus::parse(&status)?,
-        decided_by: r.try_get("decided_by")?,
-        created_at: r.try_get("created_at")?,
-        expires_at: r.try_get("expires_at")?,
-        resolved_at: r.try_get("resolved_at")?,
-    })
 }

@@ -2,6 +2,7 @@
 
 use sqlx::Row;
 
+use super::super::channels::decode_pairing;
 use super::{now_ms, Result, Sqlite};
 pub(super) use crate::store::channels::*;
 
@@ -155,7 +156,7 @@ impl Sqlite {
         .bind(now_ms() - PAIRING_TTL_MS)
         .fetch_optional(&mut *self.writer().await)
         .await?;
-        r.as_ref().map(row_to_pairing).transpose()
+        r.as_ref().map(decode_pairing).transpose()
     }
 
     /// Reject a pending pairing by its code: the sender is ignored, and gets no new code
@@ -171,7 +172,7 @@ impl Sqlite {
         .bind(now_ms() - PAIRING_TTL_MS)
         .fetch_optional(&mut *self.writer().await)
         .await?;
-        r.as_ref().map(row_to_pairing).transpose()
+        r.as_ref().map(decode_pairing).transpose()
     }
 
     /// Revoke an approved sender: the row goes, so their next message is a stranger's
@@ -188,7 +189,7 @@ impl Sqlite {
         .bind(sender_id)
         .fetch_optional(&mut *self.writer().await)
         .await?;
-        r.as_ref().map(row_to_pairing).transpose()
+        r.as_ref().map(decode_pairing).transpose()
     }
 
     pub async fn list_pairings(&self) -> Result<Vec<PairingRow>> {
@@ -198,18 +199,6 @@ impl Sqlite {
         .bind(now_ms() - PAIRING_TTL_MS)
         .fetch_all(&mut *self.reader().await)
         .await?;
-        rows.iter().map(row_to_pairing).collect()
+        rows.iter().map(decode_pairing).collect()
     }
-}
-
-fn row_to_pairing(r: &sqlx::sqlite::SqliteRow) -> Result<PairingRow> {
-    Ok(PairingRow {
-        channel: r.try_get("channel")?,
-        sender_id: r.try_get("sender_id")?,
-        sender_name: r.try_get("sender_name")?,
-        code: r.try_get("code")?,
-        status: r.try_get("status")?,
-        created_at: r.try_get("created_at")?,
-        approved_at: r.try_get("approved_at")?,
-    })
 }

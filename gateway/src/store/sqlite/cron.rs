@@ -5,33 +5,18 @@
 
 use sqlx::Row;
 
+use super::super::cron::decode_cron_job;
 use super::inbox::insert_inbox;
-use super::{begin_write, from_json, now_ms, to_json, Result, Sqlite};
+use super::{begin_write, now_ms, to_json, Result, Sqlite};
 use crate::config::CronJobConfig;
 pub(super) use crate::store::cron::*;
-
-fn row_to_job(r: &sqlx::sqlite::SqliteRow) -> Result<CronJobRow> {
-    let source: String = r.try_get("source")?;
-    let spec: String = r.try_get("spec")?;
-    Ok(CronJobRow {
-        id: r.try_get("id")?,
-        source: JobSource::parse(&source)?,
-        spec: from_json(&spec)?,
-        enabled: r.try_get("enabled")?,
-        next_run_at: r.try_get("next_run_at")?,
-        last_run_at: r.try_get("last_run_at")?,
-        last_inbox_id: r.try_get("last_inbox_id")?,
-        runs: r.try_get("runs")?,
-        skipped: r.try_get("skipped")?,
-    })
-}
 
 impl Sqlite {
     pub async fn cron_jobs(&self) -> Result<Vec<CronJobRow>> {
         let rows = sqlx::query("SELECT * FROM cron_jobs ORDER BY id")
             .fetch_all(&mut *self.reader().await)
             .await?;
-        rows.iter().map(row_to_job).collect()
+        rows.iter().map(decode_cron_job).collect()
     }
 
     pub async fn cron_job(&self, id: &str) -> Result<Option<CronJobRow>> {
@@ -39,7 +24,7 @@ impl Sqlite {
             .bind(id)
             .fetch_optional(&mut *self.reader().await)
             .await?;
-        r.as_ref().map(row_to_job).transpose()
+        r.as_ref().map(decode_cron_job).transpose()
     }
 
     /// Enabled jobs whose next time is at or before `now`, soonest first.
@@ -51,7 +36,7 @@ impl Sqlite {
         .bind(now)
         .fetch_all(&mut *self.reader().await)
         .await?;
-        rows.iter().map(row_to_job).collect()
+        rows.iter().map(decode_cron_job).collect()
     }
 
     /// The soonest next time of an enabled job.

@@ -6,10 +6,11 @@ use switchboard_channels::Origin;
 
 use sqlx::sqlite::SqliteRow;
 
+use super::super::inbox::{decode_claimed, decode_waiting};
 use super::runs::{queued_row, NewRun, RunRow, RunStatus};
 use super::starts::{start_sql, StartRun, Started};
 use super::writer::{script, Args, Params, Script};
-use super::{from_json, now_ms, to_json, Result, Sqlite};
+use super::{now_ms, to_json, Result, Sqlite};
 pub(super) use crate::store::inbox::*;
 
 pub(super) async fn insert_inbox<'e, E>(
@@ -37,18 +38,6 @@ where
     .fetch_one(ex)
     .await?;
     Ok(r.try_get("id")?)
-}
-
-/// A message a claim moved into the transcript, from the claim's `RETURNING inbox_id,
-/// origin, sender_id, content`.
-pub(super) fn row_to_claimed(r: &sqlx::sqlite::SqliteRow) -> Result<InboxItem> {
-    let origin: String = r.try_get("origin")?;
-    Ok(InboxItem {
-        id: r.try_get("inbox_id")?,
-        origin: from_json(&origin)?,
-        sender_id: r.try_get("sender_id")?,
-        text: r.try_get("content")?,
-    })
 }
 
 impl Sqlite {
@@ -85,7 +74,7 @@ impl Sqlite {
         .await?;
         let mut items = rows
             .iter()
-            .map(row_to_claimed)
+            .map(decode_claimed)
             .collect::<Result<Vec<_>>>()?;
         // RETURNING comes in no promised order.
         items.sort_by_key(|i| i.id);
@@ -143,15 +132,7 @@ impl Sqlite {
         )
         .fetch_all(&mut *self.reader().await)
         .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(WaitingSession {
-                    key: r.try_get("key")?,
-                    agent_id: r.try_get("agent_id")?,
-                    active: r.try_get("active")?,
-                })
-            })
-            .collect()
+        rows.iter().map(decode_waiting).collect()
     }
 }
 

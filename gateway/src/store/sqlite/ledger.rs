@@ -5,6 +5,7 @@
 
 use sqlx::Row;
 
+use super::super::ledger::decode_poisoned;
 use super::{now_ms, Result, Sqlite};
 pub(super) use crate::store::ledger::*;
 
@@ -127,19 +128,7 @@ impl Sqlite {
         .bind(channel)
         .fetch_all(&mut *self.reader().await)
         .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(PoisonedUpdate {
-                    channel: r.try_get("channel")?,
-                    update_id: r.try_get("update_id")?,
-                    attempts: r.try_get("attempts")?,
-                    reason: r.try_get("reason")?,
-                    summary: r.try_get("summary")?,
-                    payload: r.try_get("payload")?,
-                    poisoned_at: r.try_get("poisoned_at")?,
-                })
-            })
-            .collect()
+        rows.iter().map(decode_poisoned).collect()
     }
 
     /// Count of poisoned updates by channel (for metrics).

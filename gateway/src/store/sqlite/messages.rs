@@ -2,29 +2,10 @@
 
 use sqlx::Row;
 
+use super::super::messages::decode_message;
 use super::writer::Args;
-use super::{from_json, now_ms, to_json, Result, Sqlite};
+use super::{now_ms, to_json, Result, Sqlite};
 pub(super) use crate::store::messages::*;
-
-pub(super) fn row_to_message(r: &sqlx::sqlite::SqliteRow) -> Result<MessageRow> {
-    let role: String = r.try_get("role")?;
-    let calls: Option<String> = r.try_get("tool_calls")?;
-    Ok(MessageRow {
-        seq: r.try_get("seq")?,
-        session_id: r.try_get("session_id")?,
-        run_id: r.try_get("run_id")?,
-        role: Role::parse(&role)?,
-        content: r.try_get("content")?,
-        tool_calls: calls
-            .as_deref()
-            .map(from_json)
-            .transpose()?
-            .unwrap_or_default(),
-        tool_call_id: r.try_get("tool_call_id")?,
-        tool_name: r.try_get("tool_name")?,
-        created_at: r.try_get("created_at")?,
-    })
-}
 
 pub(super) async fn insert_message<'e, E>(
     ex: E,
@@ -89,7 +70,7 @@ impl Sqlite {
             .bind(session_id)
             .fetch_all(&mut *self.reader().await)
             .await?;
-        rows.iter().map(row_to_message).collect()
+        rows.iter().map(decode_message).collect()
     }
 
     /// The last `limit` messages of a session, oldest first.
@@ -101,6 +82,6 @@ impl Sqlite {
         .bind(limit)
         .fetch_all(&mut *self.reader().await)
         .await?;
-        rows.iter().map(row_to_message).collect()
+        rows.iter().map(decode_message).collect()
     }
 }

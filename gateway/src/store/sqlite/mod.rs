@@ -32,7 +32,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use conns::Conns;
 
 // What the engine's modules take from the store's shared part.
-use super::{from_json, health, now_ms, private_dir, states, to_json, Result, StoreError};
+use super::{health, now_ms, private_dir, states, to_json, Result, StoreError};
 
 /// Embedded migrations, applied at start.
 pub(super) static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");

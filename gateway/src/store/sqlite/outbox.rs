@@ -6,7 +6,8 @@
 use sqlx::Row;
 use switchboard_channels::{Action, Origin};
 
-use super::{from_json, now_ms, to_json, Result, Sqlite};
+use super::super::outbox::decode_outbox;
+use super::{now_ms, to_json, Result, Sqlite};
 pub(super) use crate::store::outbox::*;
 
 pub(super) struct NewOutbox<'a> {
@@ -84,25 +85,7 @@ impl Sqlite {
         .bind(limit)
         .fetch_all(&mut *self.reader().await)
         .await?;
-        rows.iter()
-            .map(|r| {
-                let origin: String = r.try_get("origin")?;
-                let actions: Option<String> = r.try_get("actions")?;
-                Ok(OutboxRow {
-                    id: r.try_get("id")?,
-                    key: r.try_get("key")?,
-                    origin: from_json(&origin)?,
-                    text: r.try_get("text")?,
-                    footer: r.try_get("footer")?,
-                    actions: match actions {
-                        Some(a) => from_json(&a)?,
-                        None => Vec::new(),
-                    },
-                    attempts: r.try_get("attempts")?,
-                    parts_sent: r.try_get("parts_sent")?,
-                })
-            })
-            .collect()
+        rows.iter().map(decode_outbox).collect()
     }
 
     /// When the earliest pending message that heads its chat is due (unix ms), if any. (A

@@ -1,8 +1,7 @@
 //! Progress lines (`progress_lines`, migration 0015): where a sub-agent's progress message
 //! was posted, so every edit, also after a restart, goes to that one message.
 
-use sqlx::Row;
-
+use super::super::progress::decode_progress;
 use super::{now_ms, Result, Sqlite};
 pub(super) use crate::store::progress::*;
 
@@ -16,15 +15,7 @@ impl Sqlite {
         let Some(r) = r else {
             return Ok(None);
         };
-        Ok(Some(ProgressLine {
-            child_session_key: r.try_get("child_session_key")?,
-            channel: r.try_get("channel")?,
-            chat_id: r.try_get("chat_id")?,
-            thread_id: r.try_get("thread_id")?,
-            message_id: r.try_get("message_id")?,
-            text: r.try_get("text")?,
-            updated_at: r.try_get("updated_at")?,
-        }))
+        decode_progress(&r).map(Some)
     }
 
     /// Record a child's line as posted (a new message replaces the one before) or edited;

@@ -4,39 +4,13 @@
 
 use sqlx::Row;
 
+use super::super::runs::decode_run;
 use super::messages::{bind_message, NewMessage};
 use super::outbox::API_CHANNEL;
 use super::states::Outcome;
 use super::writer::{script, Args, Params, Script};
-use super::{from_json, now_ms, to_json, Result, Sqlite, StoreError};
+use super::{now_ms, to_json, Result, Sqlite, StoreError};
 pub(super) use crate::store::runs::*;
-
-fn row_to_run(r: &sqlx::sqlite::SqliteRow) -> Result<RunRow> {
-    let status: String = r.try_get("status")?;
-    let origin: Option<String> = r.try_get("origin")?;
-    let claim: String = r.try_get("claim")?;
-    Ok(RunRow {
-        id: r.try_get("id")?,
-        session_key: r.try_get("session_key")?,
-        session_id: r.try_get("session_id")?,
-        agent_id: r.try_get("agent_id")?,
-        lane: r.try_get("lane")?,
-        claim_all: claim == "all",
-        status: RunStatus::parse(&status)?,
-        origin: origin.as_deref().map(from_json).transpose()?,
-        model: r.try_get("model")?,
-        error: r.try_get("error")?,
-        steps: r.try_get("steps")?,
-        input_tokens: r.try_get("input_tokens")?,
-        output_tokens: r.try_get("output_tokens")?,
-        cost_usd: r.try_get("cost_usd")?,
-        reply: r.try_get("reply")?,
-        created_at: r.try_get("created_at")?,
-        started_at: r.try_get("started_at")?,
-        ended_at: r.try_get("ended_at")?,
-        timeout_ms: r.try_get("timeout_ms")?,
-    })
-}
 
 pub(super) async fn insert_run<'e, E>(ex: E, run: &NewRun<'_>) -> Result<()>
 where
@@ -179,7 +153,7 @@ impl Sqlite {
             .bind(id)
             .fetch_optional(&mut *self.reader().await)
             .await?;
-        r.as_ref().map(row_to_run).transpose()
+        r.as_ref().map(decode_run).transpose()
     }
 
     /// Record progress (steps and usage so far) on a running run (an ended run keeps what
@@ -252,7 +226,7 @@ impl Sqlite {
         )
         .fetch_all(&mut *self.reader().await)
         .await?;
-        rows.iter().map(row_to_run).collect()
+        rows.iter().map(decode_run).collect()
     }
 
     /// The most recent runs of a session, newest first.
@@ -264,6 +238,6 @@ impl Sqlite {
         .bind(limit)
         .fetch_all(&mut *self.reader().await)
         .await?;
-        rows.iter().map(row_to_run).collect()
+        rows.iter().map(decode_run).collect()
     }
 }

@@ -8,23 +8,10 @@ use sqlx::Row;
 use switchboard_channels::Origin;
 use uuid::Uuid;
 
+use super::super::sessions::decode_session;
 use super::writer::{script, Args, Params, Script};
-use super::{from_json, now_ms, to_json, Result, Sqlite, StoreError};
+use super::{now_ms, to_json, Result, Sqlite, StoreError};
 pub(super) use crate::store::sessions::*;
-
-fn row_to_session(r: &sqlx::sqlite::SqliteRow) -> Result<SessionRow> {
-    let origin: Option<String> = r.try_get("origin")?;
-    Ok(SessionRow {
-        id: r.try_get("id")?,
-        key: r.try_get("key")?,
-        agent_id: r.try_get("agent_id")?,
-        origin: origin.as_deref().map(from_json).transpose()?,
-        status: SessionStatus::parse(r.try_get("status")?)?,
-        created_at: r.try_get("created_at")?,
-        updated_at: r.try_get("updated_at")?,
-        archived_at: r.try_get("archived_at")?,
-    })
-}
 
 /// The active session of a key: inserted if there is none, else its origin updated if a
 /// different one is given (`changes()`: only if nothing was inserted), then read.
@@ -113,7 +100,7 @@ impl Sqlite {
         let rows = self.conns.write(&ensure).await?;
         let row = rows
             .first()
-            .map(row_to_session)
+            .map(decode_session)
             .transpose()?
             .ok_or_else(|| {
                 StoreError::Corrupt(format!("no active session {key} after ensuring one"))
@@ -128,7 +115,7 @@ impl Sqlite {
             .bind(key)
             .fetch_optional(&mut *self.reader().await)
             .await?;
-        r.as_ref().map(row_to_session).transpose()
+        r.as_ref().map(decode_session).transpose()
     }
 
     /// A session by its id (active or archived).
@@ -137,7 +124,7 @@ impl Sqlite {
             .bind(id)
             .fetch_optional(&mut *self.reader().await)
             .await?;
-        r.as_ref().map(row_to_session).transpose()
+        r.as_ref().map(decode_session).transpose()
     }
 
     /// The newest session row for `key`, active or archived.
@@ -148,7 +135,7 @@ impl Sqlite {
         .bind(key)
         .fetch_optional(&mut *self.reader().await)
         .await?;
-        r.as_ref().map(row_to_session).transpose()
+        r.as_ref().map(decode_session).transpose()
     }
 
     /// Archive the active session of `key` (its transcript stays readable). Returns
@@ -179,7 +166,7 @@ impl Sqlite {
             self.transcripts.forget(&r.try_get::<String, _>("id")?);
         }
         tx.commit().await?;
-        r.as_ref().map(row_to_session).transpose()
+        r.as_ref().map(decode_session).transpose()
     }
 
     /// Sessions, newest activity first. Activity is the later of the row's own update and
@@ -204,7 +191,7 @@ impl Sqlite {
             .bind(limit)
             .fetch_all(&mut *self.reader().await)
             .await?;
-        rows.iter().map(row_to_session).collect()
+        rows.iter().map(decode_session).collect()
     }
 }
 

@@ -7,8 +7,10 @@ use std::sync::Arc;
 use sqlx::sqlite::SqliteRow;
 use sqlx::Row;
 
-use super::inbox::{row_to_claimed, Claim};
-use super::messages::{row_to_message, MessageRow};
+use super::super::inbox::decode_claimed;
+use super::super::messages::decode_message;
+use super::inbox::Claim;
+use super::messages::MessageRow;
 use super::writer::{script, Args, Params, Script};
 use super::{now_ms, Result, Sqlite};
 pub(super) use crate::store::starts::*;
@@ -137,11 +139,11 @@ fn parse_started(rows: &[SqliteRow]) -> Result<Option<Started>> {
             "claimed" => started
                 .get_or_insert_with(Started::default)
                 .claimed
-                .push(row_to_claimed(r)?),
+                .push(decode_claimed(r)?),
             "transcript" => started
                 .get_or_insert_with(Started::default)
                 .transcript
-                .push(row_to_message(r)?),
+                .push(decode_message(r)?),
             _ => {}
         }
     }

@@ -3,24 +3,9 @@
 
 use sqlx::Row;
 
+use super::super::worktrees::decode_worktree;
 use super::{now_ms, Result, Sqlite};
 pub(super) use crate::store::worktrees::*;
-
-fn row_to_worktree(r: &sqlx::sqlite::SqliteRow) -> Result<WorktreeRow> {
-    let state: String = r.try_get("state")?;
-    Ok(WorktreeRow {
-        run_id: r.try_get("run_id")?,
-        child_session_key: r.try_get("child_session_key")?,
-        state: WorktreeState::parse(&state)?,
-        reason: r.try_get("reason")?,
-        repo: r.try_get("repo")?,
-        path: r.try_get("path")?,
-        workdir: r.try_get("workdir")?,
-        branch: r.try_get("branch")?,
-        base: r.try_get("base")?,
-        note: r.try_get("note")?,
-    })
-}
 
 impl Sqlite {
     /// Record a child's worktree (or why it has none). The row of a run is written once.
@@ -75,7 +60,7 @@ impl Sqlite {
             .bind(run_id)
             .fetch_optional(&mut *self.reader().await)
             .await?;
-        r.as_ref().map(row_to_worktree).transpose()
+        r.as_ref().map(decode_worktree).transpose()
     }
 
     /// The directory a child session works in, when it has an active worktree.
@@ -100,6 +85,6 @@ impl Sqlite {
         )
         .fetch_all(&mut *self.reader().await)
         .await?;
-        rows.iter().map(row_to_worktree).collect()
+        rows.iter().map(decode_worktree).collect()
     }
 }

@@ -124,6 +124,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     crate::subagents::worktree::sweep(&rt).await;
     let recovered = dispatch::recover(&rt).await?;
     let announces = crate::subagents::announce::recover(&rt).await?;
+    crate::subagents::progress::recover(&rt).await;
     if recovered + announces > 0 {
         tracing::info!(runs = recovered, announces, "recovered unfinished work");
     }

@@ -9,7 +9,7 @@
 use serde_json::{json, Value};
 use switchboard_testkit::fake_discord::{DUser, FakeDiscord, BOT_ID};
 use switchboard_testkit::fake_model::{FakeModel, Gate, Step, ToolCall};
-use switchboard_testkit::fake_telegram::{Chat, FakeTelegram, SentMessage};
+use switchboard_testkit::fake_telegram::{Chat, Failure, FakeTelegram, SentMessage};
 
 use crate::common::{chat, start, WAIT};
 use crate::record::wait_db_i64;
@@ -133,6 +133,47 @@ async fn a_restart_between_two_calls_edits_the_same_message() {
     assert_eq!(edits.len(), 2, "{edits:?}");
     assert!(edits.iter().all(|e| e.message_id == posts[0].message_id));
     tg.assert_no_violations();
+}
+
+/// A child that ends while its end edit waits out a rate limit, then a kill: after the
+/// restart the line is edited to how the child ended, in the same message. (Catches: the
+/// end edit living in memory only, so the chat shows `⏳` for a child that is long done.)
+#[tokio::test]
+async fn an_end_edit_cut_off_by_a_kill_is_made_after_the_restart() {
+    let fake = FakeModel::start().await.unwrap();
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    script_parent(&fake, "short job", "job task", "job");
+    fake.push_for("job task", Step::ToolCalls(vec![progress("working")]));
+    let end = Gate::new();
+    fake.push_for("job task", Step::gated(&end, Step::text("done")));
+    let mut gw = telegram_gateway(&fake, &tg, json!({})).await;
+
+    tg.user_message(Chat::private(42), ann(), "short job");
+    sent_until(&tg, |sent| progress_posts(sent).len() == 1).await;
+    wait_db_i64(&gw, "SELECT COUNT(*) FROM progress_lines", 1).await;
+    // The end edit is refused with a long Retry-After: the worker holds it in memory.
+    tg.fail_next(
+        "editMessageText",
+        Failure::TooManyRequests { retry_after: 60 },
+    );
+    end.open();
+    tg.wait_for_call("editMessageText", 1, WAIT).await.unwrap();
+    wait_db_i64(
+        &gw,
+        "SELECT COUNT(*) FROM subagent_runs WHERE outcome IS NOT NULL",
+        1,
+    )
+    .await;
+    assert!(tg.edits().is_empty(), "{:?}", tg.edits());
+    gw.kill().await.unwrap();
+    gw.restart().await.unwrap();
+
+    let edits = wait_edit(&tg, "✅ job: done").await;
+    let sent = tg.sent_messages();
+    let posts = progress_posts(&sent);
+    assert_eq!(posts.len(), 1, "{sent:?}");
+    assert_eq!(edits.len(), 1, "{edits:?}");
+    assert_eq!(edits[0].message_id, posts[0].message_id);
 }
 
 /// Waits until the messages sent so far satisfy `until`.

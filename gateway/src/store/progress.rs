@@ -38,4 +38,8 @@ engine_fns! {
     /// deletes its line (`archive_session`), and a last edit that lands after that is not
     /// recorded again, so the table holds the lines of live children only.
     pub async fn save_progress_line(&self, line: &ProgressLine) -> Result<()>;
+    /// The children whose run has ended and whose line is still stored (their session not
+    /// archived yet): at start, their lines are brought to how they ended, since an end
+    /// edit that a stop cut short lived in memory only.
+    pub async fn ended_children_with_lines(&self) -> Result<Vec<String>>;
 }

@@ -194,6 +194,7 @@ mod engines {
         lifecycle::a_run_ended_with_drop_inbox_takes_the_waiting_messages_with_it on [sqlite, postgres],
         lifecycle::archiving_a_child_drops_its_progress_line_for_good on [sqlite, postgres],
         lifecycle::drop_waiting_cancels_the_runs_and_deletes_the_messages on [sqlite, postgres],
+        lifecycle::only_ended_childrens_lines_are_listed on [sqlite, postgres],
         outbox::a_chat_waits_for_its_earlier_pending_row on [sqlite, postgres],
         outbox::parts_sent_survive_and_copied_origins_get_their_chat on [sqlite, postgres],
         outbox::the_next_due_time_is_the_held_back_chats_head on [sqlite, postgres],

@@ -188,6 +188,24 @@ pub async fn child_ended(rt: &Arc<Runtime>, child: &str) {
     show(rt, target, text);
 }
 
+/// At start: every stored line of a child that has ended is brought to how it ended. The
+/// end edit of a child that ended just before a stop waited in memory (on the edit
+/// interval, or a platform's rate limit) and was lost with the process; the worker skips a
+/// line whose stored text is already the end, so this costs a platform call only where one
+/// is owed.
+pub async fn recover(rt: &Arc<Runtime>) {
+    let children = match rt.store.ended_children_with_lines().await {
+        Ok(children) => children,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the progress lines of ended children");
+            return;
+        }
+    };
+    for child in children {
+        child_ended(rt, &child).await;
+    }
+}
+
 /// The name a child's line goes by: its label, else the start of its task.
 pub fn label_of(row: &crate::store::SubagentRow) -> String {
     row.label.clone().unwrap_or_else(|| {

@@ -41,4 +41,17 @@ impl Pg {
         .await?;
         Ok(())
     }
+
+    /// The children whose run has ended and whose line is still stored.
+    pub async fn ended_children_with_lines(&self) -> Result<Vec<String>> {
+        let keys = sqlx::query_scalar(
+            "SELECT p.child_session_key FROM progress_lines p
+             WHERE EXISTS (SELECT 1 FROM subagent_runs s
+                 WHERE s.child_session_key = p.child_session_key AND s.outcome IS NOT NULL)
+             ORDER BY p.child_session_key",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(keys)
+    }
 }

@@ -204,3 +204,39 @@ pub(super) async fn archiving_a_child_drops_its_progress_line_for_good(db: Db) {
         .unwrap();
     assert_eq!(store.progress_line(child).await.unwrap(), None);
 }
+
+/// Only the lines of children that have ended are listed for the end edit at start.
+/// (Catches: a running child's line turned into an end line at a restart; an ended
+/// child's line never brought to its end.)
+pub(super) async fn only_ended_childrens_lines_are_listed(db: Db) {
+    let (_d, store, o) = requester_store(db).await;
+    spawned(&store, "c1", &o).await;
+    spawned(&store, "c2", &o).await;
+    for id in ["c1", "c2"] {
+        let child = format!("agent:main:subagent:{id}");
+        store
+            .save_progress_line(&crate::store::ProgressLine {
+                child_session_key: child,
+                channel: "telegram".into(),
+                chat_id: "42".into(),
+                thread_id: None,
+                message_id: "7".into(),
+                text: format!("⏳ {id}: reading"),
+                updated_at: 0,
+            })
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        store.ended_children_with_lines().await.unwrap(),
+        Vec::<String>::new()
+    );
+    store
+        .finish_run("c2", &RunEnd::bare(RunStatus::Succeeded, None))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.ended_children_with_lines().await.unwrap(),
+        vec!["agent:main:subagent:c2".to_string()]
+    );
+}

@@ -5,6 +5,22 @@
 # Idempotent: does nothing (quickly) when they are already installed.
 set -euo pipefail
 
+# apt_install PKG...: installs with apt-get (through sudo when not root), reading the
+# package lists once per run however many packages are missing.
+apt_lists_read=no
+apt_install() {
+    local sudo=()
+    if [[ "$(id -u)" -ne 0 ]]; then
+        sudo=(sudo)
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    if [[ $apt_lists_read == no ]]; then
+        "${sudo[@]}" apt-get update -qq
+        apt_lists_read=yes
+    fi
+    "${sudo[@]}" apt-get install -y -qq "$@"
+}
+
 CHROMIUM=/usr/bin/chromium
 CHROMEDRIVER=/usr/bin/chromedriver
 
@@ -15,13 +31,7 @@ else
     [[ -x "$CHROMIUM" ]] || missing+=("$CHROMIUM")
     [[ -x "$CHROMEDRIVER" ]] || missing+=("$CHROMEDRIVER")
     echo "setup: missing ${missing[*]}; installing chromium and chromium-driver with apt-get"
-    sudo=()
-    if [[ "$(id -u)" -ne 0 ]]; then
-        sudo=(sudo)
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get update -qq
-    "${sudo[@]}" apt-get install -y -qq chromium chromium-driver
+    apt_install chromium chromium-driver
     echo "setup: installed chromium and chromium-driver"
 fi
 
@@ -33,13 +43,7 @@ if [[ -x "$BWRAP" ]]; then
     echo "setup: bubblewrap already installed, nothing to do"
 else
     echo "setup: missing $BWRAP; installing bubblewrap with apt-get"
-    sudo=()
-    if [[ "$(id -u)" -ne 0 ]]; then
-        sudo=(sudo)
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get update -qq
-    "${sudo[@]}" apt-get install -y -qq bubblewrap
+    apt_install bubblewrap
     echo "setup: installed bubblewrap"
 fi
 echo "setup: $("$BWRAP" --version 2>/dev/null || echo 'bwrap: version unknown')"
@@ -54,13 +58,7 @@ if command -v git >/dev/null 2>&1; then
     echo "setup: git already installed, nothing to do"
 else
     echo "setup: git is missing; installing git with apt-get"
-    sudo=()
-    if [[ "$(id -u)" -ne 0 ]]; then
-        sudo=(sudo)
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get update -qq
-    "${sudo[@]}" apt-get install -y -qq git
+    apt_install git
     echo "setup: installed git"
 fi
 echo "setup: $(git --version 2>/dev/null || echo 'git: version unknown')"
@@ -72,13 +70,7 @@ EVERYTHING_DIR="${SWITCHBOARD_MCP_EVERYTHING_DIR:-$HOME/.cache/switchboard-tests
 EVERYTHING_VERSION=2026.8.31
 if ! command -v npm >/dev/null 2>&1; then
     echo "setup: npm is missing; installing npm with apt-get"
-    sudo=()
-    if [[ "$(id -u)" -ne 0 ]]; then
-        sudo=(sudo)
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get update -qq
-    "${sudo[@]}" apt-get install -y -qq npm || echo "setup: WARNING: npm could not be installed; the MCP 'everything' server test will say it is skipped" >&2
+    apt_install npm || echo "setup: WARNING: npm could not be installed; the MCP 'everything' server test will say it is skipped" >&2
 fi
 if ! command -v npm >/dev/null 2>&1; then
     echo "setup: npm is missing; the MCP 'everything' server test will be skipped"
@@ -102,13 +94,7 @@ if pg_initdb; then
     echo "setup: postgresql already installed, nothing to do"
 else
     echo "setup: missing /usr/lib/postgresql/*/bin/initdb; installing postgresql with apt-get"
-    sudo=()
-    if [[ "$(id -u)" -ne 0 ]]; then
-        sudo=(sudo)
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get update -qq
-    "${sudo[@]}" apt-get install -y -qq postgresql
+    apt_install postgresql
     echo "setup: installed postgresql"
 fi
 for initdb in /usr/lib/postgresql/*/bin/initdb; do

@@ -70,7 +70,7 @@ pub async fn local_store(
         eprintln!("cannot create {}: {e}", paths.state_dir.display());
         return Err(ExitCode::from(exit::IOERR));
     }
-    crate::store::Store::open(&cfg.database_url(&paths.state_dir))
+    crate::store::Store::connect(&cfg.database_url(&paths.state_dir))
         .await
         .map_err(|e| {
             eprintln!("cannot open the database: {e}");

@@ -35,11 +35,12 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
 
 fn storage(config: &Config, out: &mut Vec<Issue>) {
     if let Some(url) = &config.storage.url {
-        if !url.starts_with("sqlite:") {
+        if !url.starts_with("sqlite:") && !super::is_postgres_url(url) {
             out.push(Issue::new(
                 KeyPath::dotted("storage.url"),
                 format!(
-                    "only sqlite: URLs are supported (e.g. \"sqlite:///var/lib/switchboard/switchboard.db\"), got {url:?}"
+                    "must be a sqlite: URL (e.g. \"sqlite:///var/lib/switchboard/switchboard.db\") or a postgres:// or postgresql:// URL (e.g. \"postgres://switchboard:${{PGPASSWORD}}@db:5432/switchboard\"), got {:?}",
+                    super::redact_url(url)
                 ),
             ));
         }
@@ -360,11 +361,11 @@ mod tests {
             }),
             ..agent("main")
         }];
-        c.storage.url = Some("postgres://db".into());
+        c.storage.url = Some("mysql://root:hunter2@db".into());
         assert_eq!(
             check(&c),
             vec![
-                ("storage.url".into(), "only sqlite: URLs are supported (e.g. \"sqlite:///var/lib/switchboard/switchboard.db\"), got \"postgres://db\"".into()),
+                ("storage.url".into(), "must be a sqlite: URL (e.g. \"sqlite:///var/lib/switchboard/switchboard.db\") or a postgres:// or postgresql:// URL (e.g. \"postgres://switchboard:${PGPASSWORD}@db:5432/switchboard\"), got \"mysql://root:***@db\"".into()),
                 ("models.providers.openai.baseUrl".into(), "must start with http:// or https://, got \"ftp://x\"".into()),
                 ("models.providers.openai.models[0].cost.input".into(), "must be a number >= 0, got -1".into()),
                 ("models.providers.openai.models[0].cost.output".into(), "must be a number >= 0, got NaN".into()),

@@ -1,7 +1,7 @@
 //! One active process per PostgreSQL database: the `gateway` lease. At start a process
 //! takes the lease before it does anything that acts (recovery, channels, the outbox, timers,
 //! cron, the HTTP server); while another live process holds it, it stands by and tries
-//! again every third of `storage.leaseTimeout`. Once active, a keeper renews the lease
+//! again every third of `storage.leaseTimeout`, at most a second apart. Once active, a keeper renews the lease
 //! every third of the timeout; when a renewal says the lease is gone, or none has succeeded
 //! for two thirds of it (the database is unreachable), the keeper fires `lost` and the
 //! binary exits at once with [`EXIT_LEASE_LOST`] — another process may take over once the
@@ -33,9 +33,19 @@ pub fn owner_id() -> String {
     format!("{host}:{}:{}", std::process::id(), &suffix[..8])
 }
 
-/// How often the lease is renewed, and a standby tries to take it.
+/// Longest wait between a standby's attempts: a graceful stop releases the lease, and
+/// the standby should notice within about a second, whatever the timeout (one small
+/// statement a second per standby).
+const STANDBY_POLL_MAX: Duration = Duration::from_secs(1);
+
+/// How often the lease is renewed.
 pub fn renew_every(timeout: Duration) -> Duration {
     timeout / 3
+}
+
+/// How often a standby tries to take the lease.
+fn standby_poll(timeout: Duration) -> Duration {
+    renew_every(timeout).min(STANDBY_POLL_MAX)
 }
 
 /// How long without a successful renewal the active process keeps acting.
@@ -74,7 +84,7 @@ pub async fn acquire(
             Err(e) => tracing::warn!(error = %e, "cannot take the gateway lease; trying again"),
         }
         tokio::select! {
-            _ = tokio::time::sleep(renew_every(timeout)) => {}
+            _ = tokio::time::sleep(standby_poll(timeout)) => {}
             _ = shutdown.cancelled() => return None,
         }
     }

@@ -171,6 +171,17 @@ async fn a_standby_takes_over_telegram_when_the_active_process_is_killed() {
     assert_eq!(holder, b_owner);
     assert_ne!(b_owner, a_owner);
     assert_eq!(b_fence, fence + 1, "a new holder, a new fence");
+    let metrics = get_text(&b, "/metrics").await;
+    assert!(
+        metrics.contains("switchboard_lease_held{name=\"gateway\"} 1\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(&format!(
+            "switchboard_lease_fence{{name=\"gateway\"}} {b_fence}\n"
+        )),
+        "{metrics}"
+    );
 
     tg.wait_for_sent(N, WAIT).await.unwrap();
     let status = b.terminate().await.unwrap();
@@ -204,6 +215,22 @@ async fn a_standby_takes_over_telegram_when_the_active_process_is_killed() {
         );
     }
     assert_eq!(tg.conflicts(), 0, "never two pollers at once");
+    // The database password is never logged (the store's log line masks it).
+    let password = db
+        .url()
+        .split("://")
+        .nth(1)
+        .and_then(|r| r.split('@').next())
+        .and_then(|u| u.split(':').nth(1))
+        .unwrap();
+    assert!(password.len() >= 8, "the test cluster has a password");
+    for line in a.stderr_lines().iter().chain(&b.stderr_lines()) {
+        assert!(!line.contains(password), "{line}");
+    }
+    assert!(
+        b.stderr_lines().iter().any(|l| l.contains(":***@")),
+        "the store's line shows the masked URL"
+    );
     tg.assert_no_violations();
     fake.assert_no_violations();
 }
@@ -244,12 +271,38 @@ async fn a_graceful_stop_hands_over_at_once() {
     let (b_owner, _, b_fence) = lease_status(&b).await;
     assert_ne!(b_owner, a_owner);
     assert_eq!(b_fence, fence + 1);
+    // `switchboard status` (it finds B from the config: B's fixed port) names the holder.
+    let out = crate::common::output(
+        b.command()
+            .args(["status", "--config"])
+            .arg(b.config_path()),
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "lease gateway: {b_owner} (fence {b_fence}) since "
+        )) && stdout.contains(", this process"),
+        "{stdout}"
+    );
     tg.user_message(Chat::private(42), ann(), "after");
     let sent = tg.wait_for_sent(2, WAIT).await.unwrap();
     assert_eq!(
         sent.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
         vec!["echo: before", "echo: after"]
     );
+    // A standby answers SIGTERM at once: exit 0, having started nothing.
+    let c_port = free_port();
+    let mut c = builder(&fake, &tg, &db, "30s", c_port, json!({}))
+        .launch()
+        .await
+        .unwrap();
+    stands_by(&mut c, &b_owner, c_port).await;
+    assert_eq!(c.terminate().await.unwrap().code(), Some(0));
+    c.wait_for_log("stopped while standing by", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(lease_status(&b).await.1, b_owner);
     assert_eq!(b.terminate().await.unwrap().code(), Some(0));
     assert_eq!(tg.conflicts(), 0);
 }

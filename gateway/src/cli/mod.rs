@@ -28,6 +28,9 @@ pub mod exit {
     pub const CANTCREAT: u8 = 73;
     /// Reading or writing a file failed.
     pub const IOERR: u8 = 74;
+    /// `switchboard run` lost the `gateway` lease on PostgreSQL (another process took
+    /// over, or the database stopped answering): run it again and it stands by.
+    pub const TEMPFAIL: u8 = 75;
     /// The daemon refused the token.
     pub const NOPERM: u8 = 77;
 }

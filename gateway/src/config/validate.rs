@@ -285,6 +285,46 @@ mod tests {
         assert_eq!(check(&Config::default()), vec![]);
     }
 
+    /// SQLite and PostgreSQL URLs are accepted, anything else refused naming both (with
+    /// its password masked); `storage.leaseTimeout` is held to its range.
+    #[test]
+    fn storage_urls_and_lease_timeout() {
+        let mut c = Config::default();
+        for url in [
+            "sqlite:///x.db",
+            "postgres://sb:pw@db/sb",
+            "postgresql://db/sb",
+        ] {
+            c.storage.url = Some(url.into());
+            assert_eq!(check(&c), vec![], "{url}");
+        }
+        c.storage.url = Some("postgres:/db".into());
+        let issues = check(&c);
+        assert_eq!(issues.len(), 1);
+        assert!(
+            issues[0].1.contains("a postgres:// or postgresql:// URL"),
+            "{issues:?}"
+        );
+        c.storage.url = None;
+        for (timeout, ok) in [(1, false), (2, true), (15, true), (600, true), (601, false)] {
+            c.storage.lease_timeout = std::time::Duration::from_secs(timeout);
+            let issues = check(&c);
+            assert_eq!(issues.is_empty(), ok, "{timeout}s: {issues:?}");
+            if !ok {
+                assert_eq!(
+                    issues,
+                    vec![(
+                        "storage.leaseTimeout".to_string(),
+                        format!(
+                            "must be between \"2s\" and \"10m\", got \"{}\"",
+                            crate::config::duration::format(c.storage.lease_timeout)
+                        )
+                    )]
+                );
+            }
+        }
+    }
+
     #[test]
     fn agent_rules() {
         let mut c = Config::default();

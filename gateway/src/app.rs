@@ -114,6 +114,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         opts.env.clone(),
         tasks.clone(),
         accept_cancel.clone(),
+        active.as_ref().map(|a| a.lease().clone()),
     ));
     if cfg.channels.webchat.enabled {
         rt.register_channel(webchat.clone());

@@ -181,6 +181,7 @@ pub enum Start {
 pub struct Active {
     store: Store,
     owner: String,
+    lease: Lease,
     keeper: tokio::task::JoinHandle<()>,
     keeper_cancel: CancellationToken,
 }
@@ -205,7 +206,7 @@ pub async fn start(
     let keeper = spawn_keeper(
         tasks,
         store.clone(),
-        lease,
+        lease.clone(),
         since,
         timeout,
         keeper_cancel.clone(),
@@ -214,6 +215,7 @@ pub async fn start(
     Start::Active(Active {
         store: store.clone(),
         owner,
+        lease,
         keeper,
         keeper_cancel,
     })
@@ -223,6 +225,11 @@ impl Active {
     /// This process's lease owner id.
     pub fn owner(&self) -> &str {
         &self.owner
+    }
+
+    /// The lease as taken (its fence stays this process's while it holds it).
+    pub fn lease(&self) -> &Lease {
+        &self.lease
     }
 
     /// A graceful stop, once nothing acts any more: stop renewing and give the lease up, so

@@ -447,20 +447,41 @@ async fn sub_agents_cut_by_a_kill_are_announced_once_by_the_standby() {
     fake.assert_no_violations();
 }
 
+/// The stored Telegram offset (`channel_state`), as text.
+async fn stored_offset(c: &mut PgConnection) -> Option<String> {
+    sqlx::query("SELECT value FROM channel_state WHERE channel = 'telegram' AND key = 'offset'")
+        .fetch_optional(c)
+        .await
+        .unwrap()
+        .map(|r| r.get(0))
+}
+
 /// A process whose lease another process took (here: the row rewritten in the database,
-/// as after a pause past its expiry) stops at its next renewal with exit code 75, and
-/// does not take the lease back.
+/// as after a pause past its expiry) moves Telegram's offset no more (the write is fenced),
+/// stops at its next renewal with exit code 75, and does not take the lease back. A 30 s
+/// lease (renewed every 10 s) leaves the stale holder time to handle an update first.
 #[tokio::test]
 async fn a_process_that_lost_its_lease_exits_75() {
     let db = TestDb::create().await.unwrap();
     let fake = FakeModel::start().await.unwrap();
     let tg = FakeTelegram::start(TOKEN).await.unwrap();
-    let mut a = builder(&fake, &tg, &db, "2s", 0, json!({}))
+    let mut a = builder(&fake, &tg, &db, "30s", 0, json!({}))
         .start()
         .await
         .unwrap();
     let (_, _, fence) = lease_status(&a).await;
+    tg.user_message(Chat::private(42), ann(), "before");
+    tg.wait_for_sent(1, WAIT).await.unwrap();
     let mut c = PgConnection::connect(db.url()).await.unwrap();
+    // The offset is stored once the update is done with; wait for it.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let before = loop {
+        if let Some(offset) = stored_offset(&mut c).await {
+            break offset;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no offset stored");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     let stolen = sqlx::query(
         "UPDATE leases SET owner = 'thief', fence = fence + 1,
                 expires_at = switchboard_now_ms() + 600000 WHERE name = 'gateway'",
@@ -469,6 +490,8 @@ async fn a_process_that_lost_its_lease_exits_75() {
     .await
     .unwrap();
     assert_eq!(stolen.rows_affected(), 1);
+    // Before its next renewal A may still handle an update; its offset write is refused.
+    tg.user_message(Chat::private(42), ann(), "after the theft");
     let status = a.wait_exit().await.unwrap();
     assert_eq!(
         status.code(),
@@ -476,15 +499,28 @@ async fn a_process_that_lost_its_lease_exits_75() {
         "{:#?}",
         a.stderr_lines()
     );
-    assert!(a
-        .stderr_lines()
+    let log = a.stderr_lines();
+    assert!(log
         .iter()
         .any(|l| l.contains("the gateway lease was taken by another process")));
     assert!(
-        !a.stderr_lines()
-            .iter()
-            .any(|l| l.contains("released the gateway lease")),
+        !log.iter().any(|l| l.contains("released the gateway lease")),
         "no graceful drain"
+    );
+    let handled_after_theft = tg.sent_messages().len() == 2;
+    println!("the stale holder handled an update after the theft: {handled_after_theft}");
+    if handled_after_theft {
+        // A handled it before noticing (the usual case): the fence kept the offset.
+        assert!(
+            log.iter()
+                .any(|l| l.contains("the gateway lease changed hands")),
+            "{log:#?}"
+        );
+    }
+    assert_eq!(
+        stored_offset(&mut c).await,
+        Some(before),
+        "the offset never moved after the theft"
     );
     let row = sqlx::query("SELECT owner, fence FROM leases WHERE name = 'gateway'")
         .fetch_one(&mut c)

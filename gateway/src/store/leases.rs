@@ -41,6 +41,10 @@ engine_fns! {
     pub async fn release_lease(&self, name: &str, owner: &str) -> Result<()>;
     /// Every lease, held or expired, by name.
     pub async fn leases(&self) -> Result<Vec<Lease>>;
+    /// [`Store::save_inbound_offset`] under `lease`'s fence: written only while `lease`'s
+    /// owner still holds it under its fence (false, nothing written, once another process
+    /// took it), so a process that lost its lease without noticing cannot move the offset.
+    pub async fn save_inbound_offset_fenced(&self, channel: &str, key: &str, next_offset: i64, lease: &Lease) -> Result<bool>;
 }
 
 /// A lease's time to live in the whole milliseconds the store writes (at least one).

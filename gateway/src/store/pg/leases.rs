@@ -2,7 +2,8 @@
 //! database server's clock (`switchboard_now_ms()`), so clock skew between hosts cannot
 //! give one lease to two processes. Taking a lease is one `INSERT … ON CONFLICT DO UPDATE
 //! … WHERE`: the row lock it takes serializes two acquirers, and the second finds the row
-//! the first wrote (held, not expired) and gets nothing.
+//! the first wrote (held, not expired) and gets nothing. A fenced write (Telegram's offset)
+//! holds the lease row `FOR SHARE` while it writes.
 
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use sqlx::postgres::PgRow;
 use sqlx::Row;
 
 use super::super::leases::{ttl_ms, Lease};
-use super::super::Result;
+use super::super::{now_ms, Result};
 use super::Pg;
 
 const COLUMNS: &str = "name, owner, fence, acquired_at, renewed_at, expires_at";
@@ -88,6 +89,47 @@ impl Pg {
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+
+    pub async fn save_inbound_offset_fenced(
+        &self,
+        channel: &str,
+        key: &str,
+        next_offset: i64,
+        lease: &Lease,
+    ) -> Result<bool> {
+        let mut tx = self.pool.begin().await?;
+        // `FOR SHARE` holds the lease row until this commits: a takeover (an UPDATE of the
+        // row) waits for the offset write, or this finds the row changed and writes nothing.
+        let held = sqlx::query(
+            "SELECT 1 FROM leases WHERE name = $1 AND owner = $2 AND fence = $3 FOR SHARE",
+        )
+        .bind(&lease.name)
+        .bind(&lease.owner)
+        .bind(lease.fence)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if held.is_none() {
+            return Ok(false);
+        }
+        sqlx::query(
+            "INSERT INTO channel_state (channel, key, value, updated_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (channel, key) DO UPDATE SET value = excluded.value,
+                 updated_at = excluded.updated_at",
+        )
+        .bind(channel)
+        .bind(key)
+        .bind(next_offset.to_string())
+        .bind(now_ms())
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM inbound_attempts WHERE channel = $1 AND update_id < $2")
+            .bind(channel)
+            .bind(next_offset)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     pub async fn leases(&self) -> Result<Vec<Lease>> {

@@ -84,6 +84,24 @@ impl Sqlite {
         Ok(())
     }
 
+    pub async fn save_inbound_offset_fenced(
+        &self,
+        channel: &str,
+        key: &str,
+        next_offset: i64,
+        lease: &Lease,
+    ) -> Result<bool> {
+        let held = self
+            .leases
+            .lock()
+            .get(&lease.name)
+            .is_some_and(|l| l.owner == lease.owner && l.fence == lease.fence);
+        if held {
+            self.save_inbound_offset(channel, key, next_offset).await?;
+        }
+        Ok(held)
+    }
+
     pub async fn leases(&self) -> Result<Vec<Lease>> {
         Ok(self.leases.lock().values().cloned().collect())
     }

@@ -171,3 +171,45 @@ pub(super) async fn two_processes_acquiring_at_once_never_both_win(db: Db) {
         assert_eq!(won.fence, if expired { 2 } else { 1 }, "round {round}");
     }
 }
+
+/// Telegram's offset moves under a fence: while the lease is the writer's, and never once
+/// another owner took it (the stale holder's write changes nothing).
+pub(super) async fn a_fenced_offset_moves_only_while_the_fence_holds(db: Db) {
+    let (_db, store) = file_store(db).await;
+    let a = store
+        .acquire_lease("gateway", "a", SHORT)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(store
+        .save_inbound_offset_fenced("telegram", "offset", 10, &a)
+        .await
+        .unwrap());
+    assert_eq!(
+        store.channel_state("telegram", "offset").await.unwrap(),
+        Some("10".into())
+    );
+    past_short_expiry().await;
+    let b = store
+        .acquire_lease("gateway", "b", LIVE)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!store
+        .save_inbound_offset_fenced("telegram", "offset", 12, &a)
+        .await
+        .unwrap());
+    assert_eq!(
+        store.channel_state("telegram", "offset").await.unwrap(),
+        Some("10".into()),
+        "the stale holder moved nothing"
+    );
+    assert!(store
+        .save_inbound_offset_fenced("telegram", "offset", 11, &b)
+        .await
+        .unwrap());
+    assert_eq!(
+        store.channel_state("telegram", "offset").await.unwrap(),
+        Some("11".into())
+    );
+}

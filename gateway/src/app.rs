@@ -122,7 +122,6 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     }
     adapters.apply(&cfg);
     drop(inbound_tx);
-    tasks.spawn(route_inbound(rt.clone(), inbound_rx, accept_cancel.clone()));
     tasks.spawn(apply_live_config(
         rt.clone(),
         adapters.clone(),
@@ -144,6 +143,9 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     if recovered + announces > 0 {
         tracing::info!(runs = recovered, announces, "recovered unfinished work");
     }
+    // Only now are new messages routed (until then they wait unacknowledged): a new run
+    // must queue behind its session's recovered ones, or it would claim their messages.
+    tasks.spawn(route_inbound(rt.clone(), inbound_rx, accept_cancel.clone()));
     tasks.spawn(crate::subagents::archive::run(
         rt.clone(),
         accept_cancel.clone(),

@@ -190,13 +190,52 @@ async fn a_standby_takes_over_telegram_when_the_active_process_is_killed() {
     for m in tg.sent_messages() {
         *answered.entry(m.text.clone()).or_default() += 1;
     }
+    // What each model call answered (the last user message), for a failure's report.
+    let asked: Vec<String> = fake
+        .requests()
+        .iter()
+        .map(|r| {
+            r.body["messages"]
+                .as_array()
+                .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+                .map(|m| m["content"].to_string())
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut c = PgConnection::connect(db.url()).await.unwrap();
+    let transcript: Vec<String> = sqlx::query(
+        "SELECT m.seq, m.run_id, m.role, m.content, r.status, r.reply FROM messages m
+           LEFT JOIN runs r ON r.id = m.run_id ORDER BY m.seq",
+    )
+    .fetch_all(&mut c)
+    .await
+    .unwrap()
+    .iter()
+    .map(|r| {
+        format!(
+            "{} {:?} {} {} {:?} {:?}",
+            r.get::<i64, _>(0),
+            r.get::<Option<String>, _>(1),
+            r.get::<String, _>(2),
+            r.get::<String, _>(3),
+            r.get::<Option<String>, _>(4),
+            r.get::<Option<String>, _>(5)
+        )
+    })
+    .collect();
+    c.close().await.unwrap();
     let mut duplicates = 0;
     for i in 0..N {
         let n = answered
             .get(&format!("answer u{i:02}x"))
             .copied()
             .unwrap_or(0);
-        assert!(n >= 1, "update u{i:02}x never answered: {answered:?}");
+        assert!(
+            n >= 1,
+            "update u{i:02}x never answered: {answered:?}\nmodel calls: {asked:#?}\ntranscript: {transcript:#?}\nA: {:#?}\nB: {:#?}",
+            a.stderr_lines(),
+            b.stderr_lines()
+        );
         duplicates += n - 1;
     }
     assert_eq!(answered.len(), N, "nothing but the answers: {answered:?}");

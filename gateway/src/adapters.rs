@@ -18,7 +18,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::{Config, DiscordConfig, SharedEnv, TelegramConfig, TelegramMode};
 use crate::runtime::Runtime;
-use crate::store::{now_ms, PoisonedUpdate, Store};
+use crate::store::{now_ms, Lease, PoisonedUpdate, Store};
 
 /// A running adapter and the config section it was built from.
 struct Running {
@@ -37,6 +37,9 @@ pub struct Adapters {
     /// The Telegram adapter, for its webhook route.
     telegram: Mutex<Option<Arc<Telegram>>>,
     restarts: Arc<crate::supervisor::Restarts>,
+    /// The `gateway` lease this process holds (PostgreSQL): Telegram's offset is written
+    /// under its fence. `None` on SQLite.
+    fence: Option<Lease>,
 }
 
 impl Adapters {
@@ -46,8 +49,10 @@ impl Adapters {
         env: SharedEnv,
         tasks: TaskTracker,
         cancel: CancellationToken,
+        fence: Option<Lease>,
     ) -> Adapters {
         Adapters {
+            fence,
             rt,
             sink,
             env,
@@ -148,6 +153,7 @@ impl Adapters {
         };
         let offsets = Arc::new(StoreOffsets {
             store: self.rt.store.clone(),
+            fence: self.fence.clone(),
         });
         match Telegram::new(settings, offsets) {
             Ok(a) => {
@@ -198,6 +204,8 @@ fn section<T: serde::Serialize>(cfg: &T) -> serde_json::Value {
 /// poisoned updates, in the store.
 struct StoreOffsets {
     store: Store,
+    /// Set on PostgreSQL: the offset moves only while this lease is still ours.
+    fence: Option<Lease>,
 }
 
 const OFFSET_KEY: &str = "offset";
@@ -219,11 +227,31 @@ impl OffsetStore for StoreOffsets {
     }
 
     async fn save(&self, next_offset: i64) {
-        if let Err(e) = self
-            .store
-            .save_inbound_offset(telegram::CHANNEL_ID, OFFSET_KEY, next_offset)
-            .await
-        {
+        let (channel, key) = (telegram::CHANNEL_ID, OFFSET_KEY);
+        let saved = match &self.fence {
+            None => {
+                self.store
+                    .save_inbound_offset(channel, key, next_offset)
+                    .await
+            }
+            Some(lease) => match self
+                .store
+                .save_inbound_offset_fenced(channel, key, next_offset, lease)
+                .await
+            {
+                Ok(true) => Ok(()),
+                Ok(false) => {
+                    // The keeper notices the loss at its next renewal and stops the process.
+                    tracing::error!(
+                        next_offset,
+                        "telegram: the gateway lease changed hands; the offset stays for the new holder"
+                    );
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            },
+        };
+        if let Err(e) = saved {
             tracing::error!(error = %e, "telegram: cannot store the offset");
         }
     }

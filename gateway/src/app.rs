@@ -20,7 +20,7 @@ use crate::config::{spawn_watcher, Config, SharedEnv};
 use crate::runtime::{EnvKeys, Runtime};
 use crate::server::{self, AppState};
 use crate::store::Store;
-use crate::{outbox, routing};
+use crate::{outbox, routing, standby};
 
 /// Inbound messages buffered between adapters and routing (backpressure beyond this).
 const INBOUND_QUEUE: usize = 1024;
@@ -43,6 +43,9 @@ pub struct Options {
     pub state_dir: PathBuf,
     pub config: Config,
     pub env: SharedEnv,
+    /// Fired when this process lost the gateway lease (PostgreSQL): the caller exits at
+    /// once with `standby::EXIT_LEASE_LOST`, without the graceful drain.
+    pub lease_lost: CancellationToken,
 }
 
 /// Run the daemon until `shutdown` fires; then drain and return.
@@ -52,8 +55,22 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         .map_err(|e| StartError::StateDir(opts.state_dir.clone(), e))?;
     let cfg = opts.config;
     let db_url = cfg.database_url(&opts.state_dir);
-    let store = Store::open(&db_url).await?;
-    tracing::info!(db = %db_url, "store ready");
+    let store = Store::connect(&db_url).await?;
+    tracing::info!(db = %crate::config::redact_url(&db_url), engine = store.engine_name(), "store ready");
+    let tasks = TaskTracker::new();
+    // On PostgreSQL nothing acts (recovery, channels, outbox, timers, HTTP) before this
+    // process holds the gateway lease; another process's holds it, this one stands by.
+    let timeout = cfg.storage.lease_timeout;
+    let lost = opts.lease_lost.clone();
+    let active = match standby::start(&store, timeout, &shutdown, &tasks, lost).await {
+        standby::Start::Stopped => {
+            store.close().await;
+            tracing::info!("stopped while standing by");
+            return Ok(());
+        }
+        standby::Start::Alone => None,
+        standby::Start::Active(active) => Some(active),
+    };
 
     let env_keys = EnvKeys {
         openai: (opts.env)("OPENAI_API_KEY"),
@@ -72,7 +89,6 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     );
     // Read the agent files now, so a bad one is reported at start, not at first use.
     rt.agents(&rt.config());
-    let tasks = TaskTracker::new();
     crate::agent::tools::exec::sandbox::set_config_file(&opts.config_path);
 
     match spawn_watcher(
@@ -98,6 +114,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         opts.env.clone(),
         tasks.clone(),
         accept_cancel.clone(),
+        active.as_ref().map(|a| a.lease().clone()),
     ));
     if cfg.channels.webchat.enabled {
         rt.register_channel(webchat.clone());
@@ -105,7 +122,6 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     }
     adapters.apply(&cfg);
     drop(inbound_tx);
-    tasks.spawn(route_inbound(rt.clone(), inbound_rx, accept_cancel.clone()));
     tasks.spawn(apply_live_config(
         rt.clone(),
         adapters.clone(),
@@ -128,6 +144,9 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     if recovered + announces > 0 {
         tracing::info!(runs = recovered, announces, "recovered unfinished work");
     }
+    // Only now are new messages routed (until then they wait unacknowledged): a new run
+    // must queue behind its session's recovered ones, or it would claim their messages.
+    tasks.spawn(route_inbound(rt.clone(), inbound_rx, accept_cancel.clone()));
     tasks.spawn(crate::subagents::archive::run(
         rt.clone(),
         accept_cancel.clone(),
@@ -158,6 +177,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         started,
         closing: sockets_cancel.clone(),
         adapters: adapters.clone(),
+        lease_owner: active.as_ref().map(|a| Arc::from(a.owner())),
     };
     let app = server::router(state, &server::HttpLimits::from_config(&cfg.gateway));
     let server_cancel = accept_cancel.clone();
@@ -212,6 +232,9 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     }
     outbox_cancel.cancel();
     let _ = outbox_task.await;
+    if let Some(active) = active {
+        active.release().await;
+    }
     sockets_cancel.cancel();
     tasks.close();
     if tokio::time::timeout(Duration::from_secs(5), tasks.wait())

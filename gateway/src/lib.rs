@@ -23,6 +23,7 @@ pub mod queue;
 pub mod routing;
 pub mod runtime;
 pub mod server;
+pub mod standby;
 pub mod store;
 pub mod subagents;
 pub mod supervisor;

@@ -125,13 +125,25 @@ async fn run(config_path: Option<PathBuf>, env: config::SharedEnv) -> ExitCode {
         wait_for_signal().await;
         signal_token.cancel();
     });
+    let lease_lost = CancellationToken::new();
     let opts = app::Options {
         config_path: paths.config,
         state_dir: paths.state_dir,
         config: cfg,
         env,
+        lease_lost: lease_lost.clone(),
     };
-    match app::run(opts, shutdown).await {
+    let outcome = tokio::select! {
+        outcome = app::run(opts, shutdown) => outcome,
+        _ = lease_lost.cancelled() => {
+            // Another process may be active already: stop acting now, without the drain
+            // (runs resume from their transcripts there, the outbox is delivered there).
+            // `process::exit`, not a return: the runtime's drop would wait for blocking work.
+            eprintln!("switchboard: lost the gateway lease; exiting");
+            std::process::exit(i32::from(switchboard::standby::EXIT_LEASE_LOST));
+        }
+    };
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "switchboard failed to start");

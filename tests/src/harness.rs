@@ -65,6 +65,8 @@ pub struct Gateway {
     /// stdout/stderr readers of the current process; aborted on drop.
     readers: JoinSet<()>,
     http: reqwest::Client,
+    /// Started, ready line not seen yet ([`GatewayBuilder::launch`]).
+    pending: Option<process::Pending>,
 }
 
 impl Gateway {
@@ -168,6 +170,7 @@ impl Gateway {
 
     /// Kills the daemon with SIGKILL and waits for it (no graceful shutdown: a crash).
     pub async fn kill(&mut self) -> anyhow::Result<()> {
+        self.pending = None;
         let Some(mut child) = self.child.take() else {
             bail!("the gateway is not running");
         };
@@ -220,6 +223,7 @@ impl Gateway {
     /// Waits up to 30 s for the daemon to exit (after [`Gateway::sigterm`]); returns its
     /// exit status. Past the bound it is killed and this is an error.
     pub async fn wait_exit(&mut self) -> anyhow::Result<ExitStatus> {
+        self.pending = None;
         let Some(mut child) = self.child.take() else {
             bail!("the gateway is not running");
         };

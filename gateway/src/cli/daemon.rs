@@ -117,6 +117,21 @@ pub async fn status(args: ClientArgs, env: &dyn Fn(&str) -> Option<String>) -> E
             text(&s["activeRuns"]),
             text(&s["webchatConnections"])
         );
+        for l in s["leases"].as_array().into_iter().flatten() {
+            let since = l["since"].as_i64().unwrap_or(0);
+            println!(
+                "lease {}: {} (fence {}) since {}{}",
+                text(&l["name"]),
+                text(&l["owner"]),
+                text(&l["fence"]),
+                age((crate::store::now_ms() - since).max(0) / 1000),
+                if l["mine"] == true {
+                    ", this process"
+                } else {
+                    ""
+                }
+            );
+        }
         let mut lanes = Table::new(&["LANE", "ACTIVE", "CAPACITY", "QUEUED"]);
         for l in s["lanes"].as_array().into_iter().flatten() {
             lanes.row(vec![

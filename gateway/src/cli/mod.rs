@@ -28,6 +28,9 @@ pub mod exit {
     pub const CANTCREAT: u8 = 73;
     /// Reading or writing a file failed.
     pub const IOERR: u8 = 74;
+    /// `switchboard run` lost the `gateway` lease on PostgreSQL (another process took
+    /// over, or the database stopped answering): run it again and it stands by.
+    pub const TEMPFAIL: u8 = 75;
     /// The daemon refused the token.
     pub const NOPERM: u8 = 77;
 }
@@ -70,7 +73,7 @@ pub async fn local_store(
         eprintln!("cannot create {}: {e}", paths.state_dir.display());
         return Err(ExitCode::from(exit::IOERR));
     }
-    crate::store::Store::open(&cfg.database_url(&paths.state_dir))
+    crate::store::Store::connect(&cfg.database_url(&paths.state_dir))
         .await
         .map_err(|e| {
             eprintln!("cannot open the database: {e}");

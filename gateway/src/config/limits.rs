@@ -38,6 +38,9 @@ pub const MAX_COST_PER_MILLION: f64 = 1_000_000.0;
 
 /// `mcp.servers.<name>.timeout`: one tool call (and a server's start handshake), 1s to an hour.
 pub const MCP_TIMEOUT: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(3600));
+/// `storage.leaseTimeout`: 2s (renewals every 667 ms still leave a database round trip
+/// room) to 10 minutes (a longer failover is an outage).
+pub const LEASE_TIMEOUT: (Duration, Duration) = (Duration::from_secs(2), Duration::from_secs(600));
 /// `cron.maxConcurrent`: jobs running at once.
 pub const MAX_CRON_CONCURRENT: u32 = 64;
 
@@ -79,6 +82,14 @@ pub(crate) fn check(config: &Config, out: &mut Vec<Issue>) {
         g.http.timeout,
         MIN_HTTP_TIMEOUT,
         MAX_HTTP_TIMEOUT,
+    );
+    let (min, max) = LEASE_TIMEOUT;
+    duration_range(
+        out,
+        "storage.leaseTimeout",
+        config.storage.lease_timeout,
+        min,
+        max,
     );
     let d = &config.agents.defaults;
     if let Some(timeout) = d.timeout {

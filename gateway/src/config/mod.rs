@@ -9,6 +9,7 @@
 
 mod agents;
 mod channels;
+mod db_url;
 pub mod duration;
 pub mod edit;
 mod error;
@@ -35,6 +36,7 @@ pub use channels::{
     AccessRules, DiscordConfig, DiscordGuildConfig, DmAccess, DmPolicy, GroupConfig, GroupPolicy,
     GroupRule, TelegramConfig, TelegramMode, ANY_GROUP,
 };
+pub use db_url::{is_postgres_url, redact_url};
 pub use error::ConfigError;
 pub use json_schema::json_schema;
 pub use load::{load_file, parse_config, process_env, MAX_CONFIG_BYTES, MAX_NESTING};

@@ -144,11 +144,27 @@ pub enum ReloadMode {
     Off,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct StorageConfig {
-    /// `sqlite://PATH`; default `sqlite://<state dir>/data/switchboard.db`.
+    /// `sqlite://PATH` (default `sqlite://<state dir>/data/switchboard.db`) or
+    /// `postgres://user:password@host:5432/db` (`postgresql://` too).
     pub url: Option<String>,
+    /// PostgreSQL only: how long the active process's lease lasts without a renewal. A
+    /// standby takes over at most this long after the active process dies; it is renewed
+    /// every third of it. 2s to 10m (`limits::LEASE_TIMEOUT`).
+    #[serde(with = "duration")]
+    #[schemars(with = "String")]
+    pub lease_timeout: Duration,
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig {
+            url: None,
+            lease_timeout: Duration::from_secs(15),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -156,7 +156,7 @@ fn wrong_type_has_path_and_line() {
 fn errors_in_every_section_are_all_reported() {
     let src = r#"{
   gateway: { bind: "0.0.0.0", maxBodyBytes: 10 },
-  storage: { url: "postgres://db" },
+  storage: { url: "mysql://db" },
   models: { providers: { local: { api: "openai-chat", baseUrl: "localhost:8080" } } },
   agents: {
     defaults: { model: "gpt-4o", maxConcurrent: 0, stepTimeoutSeconds: 0 },
@@ -175,7 +175,7 @@ fn errors_in_every_section_are_all_reported() {
         vec![
             e("gateway.bind", 2, 14, "refusing to bind a non-loopback address without gateway.auth.token"),
             e("gateway.maxBodyBytes", 2, 31, "must be at least 1024, got 10"),
-            e("storage.url", 3, 14, "only sqlite: URLs are supported (e.g. \"sqlite:///var/lib/switchboard/switchboard.db\"), got \"postgres://db\""),
+            e("storage.url", 3, 14, "must be a sqlite: URL (e.g. \"sqlite:///var/lib/switchboard/switchboard.db\") or a postgres:// or postgresql:// URL (e.g. \"postgres://switchboard:${PGPASSWORD}@db:5432/switchboard\"), got \"mysql://db\""),
             e("models.providers.local.baseUrl", 4, 55, "must start with http:// or https://, got \"localhost:8080\""),
             e("agents.defaults.model", 6, 17, "model \"gpt-4o\" must be written as \"provider/model\", e.g. \"openai/gpt-4o-mini\""),
             e("agents.defaults.maxConcurrent", 6, 34, "must be between 1 and 1024, got 0"),

@@ -35,11 +35,12 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
 
 fn storage(config: &Config, out: &mut Vec<Issue>) {
     if let Some(url) = &config.storage.url {
-        if !url.starts_with("sqlite:") {
+        if !url.starts_with("sqlite:") && !super::is_postgres_url(url) {
             out.push(Issue::new(
                 KeyPath::dotted("storage.url"),
                 format!(
-                    "only sqlite: URLs are supported (e.g. \"sqlite:///var/lib/switchboard/switchboard.db\"), got {url:?}"
+                    "must be a sqlite: URL (e.g. \"sqlite:///var/lib/switchboard/switchboard.db\") or a postgres:// or postgresql:// URL (e.g. \"postgres://switchboard:${{PGPASSWORD}}@db:5432/switchboard\"), got {:?}",
+                    super::redact_url(url)
                 ),
             ));
         }
@@ -284,6 +285,46 @@ mod tests {
         assert_eq!(check(&Config::default()), vec![]);
     }
 
+    /// SQLite and PostgreSQL URLs are accepted, anything else refused naming both (with
+    /// its password masked); `storage.leaseTimeout` is held to its range.
+    #[test]
+    fn storage_urls_and_lease_timeout() {
+        let mut c = Config::default();
+        for url in [
+            "sqlite:///x.db",
+            "postgres://sb:pw@db/sb",
+            "postgresql://db/sb",
+        ] {
+            c.storage.url = Some(url.into());
+            assert_eq!(check(&c), vec![], "{url}");
+        }
+        c.storage.url = Some("postgres:/db".into());
+        let issues = check(&c);
+        assert_eq!(issues.len(), 1);
+        assert!(
+            issues[0].1.contains("a postgres:// or postgresql:// URL"),
+            "{issues:?}"
+        );
+        c.storage.url = None;
+        for (timeout, ok) in [(1, false), (2, true), (15, true), (600, true), (601, false)] {
+            c.storage.lease_timeout = std::time::Duration::from_secs(timeout);
+            let issues = check(&c);
+            assert_eq!(issues.is_empty(), ok, "{timeout}s: {issues:?}");
+            if !ok {
+                assert_eq!(
+                    issues,
+                    vec![(
+                        "storage.leaseTimeout".to_string(),
+                        format!(
+                            "must be between \"2s\" and \"10m\", got \"{}\"",
+                            crate::config::duration::format(c.storage.lease_timeout)
+                        )
+                    )]
+                );
+            }
+        }
+    }
+
     #[test]
     fn agent_rules() {
         let mut c = Config::default();
@@ -360,11 +401,11 @@ mod tests {
             }),
             ..agent("main")
         }];
-        c.storage.url = Some("postgres://db".into());
+        c.storage.url = Some("mysql://root:hunter2@db".into());
         assert_eq!(
             check(&c),
             vec![
-                ("storage.url".into(), "only sqlite: URLs are supported (e.g. \"sqlite:///var/lib/switchboard/switchboard.db\"), got \"postgres://db\"".into()),
+                ("storage.url".into(), "must be a sqlite: URL (e.g. \"sqlite:///var/lib/switchboard/switchboard.db\") or a postgres:// or postgresql:// URL (e.g. \"postgres://switchboard:${PGPASSWORD}@db:5432/switchboard\"), got \"mysql://root:***@db\"".into()),
                 ("models.providers.openai.baseUrl".into(), "must start with http:// or https://, got \"ftp://x\"".into()),
                 ("models.providers.openai.models[0].cost.input".into(), "must be a number >= 0, got -1".into()),
                 ("models.providers.openai.models[0].cost.output".into(), "must be a number >= 0, got NaN".into()),

@@ -88,7 +88,7 @@ pub async fn main(
         eprintln!("cannot create {}: {e}", paths.state_dir.display());
         return ExitCode::FAILURE;
     }
-    let store = match Store::open(&cfg.database_url(&paths.state_dir)).await {
+    let store = match Store::connect(&cfg.database_url(&paths.state_dir)).await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("cannot open the database: {e}");

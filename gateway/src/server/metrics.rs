@@ -83,6 +83,23 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
             "switchboard_channel_restarts_total{{channel=\"{channel}\"}} {n}"
         );
     }
+    if let Ok(leases) = super::status::lease_views(&state).await {
+        if !leases.is_empty() {
+            let _ = writeln!(out, "# TYPE switchboard_lease_held gauge");
+            for l in &leases {
+                let held = u8::from(l.mine && l.expires_at > crate::store::now_ms());
+                let _ = writeln!(out, "switchboard_lease_held{{name=\"{}\"}} {held}", l.name);
+            }
+            let _ = writeln!(out, "# TYPE switchboard_lease_fence gauge");
+            for l in &leases {
+                let _ = writeln!(
+                    out,
+                    "switchboard_lease_fence{{name=\"{}\"}} {}",
+                    l.name, l.fence
+                );
+            }
+        }
+    }
     crate::mcp::metrics(&state.rt.mcp, &mut out);
     let _ = writeln!(out, "# TYPE switchboard_uptime_seconds gauge");
     let _ = writeln!(

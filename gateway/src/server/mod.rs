@@ -49,6 +49,9 @@ pub struct AppState {
     pub closing: CancellationToken,
     /// Channel adapters (the Telegram webhook route needs the running adapter).
     pub adapters: Arc<crate::adapters::Adapters>,
+    /// This process's id as the holder of the `gateway` lease (PostgreSQL); `None` on
+    /// SQLite, which takes no lease.
+    pub lease_owner: Option<Arc<str>>,
 }
 
 /// The router: one route per row of [`ROUTES`], each behind the doors its access needs,

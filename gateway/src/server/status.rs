@@ -21,6 +21,49 @@ pub struct StatusView {
     pub outbox: std::collections::BTreeMap<String, i64>,
     pub channels: Vec<ChannelView>,
     pub webchat_connections: usize,
+    /// This process's lease owner id (PostgreSQL; absent on SQLite, which takes no lease).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease_owner: Option<String>,
+    /// The database's leases and their holders (empty on SQLite).
+    pub leases: Vec<LeaseView>,
+}
+
+/// A lease as the database holds it (times in unix ms, the database's clock).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeaseView {
+    pub name: String,
+    pub owner: String,
+    pub fence: i64,
+    /// When its holder took it.
+    pub since: i64,
+    pub expires_at: i64,
+    /// Held by this process.
+    pub mine: bool,
+}
+
+/// The leases the store holds, each marked when it is `owner`'s.
+pub(super) async fn lease_views(
+    state: &AppState,
+) -> Result<Vec<LeaseView>, crate::store::StoreError> {
+    let Some(owner) = state.lease_owner.as_deref() else {
+        return Ok(Vec::new());
+    };
+    Ok(state
+        .rt
+        .store
+        .leases()
+        .await?
+        .into_iter()
+        .map(|l| LeaseView {
+            mine: l.owner == owner,
+            name: l.name,
+            owner: l.owner,
+            fence: l.fence,
+            since: l.acquired_at,
+            expires_at: l.expires_at,
+        })
+        .collect())
 }
 
 #[derive(Debug, Serialize)]
@@ -85,5 +128,7 @@ pub async fn status(State(state): State<AppState>) -> Result<Json<StatusView>, A
         outbox,
         channels,
         webchat_connections: state.webchat.connections(),
+        lease_owner: state.lease_owner.as_deref().map(str::to_owned),
+        leases: lease_views(&state).await?,
     }))
 }

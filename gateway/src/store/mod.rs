@@ -20,6 +20,7 @@ mod engine;
 pub mod health;
 mod inbox;
 mod interrupts;
+mod leases;
 mod ledger;
 mod messages;
 mod outbox;
@@ -44,6 +45,7 @@ pub use approvals::{AllowEntry, ApprovalRow, ApprovalStatus, NewApproval};
 pub use channels::{Pairing, PairingRow};
 pub use cron::{CronFire, CronJobRow, JobSource};
 pub use inbox::{Claim, InboxItem, NewInbound, WaitingSession};
+pub use leases::{Lease, GATEWAY_LEASE};
 pub use ledger::PoisonedUpdate;
 pub use messages::{MessageRow, NewMessage, Role, ToolCallRecord};
 pub use outbox::{OutboxRow, API_CHANNEL};
@@ -99,10 +101,19 @@ impl Store {
         })
     }
 
+    /// The store `url` names: PostgreSQL for `postgres://` and `postgresql://`
+    /// ([`Store::open_postgres`]), SQLite otherwise ([`Store::open`]).
+    pub async fn connect(url: &str) -> Result<Store> {
+        if crate::config::is_postgres_url(url) {
+            Store::open_postgres(url).await
+        } else {
+            Store::open(url).await
+        }
+    }
+
     /// Connect to the PostgreSQL database at `url` (`postgres://…`), after applying its
-    /// migrations under the migrator's lock (`pg::migrate`). Not reachable from the config
-    /// yet: `storage.url` refuses `postgres:` until several processes can share a database
-    /// (leases, docs/postgres.md).
+    /// migrations under the migrator's lock (`pg::migrate`). On PostgreSQL one process is
+    /// active at a time, under the `gateway` lease (`crate::standby`, docs/postgres.md).
     pub async fn open_postgres(url: &str) -> Result<Store> {
         Ok(Store {
             engine: Engine::Postgres(pg::Pg::open(url).await?),
@@ -135,6 +146,11 @@ impl Store {
             Engine::Sqlite(e) => e.count_for_tests(sql).await,
             Engine::Postgres(e) => e.count_for_tests(sql).await,
         }
+    }
+
+    /// Whether this store runs on PostgreSQL (several processes may share its database).
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.engine, Engine::Postgres(_))
     }
 
     /// Which engine this store runs on (`"SQLite"` or `"PostgreSQL"`).

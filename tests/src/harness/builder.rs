@@ -88,6 +88,14 @@ impl GatewayBuilder {
     /// If the daemon exits first, the error is an [`EarlyExit`] (reachable with
     /// `err.downcast_ref::<EarlyExit>()`) carrying the exit status and everything it printed.
     pub async fn start(self) -> anyhow::Result<Gateway> {
+        let mut gateway = self.launch().await?;
+        gateway.wait_ready().await?;
+        Ok(gateway)
+    }
+
+    /// Writes the config and starts the daemon without waiting for its ready line (e.g. a
+    /// standby, which prints it only once it takes over): then [`Gateway::wait_ready`].
+    pub async fn launch(self) -> anyhow::Result<Gateway> {
         let state = match self.state_dir {
             Some(dir) => {
                 tokio::fs::create_dir_all(&dir)
@@ -119,6 +127,7 @@ impl GatewayBuilder {
             log: Arc::new(Log::default()),
             readers: JoinSet::new(),
             http,
+            pending: None,
         };
         for (relative, contents) in &self.files {
             if relative.is_absolute() {
@@ -136,7 +145,7 @@ impl GatewayBuilder {
                 .with_context(|| format!("writing {}", path.display()))?;
         }
         gateway.write_config(&self.config).await?;
-        gateway.spawn().await?;
+        gateway.launch().await?;
         Ok(gateway)
     }
 }

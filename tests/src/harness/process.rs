@@ -10,7 +10,7 @@ use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
-use super::log::{strip_ansi, Log};
+use super::log::{strip_ansi, Log, LogMark};
 use super::{Gateway, DRAIN_TIMEOUT, READY_PREFIX};
 
 /// The daemon exited before printing its ready line.
@@ -42,9 +42,24 @@ impl std::fmt::Display for EarlyExit {
 
 impl std::error::Error for EarlyExit {}
 
+/// A started process whose ready line the harness has not seen yet.
+pub(super) struct Pending {
+    ready: oneshot::Receiver<String>,
+    stdout: Arc<Log>,
+    stderr_mark: LogMark,
+}
+
 impl Gateway {
     /// Starts the process and waits for the ready line.
     pub(super) async fn spawn(&mut self) -> anyhow::Result<()> {
+        self.launch().await?;
+        self.wait_ready().await
+    }
+
+    /// Starts the process without waiting for its ready line (a standby prints it only once
+    /// it takes over); then [`Gateway::wait_ready`]. Until then the process can be
+    /// signalled, killed and waited for, but has no base URL.
+    pub(super) async fn launch(&mut self) -> anyhow::Result<()> {
         tokio::fs::create_dir_all(self.home_dir()).await?;
         // The same environment as every CLI call of the test (`Gateway::command`).
         let mut cmd = self.command();
@@ -81,11 +96,29 @@ impl Gateway {
                 }
             });
         }
+        self.child = Some(child);
+        self.pending = Some(Pending {
+            ready: ready_rx,
+            stdout: stdout_lines,
+            stderr_mark,
+        });
+        Ok(())
+    }
 
-        let ready = tokio::time::timeout(self.ready_timeout, ready_rx).await;
+    /// Waits (up to the builder's ready timeout) for the ready line of a process started
+    /// with [`GatewayBuilder::launch`](super::GatewayBuilder::launch); returns at once if it
+    /// was seen already. If the process exits first, the error is an [`EarlyExit`].
+    pub async fn wait_ready(&mut self) -> anyhow::Result<()> {
+        let Some(pending) = self.pending.take() else {
+            return Ok(());
+        };
+        let ready = tokio::time::timeout(self.ready_timeout, pending.ready).await;
         let url = match ready {
             Ok(Ok(url)) => url,
             outcome => {
+                let Some(mut child) = self.child.take() else {
+                    bail!("the gateway is not running");
+                };
                 // Either stdout closed without the ready line (the process is exiting) or the
                 // deadline passed (kill it).
                 let status = if outcome.is_ok() {
@@ -103,8 +136,8 @@ impl Gateway {
                 self.drain_readers().await;
                 return Err(EarlyExit {
                     status,
-                    stdout: stdout_lines.lines(),
-                    stderr: self.log.lines_since(stderr_mark),
+                    stdout: pending.stdout.lines(),
+                    stderr: self.log.lines_since(pending.stderr_mark),
                 }
                 .into());
             }
@@ -113,8 +146,20 @@ impl Gateway {
             bail!("the ready line names no http URL: {READY_PREFIX}{url}");
         }
         self.base_url = url.trim_end_matches('/').to_owned();
-        self.child = Some(child);
         Ok(())
+    }
+
+    /// Whether the process printed its ready line (checked without waiting).
+    pub fn is_ready(&mut self) -> bool {
+        match self.pending.as_mut().map(|p| p.ready.try_recv()) {
+            None => true,
+            Some(Ok(url)) => {
+                self.base_url = url.trim_end_matches('/').to_owned();
+                self.pending = None;
+                true
+            }
+            Some(Err(_)) => false,
+        }
     }
 }
 

@@ -206,6 +206,39 @@ async fn ready_timeout_kills_a_silent_daemon() {
     assert_eq!(exit.stderr, vec!["stuck migrating".to_owned()]);
 }
 
+/// Stands by until the file `go` appears in its state dir, then prints the ready line;
+/// exits 0 on SIGTERM.
+const STANDBY: &str = r#"#!/bin/sh
+trap 'echo "stopped while standing by" >&2; exit 0' TERM
+echo "standing by: another process is active" >&2
+while [ ! -f "$SWITCHBOARD_STATE_DIR/go" ]; do sleep 0.05; done
+echo "switchboard listening on http://127.0.0.1:4343"
+while :; do sleep 0.1; done
+"#;
+
+#[tokio::test]
+async fn launch_returns_before_the_ready_line_and_wait_ready_waits_for_it() {
+    let bin_dir = tempfile::tempdir().unwrap();
+    let bin = script(bin_dir.path(), "switchboard", STANDBY);
+    let mut gw = GatewayBuilder::new(&bin).launch().await.unwrap();
+    gw.wait_for_log("standing by", WAIT).await.unwrap();
+    assert!(!gw.is_ready());
+    assert!(gw.pid().is_some(), "launched: it runs");
+    std::fs::write(gw.state_dir().join("go"), "").unwrap();
+    gw.wait_ready().await.unwrap();
+    assert!(gw.is_ready());
+    assert_eq!(gw.base_url(), "http://127.0.0.1:4343");
+    gw.wait_ready().await.unwrap();
+
+    // A launched process that never got ready can still be stopped.
+    let mut standby = GatewayBuilder::new(&bin).launch().await.unwrap();
+    standby.wait_for_log("standing by", WAIT).await.unwrap();
+    assert_eq!(standby.terminate().await.unwrap().code(), Some(0));
+    assert!(standby
+        .stderr_lines()
+        .contains(&"stopped while standing by".to_owned()));
+}
+
 #[tokio::test]
 async fn given_state_dir_is_used_and_config_writes_are_atomic() {
     let bin_dir = tempfile::tempdir().unwrap();

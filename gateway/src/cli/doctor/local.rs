@@ -126,6 +126,15 @@ fn holds_secret(v: &serde_json::Value) -> bool {
 /// Permissions and integrity of the database; returns the approved pairings (for the
 /// shared-session warning).
 pub async fn database(url: &str, fix: bool, r: &mut Report) -> Vec<(String, String)> {
+    if crate::config::is_postgres_url(url) {
+        let shown = crate::config::redact_url(url);
+        r.add(
+            "database",
+            Status::Skip,
+            format!("PostgreSQL ({shown}): doctor inspects SQLite files only"),
+        );
+        return Vec::new();
+    }
     let Some(file) = health::sqlite_file(url) else {
         r.add("database", Status::Skip, "in-memory database");
         return Vec::new();

@@ -13,6 +13,7 @@ mod channels;
 mod cron;
 mod inbox;
 mod interrupts;
+mod leases;
 mod ledger;
 mod messages;
 pub mod migrate;

@@ -11,6 +11,7 @@ mod conns;
 mod cron;
 mod inbox;
 mod interrupts;
+mod leases;
 mod ledger;
 mod messages;
 mod outbox;
@@ -46,6 +47,7 @@ pub(super) struct Sqlite {
     conns: Arc<Conns>,
     sessions: sessions::SessionCache,
     transcripts: transcripts::TranscriptCache,
+    leases: leases::Holders,
 }
 
 impl Sqlite {
@@ -82,6 +84,7 @@ impl Sqlite {
             conns,
             sessions: Default::default(),
             transcripts: Default::default(),
+            leases: Default::default(),
         })
     }
 
@@ -94,6 +97,7 @@ impl Sqlite {
             conns,
             sessions: Default::default(),
             transcripts: Default::default(),
+            leases: Default::default(),
         })
     }
 

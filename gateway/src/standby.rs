@@ -1,0 +1,251 @@
+//! One active process per PostgreSQL database: the `gateway` lease. At start a process
+//! takes the lease before it does anything that acts (recovery, channels, the outbox, timers,
+//! cron, the HTTP server); while another live process holds it, it stands by and tries
+//! again every third of `storage.leaseTimeout`, at most a second apart. Once active, a keeper renews the lease
+//! every third of the timeout; when a renewal says the lease is gone, or none has succeeded
+//! for two thirds of it (the database is unreachable), the keeper fires `lost` and the
+//! binary exits at once with [`EXIT_LEASE_LOST`] — another process may take over once the
+//! lease expires, and everything this one did is durable (docs/postgres.md, "Standby").
+//!
+//! SQLite takes no lease: one process per database file is its deployment model.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::store::{Lease, Store, GATEWAY_LEASE};
+
+/// The exit code of a process that lost the `gateway` lease (sysexits' EX_TEMPFAIL: run it
+/// again and it stands by, or takes over).
+pub const EXIT_LEASE_LOST: u8 = crate::cli::exit::TEMPFAIL;
+
+/// This process's lease owner id: `host:pid:random`, made once at start (a restarted
+/// process never takes its predecessor's lease for its own).
+pub fn owner_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned());
+    let suffix = uuid::Uuid::new_v4().simple().to_string();
+    format!("{host}:{}:{}", std::process::id(), &suffix[..8])
+}
+
+/// Longest wait between a standby's attempts: a graceful stop releases the lease, and
+/// the standby should notice within about a second, whatever the timeout (one small
+/// statement a second per standby).
+const STANDBY_POLL_MAX: Duration = Duration::from_secs(1);
+
+/// How often the lease is renewed.
+pub fn renew_every(timeout: Duration) -> Duration {
+    timeout / 3
+}
+
+/// How often a standby tries to take the lease.
+fn standby_poll(timeout: Duration) -> Duration {
+    renew_every(timeout).min(STANDBY_POLL_MAX)
+}
+
+/// How long without a successful renewal the active process keeps acting.
+fn give_up_after(timeout: Duration) -> Duration {
+    timeout * 2 / 3
+}
+
+/// Waits until this process holds the `gateway` lease (`Some`, with the instant the
+/// winning attempt was sent) or `shutdown` fires first (`None`: stop, nothing was started).
+/// Logs once per holder that it stands by; a database error is logged and retried.
+pub async fn acquire(
+    store: &Store,
+    owner: &str,
+    timeout: Duration,
+    shutdown: &CancellationToken,
+) -> Option<(Lease, Instant)> {
+    let mut standing_by_for: Option<String> = None;
+    loop {
+        let sent = Instant::now();
+        match store.acquire_lease(GATEWAY_LEASE, owner, timeout).await {
+            Ok(Some(lease)) => {
+                tracing::info!(
+                    owner,
+                    fence = lease.fence,
+                    "active: holding the gateway lease"
+                );
+                return Some((lease, sent));
+            }
+            Ok(None) => {
+                let holder = holder(store).await;
+                if standing_by_for.as_deref() != Some(holder.as_str()) {
+                    tracing::info!("standing by: {holder} is active on this database");
+                    standing_by_for = Some(holder);
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot take the gateway lease; trying again"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(standby_poll(timeout)) => {}
+            _ = shutdown.cancelled() => return None,
+        }
+    }
+}
+
+/// Who holds the `gateway` lease, for the standby's log line.
+async fn holder(store: &Store) -> String {
+    match store.leases().await {
+        Ok(leases) => leases
+            .into_iter()
+            .find(|l| l.name == GATEWAY_LEASE)
+            .map_or_else(|| "another process".to_owned(), |l| l.owner),
+        Err(_) => "another process".to_owned(),
+    }
+}
+
+/// Renews `lease` every third of `timeout` until `cancel` fires (a graceful stop; the
+/// caller then releases the lease). Fires `lost` and returns when the lease is gone or no
+/// renewal has succeeded for two thirds of `timeout` since `held_since` (when the
+/// acquisition was sent).
+pub fn spawn_keeper(
+    tasks: &TaskTracker,
+    store: Store,
+    lease: Lease,
+    held_since: Instant,
+    timeout: Duration,
+    cancel: CancellationToken,
+    lost: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    tasks.spawn(async move {
+        if let Err(why) = keep(&store, &lease, held_since, timeout, &cancel).await {
+            tracing::error!(
+                owner = %lease.owner,
+                fence = lease.fence,
+                "{why}: this process stops acting now (exit {EXIT_LEASE_LOST}); another process takes over"
+            );
+            lost.cancel();
+        }
+    })
+}
+
+/// The keeper's loop: `Ok` when cancelled, `Err(why)` when the lease is lost.
+async fn keep(
+    store: &Store,
+    lease: &Lease,
+    mut last_ok: Instant,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<(), String> {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(renew_every(timeout)) => {}
+            _ = cancel.cancelled() => return Ok(()),
+        }
+        let deadline = last_ok + give_up_after(timeout);
+        let sent = Instant::now();
+        let renewed = tokio::select! {
+            r = tokio::time::timeout_at(deadline, store.renew_lease(&lease.name, &lease.owner, lease.fence, timeout)) => r,
+            _ = cancel.cancelled() => return Ok(()),
+        };
+        match renewed {
+            Ok(Ok(true)) => last_ok = sent,
+            Ok(Ok(false)) => return Err("the gateway lease was taken by another process".into()),
+            Ok(Err(e)) if Instant::now() < deadline => {
+                tracing::warn!(error = %e, "cannot renew the gateway lease; trying again");
+            }
+            Ok(Err(e)) => {
+                return Err(format!(
+                    "the gateway lease could not be renewed for {:?} ({e})",
+                    give_up_after(timeout)
+                ))
+            }
+            Err(_) => {
+                return Err(format!(
+                    "the gateway lease could not be renewed for {:?} (the database did not answer)",
+                    give_up_after(timeout)
+                ))
+            }
+        }
+    }
+}
+
+/// How a process's start goes on its database.
+pub enum Start {
+    /// SQLite: no lease, the process is the database's only one.
+    Alone,
+    /// PostgreSQL: this process holds the `gateway` lease; its keeper renews it.
+    Active(Active),
+    /// Shut down while standing by: nothing was started.
+    Stopped,
+}
+
+/// The held `gateway` lease and its keeper.
+pub struct Active {
+    store: Store,
+    owner: String,
+    lease: Lease,
+    keeper: tokio::task::JoinHandle<()>,
+    keeper_cancel: CancellationToken,
+}
+
+/// On PostgreSQL, waits for the `gateway` lease (standing by while another process holds
+/// it) and starts its keeper in `tasks`, which fires `lost` when the lease is lost.
+pub async fn start(
+    store: &Store,
+    timeout: Duration,
+    shutdown: &CancellationToken,
+    tasks: &TaskTracker,
+    lost: CancellationToken,
+) -> Start {
+    if !store.is_postgres() {
+        return Start::Alone;
+    }
+    let owner = owner_id();
+    let Some((lease, since)) = acquire(store, &owner, timeout, shutdown).await else {
+        return Start::Stopped;
+    };
+    let keeper_cancel = CancellationToken::new();
+    let keeper = spawn_keeper(
+        tasks,
+        store.clone(),
+        lease.clone(),
+        since,
+        timeout,
+        keeper_cancel.clone(),
+        lost,
+    );
+    Start::Active(Active {
+        store: store.clone(),
+        owner,
+        lease,
+        keeper,
+        keeper_cancel,
+    })
+}
+
+impl Active {
+    /// This process's lease owner id.
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    /// The lease as taken (its fence stays this process's while it holds it).
+    pub fn lease(&self) -> &Lease {
+        &self.lease
+    }
+
+    /// A graceful stop, once nothing acts any more: stop renewing and give the lease up, so
+    /// a standby takes over now rather than at its expiry.
+    pub async fn release(self) {
+        self.keeper_cancel.cancel();
+        let _ = self.keeper.await;
+        match self.store.release_lease(GATEWAY_LEASE, &self.owner).await {
+            Ok(()) => tracing::info!(owner = %self.owner, "released the gateway lease"),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot release the gateway lease; a standby takes over when it expires")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;

@@ -1,0 +1,53 @@
+//! Named leases (both engines): a thing exactly one process holds at a time — today the
+//! whole gateway (`gateway`), later each channel connection and the cron scheduler. A lease
+//! has an owner (a process's id), a fence (raised by one at every change of holder) and an
+//! expiry on the database's clock; see docs/postgres.md, "Leases".
+
+use std::time::Duration;
+
+use super::engine::engine_fns;
+use super::Result;
+
+/// The lease of the active process: the one process that acts on a database.
+pub const GATEWAY_LEASE: &str = "gateway";
+
+/// A lease as the database holds it. Times are unix ms on the database's clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    pub name: String,
+    /// The holding process's id.
+    pub owner: String,
+    /// Raised by one at every change of holder: what a holder writes under its fence is
+    /// refused once another process has taken the lease.
+    pub fence: i64,
+    /// When this holder took it.
+    pub acquired_at: i64,
+    /// Its last renewal (or the acquisition).
+    pub renewed_at: i64,
+    /// Past this, the lease is free for anyone (a released lease has an expiry in the past).
+    pub expires_at: i64,
+}
+
+engine_fns! {
+    /// Take `name` for `owner` for `ttl` when it is free or expired (the fence rises when
+    /// the holder changes), or renew it when `owner` holds it; `None` while another owner
+    /// holds it. One atomic step: two acquirers never both get it.
+    pub async fn acquire_lease(&self, name: &str, owner: &str, ttl: Duration) -> Result<Option<Lease>>;
+    /// Extend `owner`'s hold on `name` by `ttl` from now; false when the lease is no longer
+    /// `owner`'s under `fence` (taken by another, or expired).
+    pub async fn renew_lease(&self, name: &str, owner: &str, fence: i64, ttl: Duration) -> Result<bool>;
+    /// Give `name` up (a graceful stop): it expires at once, so the next acquirer need not
+    /// wait. Nothing happens when `owner` does not hold it.
+    pub async fn release_lease(&self, name: &str, owner: &str) -> Result<()>;
+    /// Every lease, held or expired, by name.
+    pub async fn leases(&self) -> Result<Vec<Lease>>;
+    /// [`Store::save_inbound_offset`] under `lease`'s fence: written only while `lease`'s
+    /// owner still holds it under its fence (false, nothing written, once another process
+    /// took it), so a process that lost its lease without noticing cannot move the offset.
+    pub async fn save_inbound_offset_fenced(&self, channel: &str, key: &str, next_offset: i64, lease: &Lease) -> Result<bool>;
+}
+
+/// A lease's time to live in the whole milliseconds the store writes (at least one).
+pub(super) fn ttl_ms(ttl: Duration) -> i64 {
+    i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX).max(1)
+}

@@ -1,0 +1,141 @@
+//! Named leases on PostgreSQL: the `leases` table of migration 0002, every time on the
+//! database server's clock (`switchboard_now_ms()`), so clock skew between hosts cannot
+//! give one lease to two processes. Taking a lease is one `INSERT … ON CONFLICT DO UPDATE
+//! … WHERE`: the row lock it takes serializes two acquirers, and the second finds the row
+//! the first wrote (held, not expired) and gets nothing. A fenced write (Telegram's offset)
+//! holds the lease row `FOR SHARE` while it writes.
+
+use std::time::Duration;
+
+use sqlx::postgres::PgRow;
+use sqlx::Row;
+
+use super::super::leases::{ttl_ms, Lease};
+use super::super::{now_ms, Result};
+use super::Pg;
+
+const COLUMNS: &str = "name, owner, fence, acquired_at, renewed_at, expires_at";
+
+fn row_to_lease(r: &PgRow) -> Result<Lease> {
+    Ok(Lease {
+        name: r.try_get("name")?,
+        owner: r.try_get("owner")?,
+        fence: r.try_get("fence")?,
+        acquired_at: r.try_get("acquired_at")?,
+        renewed_at: r.try_get("renewed_at")?,
+        expires_at: r.try_get("expires_at")?,
+    })
+}
+
+impl Pg {
+    pub async fn acquire_lease(
+        &self,
+        name: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<Lease>> {
+        let sql = format!(
+            "INSERT INTO leases AS l (name, owner, fence, acquired_at, renewed_at, expires_at)
+             SELECT $1, $2, 1, t.now, t.now, t.now + $3
+               FROM (SELECT switchboard_now_ms() AS now) AS t
+             ON CONFLICT (name) DO UPDATE SET
+                 owner = excluded.owner,
+                 fence = CASE WHEN l.owner = excluded.owner THEN l.fence ELSE l.fence + 1 END,
+                 acquired_at = CASE WHEN l.owner = excluded.owner
+                                    THEN l.acquired_at ELSE excluded.acquired_at END,
+                 renewed_at = excluded.renewed_at,
+                 expires_at = excluded.expires_at
+             WHERE l.owner = excluded.owner OR l.expires_at < switchboard_now_ms()
+             RETURNING {COLUMNS}"
+        );
+        let row = sqlx::query(&sql)
+            .bind(name)
+            .bind(owner)
+            .bind(ttl_ms(ttl))
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(row_to_lease).transpose()
+    }
+
+    pub async fn renew_lease(
+        &self,
+        name: &str,
+        owner: &str,
+        fence: i64,
+        ttl: Duration,
+    ) -> Result<bool> {
+        let r = sqlx::query(
+            "UPDATE leases SET renewed_at = t.now, expires_at = t.now + $4
+               FROM (SELECT switchboard_now_ms() AS now) AS t
+              WHERE name = $1 AND owner = $2 AND fence = $3 AND expires_at >= t.now",
+        )
+        .bind(name)
+        .bind(owner)
+        .bind(fence)
+        .bind(ttl_ms(ttl))
+        .execute(&self.pool)
+        .await?;
+        Ok(r.rows_affected() == 1)
+    }
+
+    pub async fn release_lease(&self, name: &str, owner: &str) -> Result<()> {
+        // The row stays (its fence must keep rising); an expiry in the past frees it.
+        sqlx::query(
+            "UPDATE leases SET expires_at = switchboard_now_ms() - 1
+              WHERE name = $1 AND owner = $2",
+        )
+        .bind(name)
+        .bind(owner)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn save_inbound_offset_fenced(
+        &self,
+        channel: &str,
+        key: &str,
+        next_offset: i64,
+        lease: &Lease,
+    ) -> Result<bool> {
+        let mut tx = self.pool.begin().await?;
+        // `FOR SHARE` holds the lease row until this commits: a takeover (an UPDATE of the
+        // row) waits for the offset write, or this finds the row changed and writes nothing.
+        let held = sqlx::query(
+            "SELECT 1 FROM leases WHERE name = $1 AND owner = $2 AND fence = $3 FOR SHARE",
+        )
+        .bind(&lease.name)
+        .bind(&lease.owner)
+        .bind(lease.fence)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if held.is_none() {
+            return Ok(false);
+        }
+        sqlx::query(
+            "INSERT INTO channel_state (channel, key, value, updated_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (channel, key) DO UPDATE SET value = excluded.value,
+                 updated_at = excluded.updated_at",
+        )
+        .bind(channel)
+        .bind(key)
+        .bind(next_offset.to_string())
+        .bind(now_ms())
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM inbound_attempts WHERE channel = $1 AND update_id < $2")
+            .bind(channel)
+            .bind(next_offset)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    pub async fn leases(&self) -> Result<Vec<Lease>> {
+        let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM leases ORDER BY name"))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(row_to_lease).collect()
+    }
+}

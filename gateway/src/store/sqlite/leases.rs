@@ -1,0 +1,108 @@
+//! Named leases on SQLite: a holder table in the engine's memory, on this process's clock.
+//!
+//! One process per database file is SQLite's deployment model, so the leases of that one
+//! process are all there is to hold; nothing is written to the database (no statement on
+//! any path, no table). They give the same answers as PostgreSQL's within this process —
+//! one holder per name, the fence rising at each change of holder, expiry and release —
+//! and say nothing about another process opening the same file.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use super::super::leases::{ttl_ms, Lease};
+use super::super::{now_ms, Result};
+use super::Sqlite;
+
+/// The leases this engine holds, by name. Cheap to clone (shared).
+#[derive(Clone, Default)]
+pub(super) struct Holders(Arc<Mutex<BTreeMap<String, Lease>>>);
+
+impl Holders {
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Lease>> {
+        // Every update below is a single assignment: a panic elsewhere cannot leave a
+        // half-written lease behind, so a poisoned lock is still consistent.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Sqlite {
+    pub async fn acquire_lease(
+        &self,
+        name: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<Lease>> {
+        let now = now_ms();
+        let expires_at = now.saturating_add(ttl_ms(ttl));
+        let mut held = self.leases.lock();
+        let lease = match held.get(name) {
+            Some(l) if l.owner == owner => Lease {
+                renewed_at: now,
+                expires_at,
+                ..l.clone()
+            },
+            Some(l) if l.expires_at >= now => return Ok(None),
+            other => Lease {
+                name: name.to_owned(),
+                owner: owner.to_owned(),
+                fence: other.map_or(1, |l| l.fence + 1),
+                acquired_at: now,
+                renewed_at: now,
+                expires_at,
+            },
+        };
+        held.insert(name.to_owned(), lease.clone());
+        Ok(Some(lease))
+    }
+
+    pub async fn renew_lease(
+        &self,
+        name: &str,
+        owner: &str,
+        fence: i64,
+        ttl: Duration,
+    ) -> Result<bool> {
+        let now = now_ms();
+        let mut held = self.leases.lock();
+        match held.get_mut(name) {
+            Some(l) if l.owner == owner && l.fence == fence && l.expires_at >= now => {
+                l.renewed_at = now;
+                l.expires_at = now.saturating_add(ttl_ms(ttl));
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    pub async fn release_lease(&self, name: &str, owner: &str) -> Result<()> {
+        if let Some(l) = self.leases.lock().get_mut(name) {
+            if l.owner == owner {
+                l.expires_at = now_ms() - 1;
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn save_inbound_offset_fenced(
+        &self,
+        channel: &str,
+        key: &str,
+        next_offset: i64,
+        lease: &Lease,
+    ) -> Result<bool> {
+        let held = self
+            .leases
+            .lock()
+            .get(&lease.name)
+            .is_some_and(|l| l.owner == lease.owner && l.fence == lease.fence);
+        if held {
+            self.save_inbound_offset(channel, key, next_offset).await?;
+        }
+        Ok(held)
+    }
+
+    pub async fn leases(&self) -> Result<Vec<Lease>> {
+        Ok(self.leases.lock().values().cloned().collect())
+    }
+}

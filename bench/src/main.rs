@@ -77,6 +77,11 @@ struct Cli {
     /// to see what configured servers cost at start and at idle.
     #[arg(long, default_value_t = 0)]
     mcp_servers: usize,
+    /// Run every daemon on PostgreSQL, each on a fresh database: on a throwaway cluster the
+    /// bench starts (Debian's `postgresql`, installed by `tests/setup.sh`), or on the server
+    /// `SWITCHBOARD_TEST_PG_URL` names.
+    #[arg(long)]
+    postgres: bool,
 }
 
 fn main() -> ExitCode {
@@ -145,6 +150,7 @@ async fn run(cli: Cli) -> anyhow::Result<bool> {
         scenario_timeout: Duration::from_secs(cli.timeout_secs.max(1)),
         gateway_log: cli.gateway_log.clone(),
         log_dir: cli.log_dir.clone(),
+        postgres: cli.postgres.then(Default::default),
     };
     let mut report = Report {
         started_at: SystemTime::now()
@@ -158,6 +164,7 @@ async fn run(cli: Cli) -> anyhow::Result<bool> {
             "durationSeconds": cli.duration_secs, "burst": settings.burst, "burstParents": settings.burst_parents,
             "burstCaps": settings.burst_caps, "timeoutSeconds": cli.timeout_secs,
             "gatewayLog": settings.gateway_log, "mcpServers": cli.mcp_servers,
+            "storage": if cli.postgres { "postgres" } else { "sqlite" },
         }),
         figures: Vec::new(),
         scenarios: Vec::new(),

@@ -2,12 +2,14 @@
 //! the daemon's API, and readings from `/proc`.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context as _};
 use serde_json::{json, Value};
 use switchboard_testkit::fake_model::FakeModel;
 use switchboard_testkit::harness::{Gateway, GatewayBuilder};
+use switchboard_testkit::pg::TestDb;
 
 /// Per-request bound of the bench's HTTP client; a turn against an instant model takes
 /// milliseconds, so anything near this is a stall worth an error.
@@ -40,16 +42,49 @@ pub struct Settings {
     pub gateway_log: String,
     /// Where to keep each daemon's whole stderr, if anywhere.
     pub log_dir: Option<PathBuf>,
+    /// With `--postgres`: the databases made for the daemons, dropped when the run ends.
+    pub postgres: Option<Arc<Databases>>,
+}
+
+/// Fresh PostgreSQL databases, one per daemon (`--postgres`): on the test kit's throwaway
+/// cluster, or on the server `SWITCHBOARD_TEST_PG_URL` names. Each is dropped with this.
+#[derive(Default)]
+pub struct Databases(Mutex<Vec<TestDb>>);
+
+impl std::fmt::Debug for Databases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Databases")
+    }
+}
+
+/// The `storage.url` of the next daemon: a fresh database with `--postgres`, else `None`
+/// (the embedded SQLite in the daemon's state dir).
+pub async fn storage_url(settings: &Settings) -> anyhow::Result<Option<String>> {
+    let Some(databases) = &settings.postgres else {
+        return Ok(None);
+    };
+    let db = TestDb::create()
+        .await
+        .context("creating a PostgreSQL database (is PostgreSQL installed? tests/setup.sh)")?;
+    let url = db.url().to_owned();
+    databases
+        .0
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(db);
+    Ok(Some(url))
 }
 
 /// The daemon's config: a web chat on a free (or given) loopback port, one instant model,
-/// and the stdio MCP servers `mcp` (commands; named `kit1`, `kit2`, …).
+/// the stdio MCP servers `mcp` (commands; named `kit1`, `kit2`, …) and, when given, the
+/// database (`storage.url`; else the embedded SQLite).
 pub fn config(
     model_url: &str,
     port: u16,
     main_cap: u32,
     subagent_cap: u32,
     mcp: &[PathBuf],
+    storage: Option<&str>,
 ) -> String {
     let servers: serde_json::Map<String, Value> = mcp
         .iter()
@@ -75,6 +110,9 @@ pub fn config(
     if !servers.is_empty() {
         config["mcp"] = json!({ "servers": servers });
     }
+    if let Some(url) = storage {
+        config["storage"] = json!({ "url": url });
+    }
     config.to_string()
 }
 
@@ -86,6 +124,7 @@ pub async fn start_gateway(
     main_cap: u32,
     subagent_cap: u32,
 ) -> anyhow::Result<Gateway> {
+    let storage = storage_url(settings).await?;
     GatewayBuilder::new(&settings.bin)
         .config(config(
             &model.base_url(),
@@ -93,6 +132,7 @@ pub async fn start_gateway(
             main_cap,
             subagent_cap,
             &settings.mcp_servers,
+            storage.as_deref(),
         ))
         .env("RUST_LOG", &settings.gateway_log)
         .start()

@@ -39,7 +39,16 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     let model_url = model.base_url();
 
     // First start creates and migrates the database; a few turns give it rows.
-    let first = Daemon::start(&bin, &state_dir, &model_url, &settings.mcp_servers).await?;
+    // One database for every restart, as one state dir: a restart finds its schema.
+    let storage = rig::storage_url(settings).await?;
+    let first = Daemon::start(
+        &bin,
+        &state_dir,
+        &model_url,
+        &settings.mcp_servers,
+        &storage,
+    )
+    .await?;
     let api = Api::new(&format!("http://{}", first.addr))?;
     for i in 0..SEED_TURNS {
         api.turn(
@@ -56,7 +65,14 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     let mut to_exit = Vec::new();
     for i in 0..settings.restarts {
         eprintln!("  [startup] restart {}/{}", i + 1, settings.restarts);
-        let daemon = Daemon::start(&bin, &state_dir, &model_url, &settings.mcp_servers).await?;
+        let daemon = Daemon::start(
+            &bin,
+            &state_dir,
+            &model_url,
+            &settings.mcp_servers,
+            &storage,
+        )
+        .await?;
         to_healthy.push(daemon.healthy_after);
         if let Some(ready) = daemon.ready_after() {
             to_ready_line.push(ready);
@@ -133,15 +149,17 @@ impl Daemon {
         state_dir: &Path,
         model_url: &str,
         mcp: &[PathBuf],
+        storage: &Option<String>,
     ) -> anyhow::Result<Daemon> {
-        let (bin, state_dir, model_url, mcp) = (
+        let (bin, state_dir, model_url, mcp, storage) = (
             bin.to_owned(),
             state_dir.to_owned(),
             model_url.to_owned(),
             mcp.to_vec(),
+            storage.clone(),
         );
         tokio::task::spawn_blocking(move || {
-            Daemon::start_blocking(&bin, &state_dir, &model_url, &mcp)
+            Daemon::start_blocking(&bin, &state_dir, &model_url, &mcp, storage.as_deref())
         })
         .await?
     }
@@ -152,10 +170,14 @@ impl Daemon {
         state_dir: &Path,
         model_url: &str,
         mcp: &[PathBuf],
+        storage: Option<&str>,
     ) -> anyhow::Result<Daemon> {
         let port = free_port()?;
         let config_path = state_dir.join("config.json5");
-        std::fs::write(&config_path, rig::config(model_url, port, 64, 8, mcp))?;
+        std::fs::write(
+            &config_path,
+            rig::config(model_url, port, 64, 8, mcp, storage),
+        )?;
         let home = state_dir.join("home");
         std::fs::create_dir_all(&home)?;
         let stderr_path = state_dir.join("stderr.log");

@@ -27,7 +27,7 @@ use crate::rig::Settings;
 #[command(name = "switchboard-bench")]
 struct Cli {
     /// Scenarios to run: all, startup, idle-rss, turn-latency, throughput, spawn-announce,
-    /// task-overhead, burst.
+    /// task-overhead, burst; and, only when named, failover (with --postgres).
     #[arg(default_value = "all")]
     scenarios: Vec<String>,
     /// The switchboard binary (default: target/release/switchboard in the workspace).
@@ -194,11 +194,16 @@ fn scenario_names(args: &[String]) -> anyhow::Result<Vec<&'static str>> {
         let wanted: Vec<&'static str> = if arg == "all" {
             scenarios::ALL.to_vec()
         } else {
-            match scenarios::ALL.iter().find(|n| **n == arg.as_str()) {
+            match scenarios::ALL
+                .iter()
+                .chain(scenarios::BY_NAME)
+                .find(|n| **n == arg.as_str())
+            {
                 Some(name) => vec![*name],
                 None => bail!(
-                    "unknown scenario `{arg}`; known: all, {}",
-                    scenarios::ALL.join(", ")
+                    "unknown scenario `{arg}`; known: all, {}, {}",
+                    scenarios::ALL.join(", "),
+                    scenarios::BY_NAME.join(", ")
                 ),
             }
         };

@@ -2,6 +2,7 @@
 
 mod burst;
 mod events;
+mod failover;
 mod idle_rss;
 mod spawn_announce;
 mod startup;
@@ -26,6 +27,9 @@ pub const ALL: &[&str] = &[
     task_overhead::NAME,
     burst::NAME,
 ];
+
+/// Scenarios run only when named, not by `all`: they need `--postgres`.
+pub const BY_NAME: &[&str] = &[failover::NAME];
 
 /// Runs scenario `name`, bounded by the scenario timeout (the burst gets it per run); a
 /// failure or a timeout is recorded in the report, not returned.
@@ -71,6 +75,7 @@ async fn dispatch(
         "spawn-announce" => spawn_announce::run(settings, report).await,
         task_overhead::NAME => task_overhead::run(settings, report).await,
         burst::NAME => burst::run(settings, report).await,
+        failover::NAME => failover::run(settings, report).await,
         other => anyhow::bail!("unknown scenario {other}"),
     }
 }

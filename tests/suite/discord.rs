@@ -48,6 +48,15 @@ async fn guild_threads_and_dms_get_replies_in_place() {
     let fake = FakeModel::start().await.unwrap();
     let dc = FakeDiscord::start(TOKEN).await.unwrap();
     let _gw = gateway(&fake, &dc, json!({})).await;
+    // A turn that takes a while, so its typing indicator (sent until the run ends) is
+    // seen: against an instant model the run can end before the first typing call.
+    fake.push_for(
+        "hello channel",
+        Step::delayed(
+            Duration::from_millis(500),
+            Step::text("echo: hello channel"),
+        ),
+    );
 
     dc.guild_message(GUILD, GENERAL, ann(), &mention("hello channel"));
     let sent = dc.wait_for_sent(1, WAIT).await.unwrap();

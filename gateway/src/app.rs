@@ -55,6 +55,24 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         .map_err(|e| StartError::StateDir(opts.state_dir.clone(), e))?;
     let cfg = opts.config;
     let db_url = cfg.database_url(&opts.state_dir);
+    // On SQLite, one process per database file: a second one stands by, before it opens
+    // the database, until the first is gone (`standby::file_lock`).
+    let _file_lock = match crate::store::health::sqlite_file(&db_url) {
+        Some(db) => {
+            if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
+                crate::store::private_dir(dir)
+                    .map_err(|e| StartError::StateDir(dir.to_owned(), e))?;
+            }
+            match standby::file_lock::acquire(&db, &shutdown).await {
+                Some(lock) => lock,
+                None => {
+                    tracing::info!("stopped while standing by");
+                    return Ok(());
+                }
+            }
+        }
+        None => None,
+    };
     let store = Store::connect(&db_url).await?;
     tracing::info!(db = %crate::config::redact_url(&db_url), engine = store.engine_name(), "store ready");
     let tasks = TaskTracker::new();

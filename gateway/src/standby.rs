@@ -7,7 +7,9 @@
 //! binary exits at once with [`EXIT_LEASE_LOST`] — another process may take over once the
 //! lease expires, and everything this one did is durable (docs/postgres.md, "Standby").
 //!
-//! SQLite takes no lease: one process per database file is its deployment model.
+//! On SQLite, one process per database file is the deployment model, and `file_lock`
+//! holds it: a second `switchboard run` on the same file stands by the same way and takes
+//! over as soon as the first process is gone.
 
 use std::time::Duration;
 
@@ -167,9 +169,12 @@ async fn keep(
     }
 }
 
+pub mod file_lock;
+
 /// How a process's start goes on its database.
 pub enum Start {
-    /// SQLite: no lease, the process is the database's only one.
+    /// SQLite: no lease (the database file's lock, `file_lock`, is taken before the store
+    /// is opened).
     Alone,
     /// PostgreSQL: this process holds the `gateway` lease; its keeper renews it.
     Active(Active),

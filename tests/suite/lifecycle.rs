@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use switchboard_testkit::fake_model::{FakeModel, Gate, Step, ToolCall};
 use switchboard_testkit::harness::{Gateway, GatewayBuilder};
 
-use crate::common::{chat, cli, config_for, get_json, output, start, BIN, WAIT};
+use crate::common::{chat, cli, config_for, get_json, get_text, output, start, BIN, WAIT};
 use crate::record::{rest_of_socket, sent_once};
 use crate::subagents::{announces, spawn_call};
 
@@ -242,4 +242,74 @@ async fn a_panic_in_a_run_ends_it_failed_and_the_gateway_keeps_serving() {
     ws.send_text("still there?").await.unwrap();
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "echo: still there?");
     assert!(gw.wait_for_log("a run's task panicked", WAIT).await.is_ok());
+}
+
+/// Two `switchboard run` on one SQLite database file: the second stands by (binds nothing,
+/// opens nothing) until the first is killed, then takes over the same database and answers.
+/// (Catches: two processes on one file both running the same work; a standby that never
+/// takes over because the lock outlived a SIGKILLed holder.)
+#[tokio::test]
+async fn a_second_process_on_one_sqlite_file_stands_by_until_the_first_is_gone() {
+    let fake = FakeModel::start().await.unwrap();
+    let db_dir = tempfile::tempdir().unwrap();
+    let storage =
+        json!({"storage": {"url": format!("sqlite://{}/shared.db", db_dir.path().display())}});
+    let mut a = GatewayBuilder::new(BIN)
+        .config(config_for(&fake, storage.clone()))
+        .start()
+        .await
+        .unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let mut patch = storage;
+    patch["gateway"] = json!({"port": port});
+    let mut b = GatewayBuilder::new(BIN)
+        .config(config_for(&fake, patch))
+        .launch()
+        .await
+        .unwrap();
+    b.wait_for_log("standing by: process ", WAIT).await.unwrap();
+    assert!(!b.is_ready(), "a standby prints no ready line");
+    assert!(
+        tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err(),
+        "a standby binds nothing"
+    );
+    let (code, answer) = post(
+        &a,
+        "agent:main:shared",
+        json!({"text": "one", "wait": true}),
+    )
+    .await;
+    assert_eq!(
+        (code, answer["status"].as_str()),
+        (200, Some("succeeded")),
+        "{answer}"
+    );
+
+    a.kill().await.unwrap();
+    b.wait_ready().await.unwrap();
+    let (code, answer) = post(
+        &b,
+        "agent:main:shared",
+        json!({"text": "two", "wait": true}),
+    )
+    .await;
+    assert_eq!(
+        (code, answer["status"].as_str()),
+        (200, Some("succeeded")),
+        "{answer}"
+    );
+    // The same database: the session's transcript (NDJSON) holds both turns.
+    let history = get_text(&b, "/api/sessions/agent:main:shared/transcript").await;
+    let texts: Vec<String> = history
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(texts, ["one", "two"], "{history}");
 }

@@ -10,8 +10,12 @@ use sqlx::{ConnectOptions, Connection, Row};
 
 use super::Result;
 
-/// The file behind a `sqlite:` URL (`None` for an in-memory database).
+/// The file behind a `sqlite:` URL (`None` for an in-memory database, or a URL of another
+/// scheme: sqlx would take a `postgres://` URL for a file name).
 pub fn sqlite_file(url: &str) -> Option<PathBuf> {
+    if !url.starts_with("sqlite:") {
+        return None;
+    }
     let opts = SqliteConnectOptions::from_str(url).ok()?;
     let file = opts.get_filename();
     let memory = file.as_os_str().is_empty()

@@ -7,17 +7,8 @@ use switchboard_testkit::fake_model::{FakeModel, Step};
 use switchboard_testkit::harness::{Gateway, GatewayBuilder};
 
 use crate::cli_config::run;
-use crate::common::{config_for, merge, start, BIN, WAIT};
+use crate::common::{config_for, free_port, merge, start, BIN, WAIT};
 use crate::subagents::spawn_call;
-
-/// A loopback port nothing listens on right now.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// `switchboard ARGS --url <the daemon>`.
 async fn ask(gw: &Gateway, args: &[&str]) -> (i32, String, String) {

@@ -126,3 +126,11 @@ pub async fn answer_and_announces(ws: &mut WsClient, n: usize) -> (String, Vec<S
     }
     (answer.unwrap_or_default(), announces)
 }
+
+/// A loopback port nothing listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap()
+}

@@ -16,20 +16,19 @@
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde_json::{json, Value};
+use serde_json::json;
 use switchboard::store::Store;
 use switchboard_testkit::fake_model::{FakeModel, Step, ToolCall};
 use switchboard_testkit::fake_telegram::{Chat, FakeTelegram, User};
 use switchboard_testkit::harness::Gateway;
 
-use crate::common::{get_json, get_text, start, WAIT};
+use crate::common::{start, WAIT};
+use crate::record::{outbox_rows, registry, resent_rows};
 use crate::subagents::spawn_call;
 
 const TOKEN: &str = "123456:TEST-token";
 /// How long the daemon may take to finish everything after the last restart.
 const QUIET_WITHIN: Duration = Duration::from_secs(120);
-/// The log line (and its `rows=` field) of rows re-sent after a crash.
-const RESENT: &str = "re-sending messages whose delivery was cut by a crash";
 
 /// splitmix64: a small seeded generator (no dependency), enough for delays and choices.
 struct Rng(u64);
@@ -51,25 +50,6 @@ impl Rng {
 
 fn knob(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
-}
-
-/// `/api/subagents`, every row.
-async fn registry(gw: &Gateway) -> Vec<Value> {
-    get_json(gw, "/api/subagents?limit=10000").await["subagents"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-}
-
-/// Outbox rows in `state`, from `/metrics` (absent: none).
-async fn outbox_rows(gw: &Gateway, state: &str) -> u64 {
-    let prefix = format!("switchboard_outbox_messages{{state=\"{state}\"}} ");
-    get_text(gw, "/metrics")
-        .await
-        .lines()
-        .find_map(|l| l.strip_prefix(prefix.as_str()))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// Whether the daemon has nothing left to do for the `n` children: every run ended, every
@@ -195,19 +175,7 @@ async fn sigkills_across_a_hundred_children_announce_each_once_and_fire_every_ti
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let resent: u64 = gw
-        .stderr_lines()
-        .iter()
-        .filter(|l| l.contains(RESENT))
-        .filter_map(|l| {
-            l.split("rows=")
-                .nth(1)?
-                .split_whitespace()
-                .next()?
-                .parse::<u64>()
-                .ok()
-        })
-        .sum();
+    let resent = resent_rows(&gw) as u64;
     assert_eq!(gw.terminate().await.unwrap().code(), Some(0));
 
     // The delivery log: announces by child session key.

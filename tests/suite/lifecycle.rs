@@ -8,7 +8,9 @@ use serde_json::{json, Value};
 use switchboard_testkit::fake_model::{FakeModel, Gate, Step, ToolCall};
 use switchboard_testkit::harness::{Gateway, GatewayBuilder};
 
-use crate::common::{chat, cli, config_for, get_json, get_text, output, start, BIN, WAIT};
+use crate::common::{
+    chat, cli, config_for, free_port, get_json, get_text, output, start, BIN, WAIT,
+};
 use crate::record::{rest_of_socket, sent_once};
 use crate::subagents::{announces, spawn_call};
 
@@ -259,10 +261,7 @@ async fn a_second_process_on_one_sqlite_file_stands_by_until_the_first_is_gone()
         .start()
         .await
         .unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .unwrap()
-        .port();
+    let port = free_port();
     let mut patch = storage;
     patch["gateway"] = json!({"port": port});
     let mut b = GatewayBuilder::new(BIN)

@@ -19,11 +19,11 @@ use switchboard_testkit::fake_telegram::{Chat, FakeTelegram, User};
 use switchboard_testkit::harness::{Gateway, GatewayBuilder};
 use switchboard_testkit::pg::TestDb;
 
-use crate::common::{config_for, get_json, get_text, BIN, WAIT};
+use crate::common::{config_for, free_port, get_json, get_text, BIN, WAIT};
+use crate::record::{outbox_rows, registry, resent_rows};
 use crate::subagents::spawn_call;
 
 const TOKEN: &str = "123456:TEST-token";
-const RESENT: &str = "re-sending messages whose delivery was cut by a crash";
 /// The documented exit code of a process that lost its lease.
 const EXIT_LEASE_LOST: i32 = 75;
 
@@ -48,14 +48,6 @@ fn builder(
     });
     crate::common::merge(&mut cfg, &patch);
     GatewayBuilder::new(BIN).config(config_for(fake, cfg))
-}
-
-/// A loopback port nothing listens on now.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap()
 }
 
 /// `GET /api/status` of `gw`: (its lease owner id, the gateway lease's owner and fence).
@@ -102,22 +94,6 @@ async fn stands_by(b: &mut Gateway, a_owner: &str, port: u16) {
             .is_err(),
         "a standby binds nothing"
     );
-}
-
-/// How many rows the processes' starts re-sent (the crash window), from their logs.
-fn resent(gws: &[&Gateway]) -> usize {
-    gws.iter()
-        .flat_map(|g| g.stderr_lines())
-        .filter(|l| l.contains(RESENT))
-        .filter_map(|l| {
-            l.split("rows=")
-                .nth(1)?
-                .split_whitespace()
-                .next()?
-                .parse::<usize>()
-                .ok()
-        })
-        .sum()
 }
 
 /// Telegram polled by A; B stands by; A is SIGKILLed mid-stream; B takes over and every
@@ -240,7 +216,7 @@ async fn a_standby_takes_over_telegram_when_the_active_process_is_killed() {
     }
     assert_eq!(answered.len(), N, "nothing but the answers: {answered:?}");
     assert!(
-        duplicates <= resent(&[&b]),
+        duplicates <= resent_rows(&b),
         "{duplicates} duplicates: {answered:?}"
     );
     // Every update reached the model (a call the kill cut is made again by B).
@@ -344,25 +320,6 @@ async fn a_graceful_stop_hands_over_at_once() {
     assert_eq!(lease_status(&b).await.1, b_owner);
     assert_eq!(b.terminate().await.unwrap().code(), Some(0));
     assert_eq!(tg.conflicts(), 0);
-}
-
-/// `/api/subagents` of `gw`, every row.
-async fn registry(gw: &Gateway) -> Vec<Value> {
-    get_json(gw, "/api/subagents?limit=10000").await["subagents"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-}
-
-/// Outbox rows in `state`, from `/metrics`.
-async fn outbox_rows(gw: &Gateway, state: &str) -> u64 {
-    let prefix = format!("switchboard_outbox_messages{{state=\"{state}\"}} ");
-    get_text(gw, "/metrics")
-        .await
-        .lines()
-        .find_map(|l| l.strip_prefix(prefix.as_str()))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// A main run spawns children on A; A is SIGKILLed with children running, announcing and
@@ -469,7 +426,7 @@ async fn sub_agents_cut_by_a_kill_are_announced_once_by_the_standby() {
     }
     assert_eq!(delivered.len(), N, "{delivered:?}");
     assert!(
-        duplicates <= resent(&[&b]),
+        duplicates <= resent_rows(&b),
         "{duplicates} duplicate announces: {delivered:?}"
     );
     // The database's own record: one announce row per child, each sent.

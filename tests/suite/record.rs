@@ -4,11 +4,12 @@
 
 use std::time::Duration;
 
+use serde_json::Value;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{Connection, Row, SqliteConnection};
 use switchboard_testkit::harness::{Gateway, WsClient};
 
-use crate::common::WAIT;
+use crate::common::{get_json, get_text, WAIT};
 
 /// A connection to the daemon's database.
 async fn db(gw: &Gateway) -> SqliteConnection {
@@ -125,4 +126,40 @@ pub(crate) async fn rest_of_socket(ws: &mut WsClient) -> Vec<String> {
             }
         }
     }
+}
+
+/// `/api/subagents`, every row.
+pub(crate) async fn registry(gw: &Gateway) -> Vec<Value> {
+    get_json(gw, "/api/subagents?limit=10000").await["subagents"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Outbox rows in `state`, from `/metrics` (absent: none).
+pub(crate) async fn outbox_rows(gw: &Gateway, state: &str) -> u64 {
+    let prefix = format!("switchboard_outbox_messages{{state=\"{state}\"}} ");
+    get_text(gw, "/metrics")
+        .await
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// How many outbox rows the starts of `gw` re-sent because a crash cut their delivery
+/// (the one at-least-once window), from its log.
+pub(crate) fn resent_rows(gw: &Gateway) -> usize {
+    gw.stderr_lines()
+        .iter()
+        .filter(|l| l.contains("re-sending messages whose delivery was cut by a crash"))
+        .filter_map(|l| {
+            l.split("rows=")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse::<usize>()
+                .ok()
+        })
+        .sum()
 }

@@ -9,6 +9,7 @@ use switchboard_testkit::harness::Gateway;
 
 use crate::common::{start, WAIT};
 use crate::faults_channels::sent_texts;
+use crate::record::resent_rows;
 use crate::subagents::spawn_call;
 
 pub(crate) const TOKEN: &str = "123456:TEST-token";
@@ -235,19 +236,7 @@ async fn a_restart_mid_stream_neither_repeats_nor_skips_updates() {
     // The full send log: each update's reply; a repeat only for a reply the kill cut
     // between Telegram accepting it and the outbox recording it (logged at start).
     let sent = tg.sent_messages();
-    let resent: usize = gw
-        .stderr_lines()
-        .iter()
-        .filter(|l| l.contains("re-sending messages whose delivery was cut by a crash"))
-        .filter_map(|l| {
-            l.split("rows=")
-                .nth(1)?
-                .split_whitespace()
-                .next()?
-                .parse::<usize>()
-                .ok()
-        })
-        .sum();
+    let resent = resent_rows(&gw);
     assert!(
         sent.len() >= 10 && sent.len() - 10 <= resent,
         "{} sent, {resent} re-sent: {sent:?}",

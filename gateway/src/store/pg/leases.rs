@@ -11,7 +11,7 @@ use sqlx::postgres::PgRow;
 use sqlx::Row;
 
 use super::super::leases::{ttl_ms, Lease};
-use super::super::{now_ms, Result};
+use super::super::Result;
 use super::Pg;
 
 const COLUMNS: &str = "name, owner, fence, acquired_at, renewed_at, expires_at";
@@ -112,22 +112,7 @@ impl Pg {
         if held.is_none() {
             return Ok(false);
         }
-        sqlx::query(
-            "INSERT INTO channel_state (channel, key, value, updated_at) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (channel, key) DO UPDATE SET value = excluded.value,
-                 updated_at = excluded.updated_at",
-        )
-        .bind(channel)
-        .bind(key)
-        .bind(next_offset.to_string())
-        .bind(now_ms())
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("DELETE FROM inbound_attempts WHERE channel = $1 AND update_id < $2")
-            .bind(channel)
-            .bind(next_offset)
-            .execute(&mut *tx)
-            .await?;
+        super::ledger::write_offset(&mut tx, channel, key, next_offset).await?;
         tx.commit().await?;
         Ok(true)
     }

@@ -15,22 +15,7 @@ impl Pg {
         next_offset: i64,
     ) -> Result<()> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query(
-            "INSERT INTO channel_state (channel, key, value, updated_at) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (channel, key) DO UPDATE SET value = excluded.value,
-                 updated_at = excluded.updated_at",
-        )
-        .bind(channel)
-        .bind(key)
-        .bind(next_offset.to_string())
-        .bind(now_ms())
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("DELETE FROM inbound_attempts WHERE channel = $1 AND update_id < $2")
-            .bind(channel)
-            .bind(next_offset)
-            .execute(&mut *tx)
-            .await?;
+        write_offset(&mut tx, channel, key, next_offset).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -133,4 +118,31 @@ impl Pg {
         .fetch_all(&self.pool)
         .await?)
     }
+}
+
+/// The offset's statements on `c` (inside the caller's transaction): store the next offset
+/// and forget the attempts counted for updates below it.
+pub(super) async fn write_offset(
+    c: &mut sqlx::PgConnection,
+    channel: &str,
+    key: &str,
+    next_offset: i64,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO channel_state (channel, key, value, updated_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (channel, key) DO UPDATE SET value = excluded.value,
+             updated_at = excluded.updated_at",
+    )
+    .bind(channel)
+    .bind(key)
+    .bind(next_offset.to_string())
+    .bind(now_ms())
+    .execute(&mut *c)
+    .await?;
+    sqlx::query("DELETE FROM inbound_attempts WHERE channel = $1 AND update_id < $2")
+        .bind(channel)
+        .bind(next_offset)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
 }

@@ -134,3 +134,14 @@ pub fn free_port() -> u16 {
         .map(|a| a.port())
         .unwrap()
 }
+
+/// `gw`, launched as a standby, has printed no ready line and listens on nothing at `port`.
+pub async fn assert_standing_by(gw: &mut Gateway, port: u16) {
+    assert!(!gw.is_ready(), "a standby prints no ready line");
+    assert!(
+        tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err(),
+        "a standby binds nothing"
+    );
+}

@@ -9,7 +9,8 @@ use switchboard_testkit::fake_model::{FakeModel, Gate, Step, ToolCall};
 use switchboard_testkit::harness::{Gateway, GatewayBuilder};
 
 use crate::common::{
-    chat, cli, config_for, free_port, get_json, get_text, output, start, BIN, WAIT,
+    assert_standing_by, chat, cli, config_for, free_port, get_json, get_text, output, start, BIN,
+    WAIT,
 };
 use crate::record::{rest_of_socket, sent_once};
 use crate::subagents::{announces, spawn_call};
@@ -270,13 +271,7 @@ async fn a_second_process_on_one_sqlite_file_stands_by_until_the_first_is_gone()
         .await
         .unwrap();
     b.wait_for_log("standing by: process ", WAIT).await.unwrap();
-    assert!(!b.is_ready(), "a standby prints no ready line");
-    assert!(
-        tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err(),
-        "a standby binds nothing"
-    );
+    assert_standing_by(&mut b, port).await;
     let (code, answer) = post(
         &a,
         "agent:main:shared",

@@ -19,7 +19,7 @@ use switchboard_testkit::fake_telegram::{Chat, FakeTelegram, User};
 use switchboard_testkit::harness::{Gateway, GatewayBuilder};
 use switchboard_testkit::pg::TestDb;
 
-use crate::common::{config_for, free_port, get_json, get_text, BIN, WAIT};
+use crate::common::{assert_standing_by, config_for, free_port, get_json, get_text, BIN, WAIT};
 use crate::record::{outbox_rows, registry, resent_rows};
 use crate::subagents::spawn_call;
 
@@ -87,13 +87,7 @@ async fn stands_by(b: &mut Gateway, a_owner: &str, port: u16) {
         )),
         "{line}"
     );
-    assert!(!b.is_ready(), "a standby prints no ready line");
-    assert!(
-        tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err(),
-        "a standby binds nothing"
-    );
+    assert_standing_by(b, port).await;
 }
 
 /// Telegram polled by A; B stands by; A is SIGKILLed mid-stream; B takes over and every

@@ -23,18 +23,7 @@ impl Pg {
     }
 
     pub async fn set_channel_state(&self, channel: &str, key: &str, value: &str) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO channel_state (channel, key, value, updated_at) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (channel, key) DO UPDATE SET value = excluded.value,
-                 updated_at = excluded.updated_at",
-        )
-        .bind(channel)
-        .bind(key)
-        .bind(value)
-        .bind(now_ms())
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        upsert_state(&self.pool, channel, key, value).await
     }
 
     /// Record that a platform message was taken; false if it was taken before.
@@ -219,4 +208,23 @@ impl Pg {
         .await?;
         rows.iter().map(decode_pairing).collect()
     }
+}
+
+/// Store `value` under (`channel`, `key`), replacing what was there.
+pub(super) async fn upsert_state<'e, E>(ex: E, channel: &str, key: &str, value: &str) -> Result<()>
+where
+    E: sqlx::PgExecutor<'e>,
+{
+    sqlx::query(
+        "INSERT INTO channel_state (channel, key, value, updated_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (channel, key) DO UPDATE SET value = excluded.value,
+             updated_at = excluded.updated_at",
+    )
+    .bind(channel)
+    .bind(key)
+    .bind(value)
+    .bind(now_ms())
+    .execute(ex)
+    .await?;
+    Ok(())
 }

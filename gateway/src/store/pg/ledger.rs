@@ -128,17 +128,7 @@ pub(super) async fn write_offset(
     key: &str,
     next_offset: i64,
 ) -> Result<()> {
-    sqlx::query(
-        "INSERT INTO channel_state (channel, key, value, updated_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (channel, key) DO UPDATE SET value = excluded.value,
-             updated_at = excluded.updated_at",
-    )
-    .bind(channel)
-    .bind(key)
-    .bind(next_offset.to_string())
-    .bind(now_ms())
-    .execute(&mut *c)
-    .await?;
+    super::channels::upsert_state(&mut *c, channel, key, &next_offset.to_string()).await?;
     sqlx::query("DELETE FROM inbound_attempts WHERE channel = $1 AND update_id < $2")
         .bind(channel)
         .bind(next_offset)

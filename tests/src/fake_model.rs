@@ -18,6 +18,7 @@
 
 mod anthropic;
 mod anthropic_stream;
+mod lean;
 mod openai;
 mod script;
 mod server;
@@ -56,8 +57,19 @@ struct Inner {
 impl FakeModel {
     /// Binds `127.0.0.1:0` and serves until shut down.
     pub async fn start() -> anyhow::Result<FakeModel> {
+        FakeModel::serve(State::default()).await
+    }
+
+    /// [`FakeModel::start`] for load tools: answers the same, but checks nothing and never
+    /// builds the request's `tools`, so the rig's own work per request does not grow with
+    /// the tool set the daemon offers. Requests are still recorded; violations are never.
+    pub async fn start_unchecked() -> anyhow::Result<FakeModel> {
+        FakeModel::serve(State::unchecked()).await
+    }
+
+    async fn serve(state: State) -> anyhow::Result<FakeModel> {
         let (listener, addr) = crate::fake_support::bind("fake model").await?;
-        let state = Arc::new(State::default());
+        let state = Arc::new(state);
         let app = server::router(Arc::clone(&state));
         let server = ServerTask::spawn("fake model", state.cancel.clone(), |stop| {
             axum::serve(listener, app).with_graceful_shutdown(stop)

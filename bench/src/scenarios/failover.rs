@@ -29,7 +29,7 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     if settings.postgres.is_none() {
         bail!("the failover scenario needs --postgres (one database, two processes)");
     }
-    let model = FakeModel::start().await?;
+    let model = FakeModel::start_unchecked().await?;
     let tg = FakeTelegram::start(TOKEN).await?;
     let storage = rig::storage_url(settings)
         .await?

@@ -30,7 +30,7 @@ const STOP_LIMIT: Duration = Duration::from_secs(15);
 const POLL: Duration = Duration::from_millis(1);
 
 pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Result<()> {
-    let model = FakeModel::start().await?;
+    let model = FakeModel::start_unchecked().await?;
     let state = tempfile::Builder::new()
         .prefix("switchboard-bench-startup-")
         .tempdir()?;

@@ -26,7 +26,7 @@ const SAMPLE_LIMIT: Duration = Duration::from_secs(30);
 const CHILD: &str = "child task ";
 
 pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Result<()> {
-    let model = FakeModel::start().await?;
+    let model = FakeModel::start_unchecked().await?;
     let gw = rig::start_gateway(settings, &model, 64, 8).await?;
     let api = Api::new(&gw.base_url())?;
     let mut ws = WsClient::connect(&gw.events_url()).await?;

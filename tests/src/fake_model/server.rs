@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::script::{Gate, Step};
 use super::state::{InFlight, LoggedRequest, State};
 use super::wire::{self, IssuedCall, Reply};
-use super::{anthropic, anthropic_stream, openai};
+use super::{anthropic, anthropic_stream, lean, openai};
 
 const OPENAI_PATH: &str = "/v1/chat/completions";
 const ANTHROPIC_PATH: &str = "/v1/messages";
@@ -89,25 +89,31 @@ async fn unknown_route(Shared(state): Shared<Arc<State>>, method: Method, uri: U
 /// would pay for in the bench's own CPU.
 async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: Bytes) -> Response {
     let mut guard = InFlight::start(&state);
-    let (body, mut problems) = match serde_json::from_slice::<Value>(&raw) {
-        Ok(body) => (body, Vec::new()),
-        Err(error) => (
-            Value::Null,
-            vec![format!("body is not valid JSON: {error}")],
-        ),
+    let (body, mut problems) = if state.unchecked {
+        (lean::without_tools(&raw).unwrap_or(Value::Null), Vec::new())
+    } else {
+        match serde_json::from_slice::<Value>(&raw) {
+            Ok(body) => (body, Vec::new()),
+            Err(error) => (
+                Value::Null,
+                vec![format!("body is not valid JSON: {error}")],
+            ),
+        }
     };
     // Without a parsed body only the header checks can say anything more.
-    let parsed = problems.is_empty();
+    let check = problems.is_empty() && !state.unchecked;
     let (path, user_text) = match dialect {
         Dialect::OpenAi => {
-            if parsed {
+            if check {
                 problems.extend(openai::check(&body));
             }
             (OPENAI_PATH, openai::last_user_text(&body))
         }
         Dialect::Anthropic => {
-            problems.extend(anthropic::check_headers(headers));
-            if parsed {
+            if !state.unchecked {
+                problems.extend(anthropic::check_headers(headers));
+            }
+            if check {
                 problems.extend(anthropic::check(&body));
             }
             (ANTHROPIC_PATH, anthropic::last_user_text(&body))

@@ -74,6 +74,8 @@ pub(super) struct State {
     next_response: AtomicU64,
     /// Fired on shutdown: hanging and delayed answers give up.
     pub(super) cancel: CancellationToken,
+    /// Requests are answered without the protocol checks (`FakeModel::start_unchecked`).
+    pub(super) unchecked: bool,
 }
 
 /// Locks ignoring poisoning: a panicking test thread must not hide the log from the others.
@@ -82,6 +84,14 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl State {
+    /// A state whose requests are answered without the protocol checks.
+    pub(super) fn unchecked() -> State {
+        State {
+            unchecked: true,
+            ..State::default()
+        }
+    }
+
     pub(super) fn track(&self, marker: &str) {
         lock(&self.tracked).push((marker.to_owned(), 0, 0));
     }

@@ -391,3 +391,39 @@ async fn trigger_scripts_take_precedence_over_the_global_script() {
     assert_eq!(model.pending_steps(), 0);
     model.assert_no_violations();
 }
+
+#[tokio::test]
+async fn an_unchecked_model_answers_and_records_without_checking() {
+    let model = FakeModel::start_unchecked().await.unwrap();
+    model.push_for("weather", Step::text("It is sunny."));
+    let body = json!({"model": "m", "tools": [weather_tool(), weather_tool()], "messages": [
+        {"role": "user", "content": "weather?"},
+        {"role": "tool", "tool_call_id": "call_9", "content": "result"},
+    ]});
+    let answer = chat_json(&model, body.clone()).await;
+    assert_eq!(answer["choices"][0]["message"]["content"], "It is sunny.");
+    let streamed = chat(
+        &model,
+        json!({"model": "m", "stream": true, "messages": [
+            {"role": "user", "content": "hi"},
+        ]}),
+    )
+    .await
+    .text()
+    .await
+    .unwrap();
+    let text: String = sse_chunks(&streamed)
+        .iter()
+        .filter_map(|chunk| {
+            chunk["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect();
+    assert_eq!(text, "echo: hi");
+    // Recorded whole (the log keeps the body as it came), never checked.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].body, body);
+    assert!(model.violations().is_empty());
+}

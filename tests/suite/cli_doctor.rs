@@ -241,3 +241,77 @@ async fn problems_are_reported_and_fix_tightens_permissions() {
     );
     assert_eq!(row(&invalid, "channels, models, security").1, "skip");
 }
+
+/// On PostgreSQL: before any gateway ran, doctor finds the server and no schema, and
+/// creates none; with a gateway active it finds the schema current and names the lease's
+/// holder; a migration that failed part-way is a failure. (Catches: doctor skipping
+/// PostgreSQL, migrating or creating what it inspects, a lease holder not shown, a broken
+/// schema passed as healthy.)
+#[tokio::test]
+async fn a_postgres_database_is_inspected_and_left_as_it_was() {
+    use sqlx::Connection as _;
+    let fake = FakeModel::start().await.unwrap();
+    let db = switchboard_testkit::pg::TestDb::create().await.unwrap();
+    let cfg = config_for(&fake, json!({"storage": {"url": db.url()}}));
+    let state = tempfile::tempdir().unwrap();
+    let config = state.path().join("config.json5");
+    std::fs::write(&config, &cfg).unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let doctor = || {
+        let mut cmd = cli(state.path());
+        cmd.args(["doctor", "--json", "--config"]).arg(&config);
+        cmd
+    };
+
+    let (_, stdout, _) = run(&mut doctor()).await;
+    let found = rows(&stdout);
+    assert_eq!(row(&found, "database").1, "ok", "{found:?}");
+    assert!(
+        row(&found, "database").2.starts_with("PostgreSQL ")
+            && row(&found, "database")
+                .2
+                .ends_with("no schema yet (created at the first run)"),
+        "{found:?}"
+    );
+    assert_eq!(
+        row(&found, "leases").2,
+        "none held: no gateway is active on this database"
+    );
+    let mut conn = sqlx::PgConnection::connect(db.url()).await.unwrap();
+    let tables: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'public'",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(tables, 0, "doctor created nothing");
+
+    let mut gw = GatewayBuilder::new(BIN).config(cfg).start().await.unwrap();
+    let (_, stdout, _) = run(&mut doctor()).await;
+    let found = rows(&stdout);
+    assert_eq!(row(&found, "database").1, "ok", "{found:?}");
+    assert!(
+        row(&found, "database").2.contains(": schema current ("),
+        "{found:?}"
+    );
+    assert!(
+        row(&found, "leases").2.starts_with("gateway held by "),
+        "{found:?}"
+    );
+
+    sqlx::query("UPDATE _sqlx_migrations SET success = false WHERE version = 1")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let (code, stdout, _) = run(&mut doctor()).await;
+    let found = rows(&stdout);
+    assert_eq!(code, 1);
+    assert_eq!(row(&found, "database").1, "fail", "{found:?}");
+    assert!(
+        row(&found, "database")
+            .2
+            .contains("migration 1 failed part-way"),
+        "{found:?}"
+    );
+    assert_eq!(gw.terminate().await.unwrap().code(), Some(0));
+}

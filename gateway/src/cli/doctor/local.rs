@@ -127,13 +127,7 @@ fn holds_secret(v: &serde_json::Value) -> bool {
 /// shared-session warning).
 pub async fn database(url: &str, fix: bool, r: &mut Report) -> Vec<(String, String)> {
     if crate::config::is_postgres_url(url) {
-        let shown = crate::config::redact_url(url);
-        r.add(
-            "database",
-            Status::Skip,
-            format!("PostgreSQL ({shown}): doctor inspects SQLite files only"),
-        );
-        return Vec::new();
+        return postgres(url, r).await;
     }
     let Some(file) = health::sqlite_file(url) else {
         r.add("database", Status::Skip, "in-memory database");
@@ -180,6 +174,85 @@ pub async fn database(url: &str, fix: bool, r: &mut Report) -> Vec<(String, Stri
             Vec::new()
         }
     }
+}
+
+/// A PostgreSQL database: reachable, its schema against this binary's migrations, and
+/// who holds its leases (read in a read-only session; nothing is created or migrated).
+async fn postgres(url: &str, r: &mut Report) -> Vec<(String, String)> {
+    let shown = crate::config::redact_url(url);
+    let h = match crate::store::pg::health::inspect(url).await {
+        Ok(h) => h,
+        Err(e) => {
+            r.add("database", Status::Fail, format!("{shown}: {e}"));
+            return Vec::new();
+        }
+    };
+    let server = format!("PostgreSQL {} at {shown}", h.server_version);
+    let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+    if !h.failed.is_empty() {
+        r.add(
+            "database",
+            Status::Fail,
+            format!(
+                "{server}: migration {} failed part-way; the gateway will not start until it \
+                 is mended by hand (docs/postgres.md)",
+                list(&h.failed)
+            ),
+        );
+    } else if !h.unknown.is_empty() {
+        r.add(
+            "database",
+            Status::Fail,
+            format!(
+                "{server}: migrated by a newer Switchboard (version {} unknown to this one), \
+                 which will not start on it",
+                list(&h.unknown)
+            ),
+        );
+    } else if h.applied.is_empty() {
+        r.add(
+            "database",
+            Status::Ok,
+            format!("{server}: no schema yet (created at the first run)"),
+        );
+    } else if !h.pending.is_empty() {
+        r.add(
+            "database",
+            Status::Ok,
+            format!(
+                "{server}: migration {} applied at the next start",
+                list(&h.pending)
+            ),
+        );
+    } else {
+        r.add(
+            "database",
+            Status::Ok,
+            format!("{server}: schema current ({} migrations)", h.applied.len()),
+        );
+    }
+    let held: Vec<String> = h
+        .held()
+        .map(|l| {
+            format!(
+                "{} held by {} (fence {}, {} s left)",
+                l.name,
+                l.owner,
+                l.fence,
+                (l.expires_at - h.now_ms).max(0) / 1000
+            )
+        })
+        .collect();
+    r.add(
+        "leases",
+        Status::Ok,
+        if held.is_empty() {
+            "none held: no gateway is active on this database".to_string()
+        } else {
+            held.join("; ")
+        },
+    );
+    h.approved
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! `switchboard doctor`: checks a setup and prints a table of what is fine and what is
-//! not — the config (every error), the state directory and the database (permissions,
-//! integrity), each enabled channel's token against its platform, each model provider,
+//! not — the config (every error), the state directory and the database (SQLite:
+//! permissions, integrity; PostgreSQL: reachable, schema, lease holders), each enabled channel's token against its platform, each model provider,
 //! and security warnings. Exit 0 only when nothing is wrong (no warning, no failure).
 //!
 //! What it changes: nothing, unless `--fix`: then it tightens permissions that are too

@@ -16,7 +16,7 @@ use super::Pg;
 
 const COLUMNS: &str = "name, owner, fence, acquired_at, renewed_at, expires_at";
 
-fn row_to_lease(r: &PgRow) -> Result<Lease> {
+pub(super) fn row_to_lease(r: &PgRow) -> Result<Lease> {
     Ok(Lease {
         name: r.try_get("name")?,
         owner: r.try_get("owner")?,

@@ -11,6 +11,7 @@ mod announces;
 mod approvals;
 mod channels;
 mod cron;
+pub mod health;
 mod inbox;
 mod interrupts;
 mod leases;

@@ -59,15 +59,22 @@ $$;
 CREATE OR REPLACE FUNCTION switchboard_claim(
     p_session_key TEXT, p_session_id TEXT, p_run_id TEXT, p_limit BIGINT, p_now BIGINT
 ) RETURNS TABLE (inbox_id BIGINT, origin TEXT, sender_id TEXT, content TEXT)
-LANGUAGE sql AS $$
-    INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id, origin,
-        origin_channel, origin_chat_id, origin_thread_id, sender_id)
-    SELECT p_session_id, p_run_id, 'user', i.text, p_now, i.id, i.origin, i.origin_channel,
-        i.origin_chat_id, i.origin_thread_id, i.sender_id
-    FROM (SELECT * FROM inbox AS w WHERE w.session_key = p_session_key
-        ORDER BY w.id LIMIT p_limit FOR UPDATE) AS i
-    ORDER BY i.id
-    RETURNING inbox_id, origin, sender_id, content
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+    -- PL/pgSQL rather than a SQL function: it keeps the statement's plan for the session,
+    -- where a SQL function called from another function plans its body at every call.
+    RETURN QUERY WITH c AS (
+        INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id,
+            origin, origin_channel, origin_chat_id, origin_thread_id, sender_id)
+        SELECT p_session_id, p_run_id, 'user', i.text, p_now, i.id, i.origin,
+            i.origin_channel, i.origin_chat_id, i.origin_thread_id, i.sender_id
+        FROM (SELECT * FROM inbox AS w WHERE w.session_key = p_session_key
+            ORDER BY w.id LIMIT p_limit FOR UPDATE) AS i
+        ORDER BY i.id
+        RETURNING messages.inbox_id, messages.origin, messages.sender_id, messages.content)
+    SELECT c.inbox_id, c.origin, c.sender_id, c.content FROM c;
+END;
 $$;
 
 -- The start: mark the run running (the UPDATE's row lock serializes two starts of one run,

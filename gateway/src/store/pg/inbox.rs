@@ -1,18 +1,31 @@
-//! The inbox on PostgreSQL: accepting a message (dedupe, the message, its run) in one
-//! transaction whose row counts gate the next statement, claiming waiting messages into
-//! the transcript (the `messages_claim_inbox` trigger deletes each claimed row).
+//! The inbox on PostgreSQL: accepting a message (dedupe, the message, its run) and
+//! claiming waiting messages into the transcript (the `messages_claim_inbox` trigger
+//! deletes each claimed row), each one call of a server-side function of migration 0004
+//! (`switchboard_accept`, `switchboard_accept_and_start`, `switchboard_claim`): one round
+//! trip, its own transaction.
 
-use sqlx::{PgConnection, Row};
+use sqlx::postgres::{PgArguments, PgRow};
+use sqlx::query::Query;
+use sqlx::{PgConnection, Postgres, Row};
 use switchboard_channels::Origin;
 
 use super::super::inbox::{decode_claimed, decode_waiting};
 use super::super::runs::queued_row;
 use super::super::{
     now_ms, to_json, Claim, InboxItem, NewInbound, NewRun, Result, RunRow, RunStatus, Started,
-    WaitingSession,
+    StoreError, WaitingSession,
 };
-use super::starts::{start_in, StartRun};
+use super::starts::decode_start;
 use super::Pg;
+
+/// The placeholders of the accept's arguments, as [`bind_accept`] binds them (a macro, so
+/// that `concat!` makes each statement's text a `&'static str`).
+macro_rules! accept_args {
+    () => {
+        "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
+         $20, $21"
+    };
+}
 
 /// `LIMIT` of a claim: `NULL` takes every waiting message.
 pub(super) fn claim_limit(claim: Claim) -> Option<i64> {
@@ -23,9 +36,9 @@ pub(super) fn claim_limit(claim: Claim) -> Option<i64> {
 }
 
 /// Move waiting messages of `session_key` into the transcript of `session_id` (oldest
-/// first, at most `limit`), on `c`. The rows are locked as they are read (`FOR UPDATE`):
-/// a second claim of the same rows waits for the first and then finds them gone, so a
-/// message is never claimed twice.
+/// first, at most `limit`), on `c` (`switchboard_claim`). The rows are locked as they are
+/// read (`FOR UPDATE`): a second claim of the same rows waits for the first and then finds
+/// them gone, so a message is never claimed twice.
 pub(super) async fn claim_in(
     c: &mut PgConnection,
     session_key: &str,
@@ -35,19 +48,13 @@ pub(super) async fn claim_in(
     now: i64,
 ) -> Result<Vec<InboxItem>> {
     let rows = sqlx::query(
-        "INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id, origin,
-             origin_channel, origin_chat_id, origin_thread_id, sender_id)
-         SELECT $1, $2, 'user', text, $3, id, origin, origin_channel, origin_chat_id,
-             origin_thread_id, sender_id
-         FROM (SELECT * FROM inbox WHERE session_key = $4 ORDER BY id LIMIT $5 FOR UPDATE) AS i
-         ORDER BY id
-         RETURNING inbox_id, origin, sender_id, content",
+        "SELECT inbox_id, origin, sender_id, content FROM switchboard_claim($1, $2, $3, $4, $5)",
     )
+    .bind(session_key)
     .bind(session_id)
     .bind(run_id)
-    .bind(now)
-    .bind(session_key)
     .bind(limit)
+    .bind(now)
     .fetch_all(&mut *c)
     .await?;
     let mut items = rows
@@ -69,18 +76,17 @@ impl Pg {
         run_id: &str,
         claim: Claim,
     ) -> Result<Vec<InboxItem>> {
-        let mut tx = self.pool.begin().await?;
-        let items = claim_in(
-            &mut tx,
+        // One statement: its own transaction.
+        let mut c = self.pool.acquire().await?;
+        claim_in(
+            &mut c,
             session_key,
             session_id,
             run_id,
             claim_limit(claim),
             now_ms(),
         )
-        .await?;
-        tx.commit().await?;
-        Ok(items)
+        .await
     }
 
     /// Queue an inbound message for `session_key`.
@@ -137,12 +143,16 @@ impl Pg {
         m: &NewInbound<'_>,
         run: Option<&NewRun<'_>>,
     ) -> Result<Option<(i64, Option<RunRow>)>> {
-        let mut tx = self.pool.begin().await?;
-        let Some(id) = accept_in(&mut tx, m, run, now_ms()).await? else {
-            return Ok(None);
-        };
-        tx.commit().await?;
-        Ok(Some((id, run.map(queued_row))))
+        let q = sqlx::query(concat!(
+            "SELECT switchboard_accept(",
+            accept_args!(),
+            ") AS id"
+        ));
+        let r = bind_accept(q, m, run, now_ms())?
+            .fetch_one(&self.pool)
+            .await?;
+        let id: Option<i64> = r.try_get("id")?;
+        Ok(id.map(|id| (id, run.map(queued_row))))
     }
 
     /// [`Pg::accept_message`] with a run that starts at once, in the same transaction
@@ -154,32 +164,65 @@ impl Pg {
         model: Option<&str>,
     ) -> Result<Option<(i64, RunRow, Started)>> {
         let now = now_ms();
-        let mut tx = self.pool.begin().await?;
-        let Some(id) = accept_in(&mut tx, m, Some(run), now).await? else {
-            return Ok(None);
-        };
-        let start = StartRun {
-            id: run.id,
-            session_key: run.session_key,
-            session_id: run.session_id,
-            model,
-            claim: Some(if run.claim_all {
+        let q = sqlx::query(concat!(
+            "SELECT * FROM switchboard_accept_and_start(",
+            accept_args!(),
+            ", $22, $23)"
+        ));
+        let rows: Vec<PgRow> = bind_accept(q, m, Some(run), now)?
+            .bind(model)
+            .bind(claim_limit(if run.claim_all {
                 Claim::All
             } else {
                 Claim::Oldest
-            }),
-            now,
-        };
-        let Some(started) = start_in(&mut tx, &start).await? else {
+            }))
+            .fetch_all(&self.pool)
+            .await?;
+        let Some((accepted, started)) = decode_start(&rows)? else {
             return Ok(None);
         };
-        tx.commit().await?;
+        let id = accepted.ok_or_else(|| {
+            StoreError::Corrupt(format!("the accept of run {} returned no inbox id", run.id))
+        })?;
         let mut row = queued_row(run);
         row.status = RunStatus::Running;
         row.started_at = Some(now);
         row.model = row.model.or(model.map(str::to_string));
         Ok(Some((id, row, started)))
     }
+}
+
+/// Bind the accept's arguments (`$1…$21` of `switchboard_accept` and of
+/// `switchboard_accept_and_start`): the message, the time, then the run (all NULL without
+/// one).
+fn bind_accept<'q>(
+    q: Query<'q, Postgres, PgArguments>,
+    m: &'q NewInbound<'q>,
+    run: Option<&'q NewRun<'q>>,
+    now: i64,
+) -> Result<Query<'q, Postgres, PgArguments>> {
+    let run_origin = run.and_then(|r| r.origin);
+    Ok(q.bind(m.message_id)
+        .bind(m.session_key)
+        .bind(to_json(m.origin)?)
+        .bind(m.origin.channel.as_str())
+        .bind(m.origin.chat_id.as_str())
+        .bind(m.origin.thread_id.as_deref())
+        .bind(m.sender_id)
+        .bind(m.text)
+        .bind(now)
+        .bind(run.map(|r| r.id))
+        .bind(run.map(|r| r.session_key))
+        .bind(run.map(|r| r.session_id))
+        .bind(run.map(|r| r.agent_id))
+        .bind(run.map(|r| r.lane))
+        .bind(run.map(|r| if r.claim_all { "all" } else { "one" }))
+        .bind(run_origin.map(to_json).transpose()?)
+        .bind(run_origin.map(|o| o.channel.as_str()))
+        .bind(run_origin.map(|o| o.chat_id.as_str()))
+        .bind(run_origin.and_then(|o| o.thread_id.as_deref()))
+        .bind(run.and_then(|r| r.model))
+        .bind(run.and_then(|r| r.timeout_ms)))
 }
 
 /// Insert a waiting message; its inbox id.
@@ -232,34 +275,4 @@ pub(super) async fn insert_run(c: &mut PgConnection, run: &NewRun<'_>, now: i64)
     .execute(&mut *c)
     .await?;
     Ok(())
-}
-
-/// The accept's statements on `c` (inside the caller's transaction): the platform id, the
-/// message, the run. `None` when the platform id was taken (the caller drops the
-/// transaction, so nothing is stored).
-async fn accept_in(
-    c: &mut PgConnection,
-    m: &NewInbound<'_>,
-    run: Option<&NewRun<'_>>,
-    now: i64,
-) -> Result<Option<i64>> {
-    if let Some(message_id) = m.message_id {
-        let seen = sqlx::query(
-            "INSERT INTO inbound_seen (channel, message_id, seen_at) VALUES ($1, $2, $3)
-             ON CONFLICT DO NOTHING",
-        )
-        .bind(m.origin.channel.as_str())
-        .bind(message_id)
-        .bind(now)
-        .execute(&mut *c)
-        .await?;
-        if seen.rows_affected() == 0 {
-            return Ok(None);
-        }
-    }
-    let id = insert_inbox(c, m.session_key, m.origin, m.sender_id, m.text, now).await?;
-    if let Some(run) = run {
-        insert_run(c, run, now).await?;
-    }
-    Ok(Some(id))
 }

@@ -1,8 +1,10 @@
 //! The store on PostgreSQL: an sqlx pool (rustls), the schema's migrations applied under a
 //! lock before the pool opens (`migrate`), and the store's methods by area, with `$n`
-//! placeholders, transactions of single statements where SQLite runs a script, and row
-//! counts checked in Rust where SQLite gates a statement on `changes()`, and row locks
-//! (or an advisory lock) where a transaction reads before it writes (docs/postgres.md).
+//! placeholders; a turn's scripts (accept, start, a run's end) are server-side functions
+//! called in one round trip (migration 0004), the rarer ones transactions of single
+//! statements whose row counts are checked in Rust where SQLite gates a statement on
+//! `changes()`, with row locks (or an advisory lock) where a transaction reads before it
+//! writes (docs/postgres.md).
 //!
 //! No transcript cache here: with several writers a `BIGSERIAL` does not follow commit
 //! order, so "the rows past the cached `seq`" is not "what the cache lacks".
@@ -29,6 +31,7 @@ mod worktrees;
 use std::time::Duration;
 
 use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::Connection as _;
 
 use super::Result;
 
@@ -40,6 +43,13 @@ const MAX_CONNECTIONS: u32 = 16;
 
 /// How long a caller waits for a free connection before the store fails with an error.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A pooled connection idle at least this long is checked (a ping, one round trip) before
+/// it is handed out; one used more recently is handed out as it is. sqlx pings at every
+/// acquire by default, a round trip before each of a turn's calls: on a busy pool the
+/// connection was just used, and a server that went away since is reported by the call
+/// itself, as it would be had it gone right after the ping.
+const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
 
 /// The PostgreSQL engine. Cheap to clone (the pool is shared).
 #[derive(Clone)]
@@ -54,6 +64,16 @@ impl Pg {
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .acquire_timeout(ACQUIRE_TIMEOUT)
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for < PING_AFTER_IDLE {
+                        return Ok(true);
+                    }
+                    // A failed ping: the pool closes this connection and tries another.
+                    Ok(conn.ping().await.is_ok())
+                })
+            })
             .connect(url)
             .await?;
         Ok(Pg { pool })

@@ -1,18 +1,19 @@
 //! Runs on PostgreSQL: queued, read, their usage recorded, and ended. Ending a run is one
+//! call of `switchboard_finish_run` (migration 0004), one round trip and its own
 //! transaction: the run's UPDATE comes first and gates the rest by its row (an ended run
 //! is left as it is and nothing else is written), then the last message, the dropped
 //! inbox, the reply in the outbox, the sub-agent registry and its archive timer.
 
-use sqlx::{PgConnection, Row};
+use sqlx::Row;
 
 use super::super::runs::decode_run;
 use super::super::runs::queued_row;
 use super::super::states::Outcome;
 use super::super::{
-    now_ms, NewMessage, NewRun, Result, RunEnd, RunFinished, RunRow, StoreError, API_CHANNEL,
+    now_ms, to_json, NewMessage, NewRun, Result, RunEnd, RunFinished, RunRow, StoreError,
+    API_CHANNEL,
 };
 use super::inbox::insert_run;
-use super::messages::insert_message;
 use super::Pg;
 
 impl Pg {
@@ -59,6 +60,9 @@ impl Pg {
 
     /// [`Pg::finish_run`], storing the run's last message to the session `last.0` in the
     /// same transaction. `NotFound` when there is no such run or it had ended already.
+    /// One call of `switchboard_finish_run` (migration 0004): the run's UPDATE gates the
+    /// rest; then the last message, the dropped inbox, the waiting count (read after that
+    /// delete), the reply in the outbox, the sub-agent registry and its archive timer.
     pub async fn finish_run_with(
         &self,
         id: &str,
@@ -66,13 +70,17 @@ impl Pg {
         last: Option<(&str, &NewMessage)>,
     ) -> Result<RunFinished> {
         let now = now_ms();
-        let mut tx = self.pool.begin().await?;
-        let ended = sqlx::query(
-            "UPDATE runs SET status = $1, error = $2, model = COALESCE($3, model), steps = $4,
-                 input_tokens = $5, output_tokens = $6, cost_usd = $7, reply = $8, ended_at = $9
-             WHERE id = $10 AND status IN ('queued', 'running')
-             RETURNING session_key",
+        let msg = last.map(|(_, m)| m);
+        let calls = match msg {
+            Some(m) if !m.tool_calls.is_empty() => Some(to_json(&m.tool_calls)?),
+            _ => None,
+        };
+        let r = sqlx::query(
+            "SELECT waiting, announce, reply_queued FROM switchboard_finish_run($1, $2, $3, $4,
+                 $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+                 $21, $22, $23)",
         )
+        .bind(id)
         .bind(end.status.as_str())
         .bind(end.error.as_deref())
         .bind(end.model.as_deref())
@@ -82,36 +90,28 @@ impl Pg {
         .bind(end.cost_usd)
         .bind(end.reply.as_deref())
         .bind(now)
-        .bind(id)
-        .fetch_optional(&mut *tx)
+        .bind(last.map(|(session_id, _)| session_id))
+        .bind(msg.map(|m| m.role.as_str()))
+        .bind(msg.map(|m| m.content.as_str()))
+        .bind(calls)
+        .bind(msg.and_then(|m| m.tool_call_id.as_deref()))
+        .bind(msg.and_then(|m| m.tool_name.as_deref()))
+        .bind(msg.map(|_| now_ms()))
+        .bind(end.drop_inbox)
+        .bind(end.deliver.as_deref())
+        .bind(format!("run:{id}:reply"))
+        .bind(API_CHANNEL)
+        .bind(Outcome::of(end.status).as_str())
+        .bind(end.archive_after_ms.map(|ms| now + ms))
+        .fetch_optional(&self.pool)
         .await?;
-        let Some(ended) = ended else {
+        let Some(r) = r else {
             return Err(StoreError::NotFound(format!("run {id}")));
         };
-        let session_key: String = ended.try_get("session_key")?;
-        if let Some((session_id, m)) = last {
-            insert_message(&mut *tx, session_id, Some(id), m).await?;
-        }
-        if end.drop_inbox {
-            sqlx::query("DELETE FROM inbox WHERE session_key = $1")
-                .bind(&session_key)
-                .execute(&mut *tx)
-                .await?;
-        }
-        let waiting: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM inbox WHERE session_key = $1")
-            .bind(&session_key)
-            .fetch_one(&mut *tx)
-            .await?;
-        let reply_queued = match end.deliver.as_deref() {
-            Some(text) => queue_reply(&mut tx, id, text, now).await?,
-            None => false,
-        };
-        let announce = end_child(&mut tx, id, end, now).await?;
-        tx.commit().await?;
         Ok(RunFinished {
-            waiting,
-            announce,
-            reply_queued,
+            waiting: r.try_get("waiting")?,
+            announce: r.try_get("announce")?,
+            reply_queued: r.try_get("reply_queued")?,
         })
     }
 
@@ -137,72 +137,4 @@ impl Pg {
         .await?;
         rows.iter().map(decode_run).collect()
     }
-}
-
-/// The reply of run `id` in the outbox (key `run:<id>:reply`): to the chat of the newest
-/// message the run claimed, else the run's origin; never to the HTTP API channel, never
-/// for a run without an origin. Its chat comes from the origin columns, never the JSON.
-/// Whether a row was queued.
-async fn queue_reply(c: &mut PgConnection, id: &str, text: &str, now: i64) -> Result<bool> {
-    let queued = sqlx::query(
-        "INSERT INTO outbox (key, channel, chat_id, thread_id, origin, text, next_attempt_at,
-             created_at)
-         SELECT $1, channel, chat_id, thread_id, origin, $2, $3, $3 FROM (
-             SELECT CASE WHEN m.seq IS NULL THEN r.origin_channel ELSE m.origin_channel END
-                        AS channel,
-                    CASE WHEN m.seq IS NULL THEN r.origin_chat_id ELSE m.origin_chat_id END
-                        AS chat_id,
-                    CASE WHEN m.seq IS NULL THEN r.origin_thread_id ELSE m.origin_thread_id END
-                        AS thread_id,
-                    CASE WHEN m.seq IS NULL THEN r.origin ELSE m.origin END AS origin
-             FROM runs r LEFT JOIN messages m ON m.seq =
-                 (SELECT seq FROM messages
-                     WHERE session_id = r.session_id AND run_id = r.id AND origin IS NOT NULL
-                     ORDER BY seq DESC LIMIT 1)
-             WHERE r.id = $4 AND r.origin IS NOT NULL) AS o
-         WHERE channel <> $5
-         ON CONFLICT (key) DO NOTHING",
-    )
-    .bind(format!("run:{id}:reply"))
-    .bind(text)
-    .bind(now)
-    .bind(id)
-    .bind(API_CHANNEL)
-    .execute(&mut *c)
-    .await?;
-    Ok(queued.rows_affected() == 1)
-}
-
-/// A sub-agent's run end in the registry (its announce becomes pending) and, with an
-/// archive time, its archive timer; only the first end of a child is recorded. Whether it
-/// was recorded now.
-async fn end_child(c: &mut PgConnection, id: &str, end: &RunEnd, now: i64) -> Result<bool> {
-    let child = sqlx::query(
-        "UPDATE subagent_runs SET outcome = $1, error = COALESCE($2, error), ended_at = $3,
-             announce_state = 'pending', archive_at = $4
-         WHERE run_id = $5 AND outcome IS NULL
-         RETURNING child_session_key, archive_at",
-    )
-    .bind(Outcome::of(end.status).as_str())
-    .bind(end.error.as_deref())
-    .bind(now)
-    .bind(end.archive_after_ms.map(|ms| now + ms))
-    .bind(id)
-    .fetch_optional(&mut *c)
-    .await?;
-    let Some(child) = child else {
-        return Ok(false);
-    };
-    let archive_at: Option<i64> = child.try_get("archive_at")?;
-    if let Some(due) = archive_at {
-        sqlx::query(
-            "INSERT INTO timers (kind, target, due_at) VALUES ('archive', $1, $2)
-             ON CONFLICT (kind, target) DO UPDATE SET due_at = excluded.due_at",
-        )
-        .bind(child.try_get::<String, _>("child_session_key")?)
-        .bind(due)
-        .execute(&mut *c)
-        .await?;
-    }
-    Ok(true)
 }

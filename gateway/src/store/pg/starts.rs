@@ -1,63 +1,54 @@
-//! Starting a run on PostgreSQL, in one transaction: mark it running (the row lock of the
-//! UPDATE serializes two starts of one run), claim its waiting messages into the
-//! transcript and read the transcript back whole (no transcript cache on this engine).
+//! Starting a run on PostgreSQL: one call of `switchboard_start_run` (migration 0004), one
+//! round trip and its own transaction: mark the run running (the row lock of its UPDATE
+//! serializes two starts of one run), claim its waiting messages into the transcript and
+//! read the transcript back whole (no transcript cache on this engine). The rows it
+//! answers with, shared with `switchboard_accept_and_start`, are decoded here.
 
-use sqlx::{PgConnection, Row};
+use sqlx::postgres::PgRow;
 
-use super::super::{now_ms, Claim, Result, Started};
-use super::inbox::{claim_in, claim_limit};
-use super::messages::transcript;
+use super::super::decode::Columns;
+use super::super::inbox::decode_claimed;
+use super::super::messages::decode_message;
+use super::super::{now_ms, Claim, Result, Started, StoreError};
+use super::inbox::claim_limit;
 use super::Pg;
 
-/// A run's start (see [`Pg::start_run`]).
-pub(super) struct StartRun<'a> {
-    pub(super) id: &'a str,
-    pub(super) session_key: &'a str,
-    pub(super) session_id: &'a str,
-    pub(super) model: Option<&'a str>,
-    pub(super) claim: Option<Claim>,
-    pub(super) now: i64,
-}
-
-/// The start's statements on `c` (inside the caller's transaction); `None` if the run is
-/// no longer queued or running (then nothing was changed).
-pub(super) async fn start_in(c: &mut PgConnection, run: &StartRun<'_>) -> Result<Option<Started>> {
-    let r = sqlx::query(
-        "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, $1),
-             session_id = $2, model = COALESCE(model, $3)
-         WHERE id = $4 AND status IN ('queued', 'running')
-         RETURNING started_at",
-    )
-    .bind(run.now)
-    .bind(run.session_id)
-    .bind(run.model)
-    .bind(run.id)
-    .fetch_optional(&mut *c)
-    .await?;
-    let Some(r) = r else {
+/// What the rows of a start say: the inbox id of an accept (`switchboard_accept_and_start`
+/// only) and the start. `None` when there is no `start` row: the run was no longer queued
+/// or running (or the accept's platform id was taken), and nothing changed.
+pub(super) fn decode_start(rows: &[PgRow]) -> Result<Option<(Option<i64>, Started)>> {
+    let mut accepted = None;
+    let mut started_at = None;
+    let mut claimed = Vec::new();
+    let mut transcript = Vec::with_capacity(rows.len());
+    for r in rows {
+        match r.text("kind")? {
+            "accepted" => accepted = Some(r.int("inbox_id")?),
+            "start" => started_at = Some(r.opt_int("started_at")?),
+            "claim" => claimed.push(decode_claimed(r)?),
+            "message" => transcript.push(decode_message(r)?),
+            other => {
+                return Err(StoreError::Corrupt(format!(
+                    "a start answered with a row of kind {other}"
+                )))
+            }
+        }
+    }
+    let Some(started_at) = started_at else {
         return Ok(None);
     };
-    let started_at: Option<i64> = r.try_get("started_at")?;
-    let claimed = match run.claim {
-        Some(claim) => {
-            claim_in(
-                c,
-                run.session_key,
-                run.session_id,
-                run.id,
-                claim_limit(claim),
-                run.now,
-            )
-            .await?
-        }
-        None => Vec::new(),
-    };
-    let transcript = transcript(&mut *c, run.session_id).await?;
-    Ok(Some(Started {
-        claimed,
-        transcript,
-        started_at,
-    }))
+    // The function returns its rows in the order it made them; sorting keeps the promise
+    // (oldest first) without relying on that.
+    claimed.sort_by_key(|i| i.id);
+    transcript.sort_by_key(|m| m.seq);
+    Ok(Some((
+        accepted,
+        Started {
+            claimed,
+            transcript,
+            started_at,
+        },
+    )))
 }
 
 impl Pg {
@@ -73,17 +64,16 @@ impl Pg {
         model: Option<&str>,
         claim: Option<Claim>,
     ) -> Result<Option<Started>> {
-        let run = StartRun {
-            id,
-            session_key,
-            session_id,
-            model,
-            claim,
-            now: now_ms(),
-        };
-        let mut tx = self.pool.begin().await?;
-        let started = start_in(&mut tx, &run).await?;
-        tx.commit().await?;
-        Ok(started)
+        let rows = sqlx::query("SELECT * FROM switchboard_start_run($1, $2, $3, $4, $5, $6, $7)")
+            .bind(id)
+            .bind(session_key)
+            .bind(session_id)
+            .bind(model)
+            .bind(claim.is_some())
+            .bind(claim.and_then(claim_limit))
+            .bind(now_ms())
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(decode_start(&rows)?.map(|(_, started)| started))
     }
 }

@@ -75,6 +75,17 @@ pub struct NewRun<'a> {
     pub timeout_ms: Option<i64>,
 }
 
+impl NewRun<'_> {
+    /// What the run takes from the inbox when it starts.
+    pub fn claim(&self) -> super::Claim {
+        if self.claim_all {
+            super::Claim::All
+        } else {
+            super::Claim::Oldest
+        }
+    }
+}
+
 /// The row of a run just inserted by [`insert_run`].
 pub(crate) fn queued_row(run: &NewRun<'_>) -> RunRow {
     RunRow {

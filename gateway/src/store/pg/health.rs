@@ -34,7 +34,8 @@ pub struct PgHealth {
     pub unknown: Vec<i64>,
     /// Every lease, held or expired.
     pub leases: Vec<Lease>,
-    /// The database's clock (unix ms), which lease expiries are on.
+    /// The database's clock (unix ms), which lease expiries are on (0 before the schema
+    /// exists: there are no leases then).
     pub now_ms: i64,
     /// Approved pairings as (channel, sender id).
     pub approved: Vec<(String, String)>,
@@ -105,13 +106,10 @@ async fn read(conn: &mut PgConnection) -> Result<PgHealth> {
         .copied()
         .filter(|v| !known.contains(v))
         .collect();
-    // Before the schema exists there are no leases, no clock function and no pairings.
+    // Before the schema exists there are no leases (so no clock to read them by) and no
+    // pairings.
     let (leases, now_ms, approved) = if applied.is_empty() {
-        let now: i64 =
-            sqlx::query_scalar("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint")
-                .fetch_one(&mut *conn)
-                .await?;
-        (Vec::new(), now, Vec::new())
+        (Vec::new(), 0, Vec::new())
     } else {
         let leases = sqlx::query(
             "SELECT name, owner, fence, acquired_at, renewed_at, expires_at FROM leases

@@ -171,11 +171,7 @@ impl Pg {
         ));
         let rows: Vec<PgRow> = bind_accept(q, m, Some(run), now)?
             .bind(model)
-            .bind(claim_limit(if run.claim_all {
-                Claim::All
-            } else {
-                Claim::Oldest
-            }))
+            .bind(claim_limit(run.claim()))
             .fetch_all(&self.pool)
             .await?;
         let Some((accepted, started)) = decode_start(&rows)? else {

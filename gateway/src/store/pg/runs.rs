@@ -96,7 +96,7 @@ impl Pg {
         .bind(calls)
         .bind(msg.and_then(|m| m.tool_call_id.as_deref()))
         .bind(msg.and_then(|m| m.tool_name.as_deref()))
-        .bind(msg.map(|_| now_ms()))
+        .bind(msg.map(|_| now))
         .bind(end.drop_inbox)
         .bind(end.deliver.as_deref())
         .bind(format!("run:{id}:reply"))

@@ -280,11 +280,7 @@ impl Sqlite {
         model: Option<&str>,
     ) -> Result<Option<(i64, RunRow, Started)>> {
         let now = now_ms();
-        let claim = if run.claim_all {
-            Claim::All
-        } else {
-            Claim::Oldest
-        };
+        let claim = run.claim();
         let start = StartRun {
             id: run.id,
             session_key: run.session_key,

@@ -1,6 +1,7 @@
 //! The SQLite engine's own tests: the group-commit writer answers every caller of a batch
 //! with exactly its own rows and commits or fails each script on its own; rows stored
-//! before a migration still deliver after it; every script binds one value per placeholder.
+//! before a migration still deliver after it; every script binds one value per placeholder;
+//! the WAL is started over under a writer that never pauses (`checkpoints`).
 
 use std::borrow::Cow;
 
@@ -196,4 +197,5 @@ async fn rows_stored_before_the_origin_columns_deliver_after_the_upgrade() {
     );
 }
 
+mod checkpoints;
 mod params;

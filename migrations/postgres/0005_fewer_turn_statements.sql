@@ -6,9 +6,9 @@
 -- * switchboard_open_and_start: a message whose run starts at once, in the active session
 --   of its key, which this same call finds, creates or re-points to the message's origin
 --   (what the store's ensure_session did as a call of its own). Flat: no nested function
---   calls; the run is inserted running (nobody else can see it before the commit, so the
---   UPDATE to running that the start made had nothing to serialize); the claim and the
---   transcript's read are one statement.
+--   calls; the message and its run are one statement, the run inserted running (nobody
+--   else can see it before the commit, so the UPDATE to running that the start made had
+--   nothing to serialize); the claim and the transcript's read are one statement.
 -- * switchboard_finish_run (same arguments, same answer): the run's UPDATE and its last
 --   message in one statement, the waiting count and the reply's chat in one, the outbox
 --   insert only when there is a chat to deliver to, the sub-agent registry only for a
@@ -102,17 +102,21 @@ BEGIN
             RETURN;
         END IF;
     END IF;
-    INSERT INTO inbox (session_key, origin, origin_channel, origin_chat_id, origin_thread_id,
-        sender_id, text, created_at)
-    VALUES (p_session_key, p_origin, p_origin_channel, p_origin_chat_id, p_origin_thread_id,
-        p_sender_id, p_text, p_now)
-    RETURNING inbox.id INTO v_inbox;
-    -- The run, running from its insert: the row the accept and the start wrote in turn.
-    INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin,
-        origin_channel, origin_chat_id, origin_thread_id, model, created_at, started_at)
-    VALUES (p_run_id, p_session_key, v_session.id, p_agent_id, p_lane, p_claim, 'running',
-        p_origin, p_origin_channel, p_origin_chat_id, p_origin_thread_id, p_model, p_now,
-        p_now);
+    -- The message and its run, running from its insert (the row the accept and the start
+    -- wrote in turn), in one statement.
+    WITH i AS (
+        INSERT INTO inbox (session_key, origin, origin_channel, origin_chat_id,
+            origin_thread_id, sender_id, text, created_at)
+        VALUES (p_session_key, p_origin, p_origin_channel, p_origin_chat_id,
+            p_origin_thread_id, p_sender_id, p_text, p_now)
+        RETURNING inbox.id),
+    r AS (
+        INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin,
+            origin_channel, origin_chat_id, origin_thread_id, model, created_at, started_at)
+        VALUES (p_run_id, p_session_key, v_session.id, p_agent_id, p_lane, p_claim,
+            'running', p_origin, p_origin_channel, p_origin_chat_id, p_origin_thread_id,
+            p_model, p_now, p_now))
+    SELECT i.id INTO v_inbox FROM i;
     kind := 'accepted';
     inbox_id := v_inbox;
     RETURN NEXT;

@@ -17,7 +17,7 @@ use super::{run, AgentError};
 use crate::config::QueueMode;
 use crate::queue::{self, Job, Slot};
 use crate::runtime::{CancelReason, Runtime};
-use crate::store::{NewInbound, NewRun, Result, RunRow, SessionRow};
+use crate::store::{NewInbound, NewRun, NewTurn, Result, RunRow};
 
 /// What `submit_message` did.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,10 +85,6 @@ async fn submit(
         sender_id,
         text,
     } = *s;
-    let session = rt
-        .store
-        .ensure_session(session_key, agent_id, Some(origin))
-        .await?;
     let mode = rt.config().messages.queue.mode;
     let lane = rt.lanes.get(lane_for(session_key));
     let claim_all = mode != QueueMode::Followup;
@@ -102,6 +98,32 @@ async fn submit(
         lane.has_queued(session_key),
     )
     .then(|| uuid::Uuid::new_v4().to_string());
+    let inbound = NewInbound {
+        session_key,
+        origin,
+        sender_id,
+        text,
+        message_id,
+    };
+    // A run that its lane would start at once starts in the same transaction, which also
+    // ensures the session.
+    if let Some(run_id) = planned.as_deref() {
+        if let Some(slot) = lane.try_start(session_key) {
+            let turn = NewTurn {
+                agent_id,
+                inbound,
+                run_id,
+                lane: lane_for(session_key),
+                claim_all,
+                model: None,
+            };
+            return start_now(rt, slot, turn).await;
+        }
+    }
+    let session = rt
+        .store
+        .ensure_session(session_key, agent_id, Some(origin))
+        .await?;
     let run = planned.as_deref().map(|id| {
         new_run(
             id,
@@ -112,19 +134,6 @@ async fn submit(
             Some(origin),
         )
     });
-    let inbound = NewInbound {
-        session_key,
-        origin,
-        sender_id,
-        text,
-        message_id,
-    };
-    // A run that its lane would start at once starts in the same transaction.
-    if let Some(run) = &run {
-        if let Some(slot) = lane.try_start(session_key) {
-            return start_now(rt, slot, session.clone(), &inbound, run).await;
-        }
-    }
     let Some((inbox_id, row)) = rt.store.accept_message(&inbound, run.as_ref()).await? else {
         return Ok(None);
     };
@@ -154,24 +163,20 @@ async fn submit(
 }
 
 /// Accept a message with its run started at once, in `slot` (taken for its session, so
-/// no run of it is active or queued): the message, the run row, the start (claim and
-/// transcript) commit together, and the run goes on from there. This saves the run a
-/// second write round trip before its model call.
-async fn start_now(
-    rt: &Arc<Runtime>,
-    slot: Slot,
-    session: SessionRow,
-    inbound: &NewInbound<'_>,
-    run: &NewRun<'_>,
-) -> Result<Option<Submitted>> {
-    let setup = run::Setup::new(rt, run.agent_id, run.model);
+/// no run of it is active or queued): the session, the message, the run row, the start
+/// (claim and transcript) commit together, and the run goes on from there. This saves the
+/// run a second write round trip before its model call.
+async fn start_now(rt: &Arc<Runtime>, slot: Slot, turn: NewTurn<'_>) -> Result<Option<Submitted>> {
+    let setup = run::Setup::new(rt, turn.agent_id, None);
+    let turn = NewTurn {
+        model: setup.model_reference(),
+        ..turn
+    };
+    let session_key = turn.inbound.session_key;
     // Active before it commits, as a queued run is before its start commits.
-    let active = run::Activation::new(rt, run.session_key, run.id);
-    let Some((inbox_id, row, started)) = rt
-        .store
-        .accept_and_start(inbound, run, setup.model_reference())
-        .await?
-    else {
+    let active = run::Activation::new(rt, session_key, turn.run_id);
+    let (session, started) = rt.store.open_and_start(&turn).await?;
+    let Some((inbox_id, row, started)) = started else {
         return Ok(None);
     };
     let run_id = row.id.clone();

@@ -52,7 +52,7 @@ pub use outbox::{OutboxRow, API_CHANNEL};
 pub use progress::ProgressLine;
 pub use runs::{NewRun, RunEnd, RunFinished, RunRow, RunStatus};
 pub use sessions::{SessionRow, SessionStatus};
-pub use starts::Started;
+pub use starts::{NewTurn, Started};
 pub use subagents::{AnnounceState, Cleanup, NewSubagent, Outcome, SubagentRow, INTERNAL_CHANNEL};
 pub use worktrees::{WorktreeRow, WorktreeState};
 

@@ -211,6 +211,8 @@ mod engines {
         turns::ensure_session_creates_updates_the_origin_and_follows_an_archive on [sqlite, postgres],
         turns::finish_run_stores_the_answer_queues_the_reply_and_counts_what_waits on [sqlite, postgres],
         turns::start_run_claims_and_reads_the_transcript_only_for_a_run_still_waiting on [sqlite, postgres],
+        opens::open_and_start_ensures_the_session_and_starts_the_run_once on [sqlite, postgres],
+        opens::two_turns_opening_one_session_at_once_share_it on [sqlite, postgres],
         races::one_platform_id_accepted_by_two_stores_at_once_is_stored_once on [sqlite, postgres],
         races::a_runs_end_racing_its_start_leaves_one_or_the_other_first on [sqlite, postgres],
         rows::rows_read_back_whole_on_every_engine on [sqlite, postgres],
@@ -225,6 +227,7 @@ mod fan_in;
 mod leases;
 mod ledger;
 mod lifecycle;
+mod opens;
 mod outbox;
 mod races;
 mod rows;

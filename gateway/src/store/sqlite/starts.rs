@@ -9,6 +9,7 @@ use sqlx::Row;
 
 use super::super::inbox::decode_claimed;
 use super::super::messages::decode_message;
+use super::super::{RunRow, SessionRow};
 use super::inbox::Claim;
 use super::messages::MessageRow;
 use super::writer::{script, Args, Params, Script};
@@ -181,5 +182,23 @@ impl Sqlite {
         };
         let rows = self.conns.write(&run).await?;
         self.started(&run, &rows)
+    }
+}
+
+impl Sqlite {
+    /// [`Sqlite::ensure_session`], then [`Sqlite::accept_and_start`] in that session: the
+    /// two calls a turn made before the seam had this method (on SQLite the session is
+    /// usually a cache hit, so folding them would save nothing).
+    pub async fn open_and_start(
+        &self,
+        turn: &NewTurn<'_>,
+    ) -> Result<(SessionRow, Option<(i64, RunRow, Started)>)> {
+        let m = &turn.inbound;
+        let session = self
+            .ensure_session(m.session_key, turn.agent_id, Some(m.origin))
+            .await?;
+        let run = turn.run(&session.id);
+        let started = self.accept_and_start(m, &run, turn.model).await?;
+        Ok((session, started))
     }
 }

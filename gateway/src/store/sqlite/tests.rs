@@ -1,7 +1,8 @@
 //! The SQLite engine's own tests: the group-commit writer answers every caller of a batch
 //! with exactly its own rows and commits or fails each script on its own; rows stored
 //! before a migration still deliver after it; every script binds one value per placeholder;
-//! the WAL is started over under a writer that never pauses (`checkpoints`).
+//! the WAL is started over under a writer that never pauses, and SQLite is built without
+//! its allocation statistics (`checkpoints`).
 
 use std::borrow::Cow;
 

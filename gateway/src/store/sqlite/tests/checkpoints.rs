@@ -1,4 +1,5 @@
-//! The checkpoint task keeps the WAL bounded while the writer never pauses.
+//! SQLite as the store runs it: the checkpoint task keeps the WAL bounded while the
+//! writer never pauses; the build takes no lock to count allocations.
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -65,5 +66,24 @@ async fn a_writer_that_never_pauses_still_gets_its_wal_started_over() {
         restarts >= 2,
         "the WAL was started over {restarts} times and reached {} MB",
         wal.len() >> 20
+    );
+}
+
+/// Catches: a build of SQLite that counts every allocation under a process-wide mutex
+/// (the bundled default; `.cargo/config.toml` turns it off).
+#[tokio::test]
+async fn sqlite_is_built_without_its_allocation_statistics() {
+    let mut conn = SqliteConnectOptions::from_str("sqlite::memory:")
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let options: Vec<String> = sqlx::query_scalar("PRAGMA compile_options")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert!(
+        options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+        "{options:?}"
     );
 }

@@ -43,7 +43,7 @@ pub(super) fn decode_run(r: &impl Columns) -> Result<RunRow> {
         session_id: r.string("session_id")?,
         agent_id: r.string("agent_id")?,
         lane: r.string("lane")?,
-        claim_all: r.text("claim")? == "all",
+        claim_all: r.text("claim")? == claim_text(true),
         status: RunStatus::parse(r.text("status")?)?,
         origin: r.opt_text("origin")?.map(from_json).transpose()?,
         model: r.opt_string("model")?,
@@ -73,6 +73,16 @@ pub struct NewRun<'a> {
     pub model: Option<&'a str>,
     /// A run timeout of its own, else the configured default.
     pub timeout_ms: Option<i64>,
+}
+
+/// The stored `runs.claim` of a run that claims every waiting message (`claim_all`) or
+/// only the oldest: what both engines write and [`decode_run`] reads back.
+pub(crate) fn claim_text(claim_all: bool) -> &'static str {
+    if claim_all {
+        "all"
+    } else {
+        "one"
+    }
 }
 
 impl NewRun<'_> {

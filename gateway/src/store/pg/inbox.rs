@@ -10,7 +10,7 @@ use sqlx::{PgConnection, Postgres, Row};
 use switchboard_channels::Origin;
 
 use super::super::inbox::{decode_claimed, decode_waiting};
-use super::super::runs::queued_row;
+use super::super::runs::{claim_text, queued_row};
 use super::super::{
     now_ms, to_json, Claim, InboxItem, NewInbound, NewRun, Result, RunRow, RunStatus, Started,
     StoreError, WaitingSession,
@@ -212,7 +212,7 @@ fn bind_accept<'q>(
         .bind(run.map(|r| r.session_id))
         .bind(run.map(|r| r.agent_id))
         .bind(run.map(|r| r.lane))
-        .bind(run.map(|r| if r.claim_all { "all" } else { "one" }))
+        .bind(run.map(|r| claim_text(r.claim_all)))
         .bind(run_origin.map(to_json).transpose()?)
         .bind(run_origin.map(|o| o.channel.as_str()))
         .bind(run_origin.map(|o| o.chat_id.as_str()))
@@ -260,7 +260,7 @@ pub(super) async fn insert_run(c: &mut PgConnection, run: &NewRun<'_>, now: i64)
     .bind(run.session_id)
     .bind(run.agent_id)
     .bind(run.lane)
-    .bind(if run.claim_all { "all" } else { "one" })
+    .bind(claim_text(run.claim_all))
     .bind(run.origin.map(to_json).transpose()?)
     .bind(run.origin.map(|o| o.channel.as_str()))
     .bind(run.origin.map(|o| o.chat_id.as_str()))

@@ -13,6 +13,7 @@ use uuid::Uuid;
 use super::super::decode::Columns;
 use super::super::inbox::decode_claimed;
 use super::super::messages::decode_message;
+use super::super::runs::claim_text;
 use super::super::runs::queued_row;
 use super::super::sessions::decode_session;
 use super::super::{
@@ -121,7 +122,7 @@ impl Pg {
         .bind(now)
         .bind(turn.run_id)
         .bind(turn.lane)
-        .bind(if turn.claim_all { "all" } else { "one" })
+        .bind(claim_text(turn.claim_all))
         .bind(turn.model)
         .bind(claim_limit(claim))
         .fetch_all(&self.pool)

@@ -7,7 +7,7 @@ use switchboard_channels::Origin;
 use sqlx::sqlite::SqliteRow;
 
 use super::super::inbox::{decode_claimed, decode_waiting};
-use super::runs::{queued_row, NewRun, RunRow, RunStatus};
+use super::runs::{claim_text, queued_row, NewRun, RunRow, RunStatus};
 use super::starts::{start_sql, StartRun, Started};
 use super::writer::{script, Args, Params, Script};
 use super::{now_ms, to_json, Result, Sqlite};
@@ -208,7 +208,7 @@ impl Accept<'_> {
             .bind(run.map(|r| r.session_id))
             .bind(run.map(|r| r.agent_id))
             .bind(run.map(|r| r.lane))
-            .bind(run.map(|r| if r.claim_all { "all" } else { "one" }))
+            .bind(run.map(|r| claim_text(r.claim_all)))
             .bind(run_origin.map(to_json).transpose()?)
             .bind(run_origin.map(|o| o.channel.as_str()))
             .bind(run_origin.map(|o| o.chat_id.as_str()))

@@ -42,6 +42,7 @@ fn mcp(c: &mut Criterion) {
             EnvKeys::default(),
             dir.path().to_path_buf(),
             CancellationToken::new(),
+            None,
         );
         runtime.mcp.start(
             HubContext {

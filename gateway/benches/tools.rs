@@ -71,6 +71,7 @@ fn tools(c: &mut Criterion) {
             EnvKeys::default(),
             dir.path().to_path_buf(),
             CancellationToken::new(),
+            None,
         )
     });
     let mut set: BTreeMap<String, Arc<dyn Tool>> = runtime.tools.for_run(&cfg, None, false);

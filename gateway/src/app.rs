@@ -80,7 +80,8 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     // process holds the gateway lease; another process's holds it, this one stands by.
     let timeout = cfg.storage.lease_timeout;
     let lost = opts.lease_lost.clone();
-    let active = match standby::start(&store, timeout, &shutdown, &tasks, lost).await {
+    let shared = cfg.storage.processes == crate::config::Processes::Shared;
+    let active = match standby::start(&store, timeout, shared, &shutdown, &tasks, lost).await {
         standby::Start::Stopped => {
             store.close().await;
             tracing::info!("stopped while standing by");
@@ -90,6 +91,14 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         standby::Start::Active(active) => Some(active),
     };
 
+    // Shared mode: this process is one of several active on the database.
+    let member = active
+        .as_ref()
+        .filter(|a| a.shared())
+        .map(|a| crate::cluster::Member {
+            owner: Arc::from(a.owner()),
+            lease_timeout: timeout,
+        });
     let env_keys = EnvKeys {
         openai: (opts.env)("OPENAI_API_KEY"),
         anthropic: (opts.env)("ANTHROPIC_API_KEY"),
@@ -104,6 +113,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         env_keys,
         opts.state_dir.clone(),
         runs_cancel.clone(),
+        member.clone(),
     );
     // Read the agent files now, so a bad one is reported at start, not at first use.
     rt.agents(&rt.config());
@@ -384,6 +394,7 @@ mod tests {
             EnvKeys::default(),
             dir.path().to_path_buf(),
             CancellationToken::new(),
+            None,
         );
         let (tx, rx) = mpsc::channel(4);
         let cancel = CancellationToken::new();

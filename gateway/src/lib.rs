@@ -11,6 +11,7 @@ pub mod agents;
 pub mod app;
 pub mod children;
 pub mod cli;
+pub mod cluster;
 pub mod commands;
 pub mod config;
 pub mod cron;

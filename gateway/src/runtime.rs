@@ -97,6 +97,9 @@ pub struct Runtime {
     pub progress: crate::subagents::progress::ProgressHub,
     /// Fired once on shutdown; every run's token is a child of it.
     pub shutdown: CancellationToken,
+    /// This process as one of several active on its database (shared mode); `None` when
+    /// it is the one process that acts (SQLite, standby mode).
+    pub member: Option<crate::cluster::Member>,
 }
 
 impl Runtime {
@@ -106,6 +109,7 @@ impl Runtime {
         env_keys: EnvKeys,
         state_dir: PathBuf,
         shutdown: CancellationToken,
+        member: Option<crate::cluster::Member>,
     ) -> Arc<Runtime> {
         let cfg = config.borrow().clone();
         let lanes = Lanes::new(
@@ -140,6 +144,7 @@ impl Runtime {
             run_ends: RunEndHub::default(),
             progress: Default::default(),
             shutdown,
+            member,
         })
     }
 
@@ -244,6 +249,7 @@ pub(crate) mod testing {
             EnvKeys::default(),
             dir.path().to_path_buf(),
             CancellationToken::new(),
+            None,
         );
         (dir, rt)
     }

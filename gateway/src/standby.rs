@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::store::{Lease, Store, GATEWAY_LEASE};
+use crate::store::{process_lease, Lease, Store, GATEWAY_LEASE};
 
 /// The exit code of a process that lost the `gateway` lease (sysexits' EX_TEMPFAIL: run it
 /// again and it stands by, or takes over).
@@ -92,6 +92,37 @@ pub async fn acquire(
     }
 }
 
+/// Shared mode: take this process's own lease (nobody else can hold a fresh owner id, so
+/// only a database error delays it; it is retried like a standby's attempt).
+async fn join(
+    store: &Store,
+    owner: &str,
+    timeout: Duration,
+    shutdown: &CancellationToken,
+) -> Option<(Lease, Instant)> {
+    let name = process_lease(owner);
+    loop {
+        let sent = Instant::now();
+        match store.acquire_lease(&name, owner, timeout).await {
+            Ok(Some(lease)) => {
+                tracing::info!(
+                    owner,
+                    "active: sharing the database's work with any other process"
+                );
+                return Some((lease, sent));
+            }
+            Ok(None) => {
+                tracing::warn!(lease = %name, "the process lease is held by another process; trying again")
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot take the process lease; trying again"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(standby_poll(timeout)) => {}
+            _ = shutdown.cancelled() => return None,
+        }
+    }
+}
+
 /// Who holds the `gateway` lease, for the standby's log line.
 async fn holder(store: &Store) -> String {
     match store.leases().await {
@@ -143,25 +174,42 @@ async fn keep(
         }
         let deadline = last_ok + give_up_after(timeout);
         let sent = Instant::now();
+        // A process lease (shared mode) is renewed with everything the process holds.
+        let renew = async {
+            if lease.name == GATEWAY_LEASE {
+                store
+                    .renew_lease(&lease.name, &lease.owner, lease.fence, timeout)
+                    .await
+            } else {
+                store
+                    .renew_process(&lease.owner, lease.fence, timeout)
+                    .await
+            }
+        };
         let renewed = tokio::select! {
-            r = tokio::time::timeout_at(deadline, store.renew_lease(&lease.name, &lease.owner, lease.fence, timeout)) => r,
+            r = tokio::time::timeout_at(deadline, renew) => r,
             _ = cancel.cancelled() => return Ok(()),
         };
         match renewed {
             Ok(Ok(true)) => last_ok = sent,
-            Ok(Ok(false)) => return Err("the gateway lease was taken by another process".into()),
+            Ok(Ok(false)) if lease.name == GATEWAY_LEASE => {
+                return Err("the gateway lease was taken by another process".into())
+            }
+            Ok(Ok(false)) => return Err(format!("the lease {} expired", lease.name)),
             Ok(Err(e)) if Instant::now() < deadline => {
-                tracing::warn!(error = %e, "cannot renew the gateway lease; trying again");
+                tracing::warn!(error = %e, lease = %lease.name, "cannot renew the lease; trying again");
             }
             Ok(Err(e)) => {
                 return Err(format!(
-                    "the gateway lease could not be renewed for {:?} ({e})",
+                    "the lease {} could not be renewed for {:?} ({e})",
+                    lease.name,
                     give_up_after(timeout)
                 ))
             }
             Err(_) => {
                 return Err(format!(
-                    "the gateway lease could not be renewed for {:?} (the database did not answer)",
+                    "the lease {} could not be renewed for {:?} (the database did not answer)",
+                    lease.name,
                     give_up_after(timeout)
                 ))
             }
@@ -176,13 +224,14 @@ pub enum Start {
     /// SQLite: no lease (the database file's lock, `file_lock`, is taken before the store
     /// is opened).
     Alone,
-    /// PostgreSQL: this process holds the `gateway` lease; its keeper renews it.
+    /// PostgreSQL: this process holds the `gateway` lease (standby mode) or its own
+    /// process lease (shared mode); its keeper renews it.
     Active(Active),
     /// Shut down while standing by: nothing was started.
     Stopped,
 }
 
-/// The held `gateway` lease and its keeper.
+/// The held `gateway` lease, or in shared mode the process lease, and its keeper.
 pub struct Active {
     store: Store,
     owner: String,
@@ -192,10 +241,13 @@ pub struct Active {
 }
 
 /// On PostgreSQL, waits for the `gateway` lease (standing by while another process holds
-/// it) and starts its keeper in `tasks`, which fires `lost` when the lease is lost.
+/// it) and starts its keeper in `tasks`, which fires `lost` when the lease is lost. In
+/// shared mode (`shared`) nobody stands by: the process takes a lease of its own
+/// (`process:<owner>`), which its keeper renews with everything it holds.
 pub async fn start(
     store: &Store,
     timeout: Duration,
+    shared: bool,
     shutdown: &CancellationToken,
     tasks: &TaskTracker,
     lost: CancellationToken,
@@ -204,7 +256,12 @@ pub async fn start(
         return Start::Alone;
     }
     let owner = owner_id();
-    let Some((lease, since)) = acquire(store, &owner, timeout, shutdown).await else {
+    let taken = if shared {
+        join(store, &owner, timeout, shutdown).await
+    } else {
+        acquire(store, &owner, timeout, shutdown).await
+    };
+    let Some((lease, since)) = taken else {
         return Start::Stopped;
     };
     let keeper_cancel = CancellationToken::new();
@@ -237,11 +294,26 @@ impl Active {
         &self.lease
     }
 
+    /// Whether this process shares the work with others (shared mode).
+    pub fn shared(&self) -> bool {
+        self.lease.name != GATEWAY_LEASE
+    }
+
     /// A graceful stop, once nothing acts any more: stop renewing and give the lease up, so
     /// a standby takes over now rather than at its expiry.
     pub async fn release(self) {
+        let shared = self.shared();
         self.keeper_cancel.cancel();
         let _ = self.keeper.await;
+        if shared {
+            match self.store.release_process(&self.owner).await {
+                Ok(()) => tracing::info!(owner = %self.owner, "released this process's leases"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot release this process's leases; other processes take its work over when they expire")
+                }
+            }
+            return;
+        }
         match self.store.release_lease(GATEWAY_LEASE, &self.owner).await {
             Ok(()) => tracing::info!(owner = %self.owner, "released the gateway lease"),
             Err(e) => {

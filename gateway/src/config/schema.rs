@@ -156,6 +156,11 @@ pub struct StorageConfig {
     #[serde(with = "duration")]
     #[schemars(with = "String")]
     pub lease_timeout: Duration,
+    /// PostgreSQL only: how several processes on one database divide the work.
+    /// `standby` (default): one process is active, the others stand by and take over when
+    /// it dies. `shared`: every process is active and they share the work under leases
+    /// (docs/postgres.md, "Shared mode").
+    pub processes: Processes,
 }
 
 impl Default for StorageConfig {
@@ -163,8 +168,22 @@ impl Default for StorageConfig {
         StorageConfig {
             url: None,
             lease_timeout: Duration::from_secs(15),
+            processes: Processes::Standby,
         }
     }
+}
+
+/// `storage.processes`: how several gateway processes on one PostgreSQL database divide
+/// the work.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Processes {
+    /// One active process (the `gateway` lease); the others stand by.
+    #[default]
+    Standby,
+    /// Every process is active: channels, cron, runs, outbox rows and timers are held
+    /// under leases, each by one process at a time.
+    Shared,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

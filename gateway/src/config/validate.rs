@@ -45,6 +45,17 @@ fn storage(config: &Config, out: &mut Vec<Issue>) {
             ));
         }
     }
+    let postgres = config
+        .storage
+        .url
+        .as_deref()
+        .is_some_and(super::is_postgres_url);
+    if config.storage.processes == super::schema::Processes::Shared && !postgres {
+        out.push(Issue::new(
+            KeyPath::dotted("storage.processes"),
+            "\"shared\" needs a PostgreSQL database (storage.url \"postgres://…\"): on SQLite one process acts on a database file",
+        ));
+    }
 }
 
 fn models(config: &Config, out: &mut Vec<Issue>) {
@@ -306,6 +317,18 @@ mod tests {
             "{issues:?}"
         );
         c.storage.url = None;
+        c.storage.processes = crate::config::schema::Processes::Shared;
+        let issues = check(&c);
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert_eq!(issues[0].0, "storage.processes");
+        assert!(
+            issues[0].1.contains("needs a PostgreSQL database"),
+            "{issues:?}"
+        );
+        c.storage.url = Some("postgres://sb:pw@db/sb".into());
+        assert_eq!(check(&c), vec![]);
+        c.storage.url = None;
+        c.storage.processes = crate::config::schema::Processes::Standby;
         for (timeout, ok) in [(1, false), (2, true), (15, true), (600, true), (601, false)] {
             c.storage.lease_timeout = std::time::Duration::from_secs(timeout);
             let issues = check(&c);

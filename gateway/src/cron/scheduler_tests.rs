@@ -42,6 +42,7 @@ async fn runtime(dir: &std::path::Path) -> Arc<Runtime> {
         EnvKeys::default(),
         dir.to_path_buf(),
         CancellationToken::new(),
+        None,
     )
 }
 

@@ -11,6 +11,13 @@ use super::Result;
 /// The lease of the active process: the one process that acts on a database.
 pub const GATEWAY_LEASE: &str = "gateway";
 
+/// The lease of one process in shared mode (`storage.processes: "shared"`): `process:` and
+/// its owner id. While it lives, so do the process's other leases and its rows' leases,
+/// all renewed with it by [`Store::renew_process`].
+pub fn process_lease(owner: &str) -> String {
+    format!("process:{owner}")
+}
+
 /// A lease as the database holds it. Times are unix ms on the database's clock.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lease {
@@ -36,9 +43,17 @@ engine_fns! {
     /// Extend `owner`'s hold on `name` by `ttl` from now; false when the lease is no longer
     /// `owner`'s under `fence` (taken by another, or expired).
     pub async fn renew_lease(&self, name: &str, owner: &str, fence: i64, ttl: Duration) -> Result<bool>;
+    /// Shared mode's renewal, one step: `owner`'s process lease (false, nothing renewed,
+    /// once it is no longer `owner`'s under `fence` or has expired), then every other live
+    /// lease `owner` holds and the leases of the runs, outbox rows and timers it holds.
+    pub async fn renew_process(&self, owner: &str, fence: i64, ttl: Duration) -> Result<bool>;
     /// Give `name` up (a graceful stop): it expires at once, so the next acquirer need not
     /// wait. Nothing happens when `owner` does not hold it.
     pub async fn release_lease(&self, name: &str, owner: &str) -> Result<()>;
+    /// Shared mode's graceful stop: every lease `owner` holds, its process lease included,
+    /// and the leases of its runs, outbox rows and timers expire at once, so the other
+    /// processes take over what is left without waiting.
+    pub async fn release_process(&self, owner: &str) -> Result<()>;
     /// Every lease, held or expired, by name.
     pub async fn leases(&self) -> Result<Vec<Lease>>;
     /// [`Store::save_inbound_offset`] under `lease`'s fence: written only while `lease`'s

@@ -45,7 +45,7 @@ pub use approvals::{AllowEntry, ApprovalRow, ApprovalStatus, NewApproval};
 pub use channels::{Pairing, PairingRow};
 pub use cron::{CronFire, CronJobRow, JobSource};
 pub use inbox::{Claim, InboxItem, NewInbound, WaitingSession};
-pub use leases::{Lease, GATEWAY_LEASE};
+pub use leases::{process_lease, Lease, GATEWAY_LEASE};
 pub use ledger::PoisonedUpdate;
 pub use messages::{MessageRow, NewMessage, Role, ToolCallRecord};
 pub use outbox::{OutboxRow, API_CHANNEL};

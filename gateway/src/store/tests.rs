@@ -192,6 +192,7 @@ mod engines {
         leases::an_expired_lease_goes_to_the_next_owner_with_a_higher_fence on [sqlite, postgres],
         leases::two_processes_acquiring_at_once_never_both_win on [postgres],
         leases::a_fenced_offset_moves_only_while_the_fence_holds on [sqlite, postgres],
+        leases::a_process_lease_renews_and_releases_everything_its_owner_holds on [sqlite, postgres],
         ledger::the_inbound_ledger_counts_attempts_and_records_poisoned_updates on [sqlite, postgres],
         lifecycle::a_reply_goes_to_the_chat_of_the_newest_message_the_run_claimed on [sqlite, postgres],
         lifecycle::a_resumed_run_keeps_its_first_start_and_a_checkpoint_keeps_it_running on [sqlite, postgres],

@@ -113,6 +113,7 @@ mod tests {
             EnvKeys::default(),
             dir.path().to_path_buf(),
             CancellationToken::new(),
+            None,
         );
         let cancel = CancellationToken::new();
         let worker = tokio::spawn(run(rt.clone(), cancel.clone()));

@@ -78,6 +78,51 @@ impl Pg {
         Ok(r.rows_affected() == 1)
     }
 
+    pub async fn renew_process(&self, owner: &str, fence: i64, ttl: Duration) -> Result<bool> {
+        // One statement: the process lease first; the rest only when it was renewed. (Every
+        // data-modifying CTE runs once, to completion, whether or not the query reads it.)
+        let renewed: i64 = sqlx::query_scalar(
+            "WITH t AS (SELECT switchboard_now_ms() AS now),
+             p AS (UPDATE leases SET renewed_at = t.now, expires_at = t.now + $4 FROM t
+                    WHERE name = $1 AND owner = $2 AND fence = $3 AND expires_at >= t.now
+                   RETURNING 1),
+             l AS (UPDATE leases SET renewed_at = t.now, expires_at = t.now + $4 FROM t
+                    WHERE owner = $2 AND name <> $1 AND expires_at >= t.now
+                      AND EXISTS (SELECT 1 FROM p) RETURNING 1),
+             r AS (UPDATE runs SET lease_expires_at = t.now + $4 FROM t
+                    WHERE lease_owner = $2 AND EXISTS (SELECT 1 FROM p) RETURNING 1),
+             o AS (UPDATE outbox SET lease_expires_at = t.now + $4 FROM t
+                    WHERE lease_owner = $2 AND EXISTS (SELECT 1 FROM p) RETURNING 1),
+             m AS (UPDATE timers SET lease_expires_at = t.now + $4 FROM t
+                    WHERE lease_owner = $2 AND EXISTS (SELECT 1 FROM p) RETURNING 1)
+             SELECT count(*) FROM p",
+        )
+        .bind(super::super::leases::process_lease(owner))
+        .bind(owner)
+        .bind(fence)
+        .bind(ttl_ms(ttl))
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(renewed == 1)
+    }
+
+    pub async fn release_process(&self, owner: &str) -> Result<()> {
+        sqlx::query(
+            "WITH t AS (SELECT switchboard_now_ms() - 1 AS past),
+             l AS (UPDATE leases SET expires_at = LEAST(expires_at, t.past) FROM t
+                    WHERE owner = $1 RETURNING 1),
+             r AS (UPDATE runs SET lease_expires_at = t.past FROM t
+                    WHERE lease_owner = $1 RETURNING 1),
+             o AS (UPDATE outbox SET lease_expires_at = t.past FROM t
+                    WHERE lease_owner = $1 RETURNING 1)
+             UPDATE timers SET lease_expires_at = t.past FROM t WHERE lease_owner = $1",
+        )
+        .bind(owner)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     pub async fn release_lease(&self, name: &str, owner: &str) -> Result<()> {
         // The row stays (its fence must keep rising); an expiry in the past frees it.
         sqlx::query(

@@ -75,6 +75,34 @@ impl Sqlite {
         }
     }
 
+    pub async fn renew_process(&self, owner: &str, fence: i64, ttl: Duration) -> Result<bool> {
+        // One process per file: no rows are leased on SQLite; the named leases are renewed
+        // as one.
+        let name = super::super::leases::process_lease(owner);
+        if !self.renew_lease(&name, owner, fence, ttl).await? {
+            return Ok(false);
+        }
+        let now = now_ms();
+        let expires_at = now.saturating_add(ttl_ms(ttl));
+        for lease in self.leases.lock().values_mut() {
+            if lease.owner == owner && lease.expires_at >= now {
+                lease.renewed_at = now;
+                lease.expires_at = expires_at;
+            }
+        }
+        Ok(true)
+    }
+
+    pub async fn release_process(&self, owner: &str) -> Result<()> {
+        let past = now_ms() - 1;
+        for lease in self.leases.lock().values_mut() {
+            if lease.owner == owner {
+                lease.expires_at = lease.expires_at.min(past);
+            }
+        }
+        Ok(())
+    }
+
     pub async fn release_lease(&self, name: &str, owner: &str) -> Result<()> {
         if let Some(l) = self.leases.lock().get_mut(name) {
             if l.owner == owner {

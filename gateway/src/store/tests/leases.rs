@@ -213,3 +213,72 @@ pub(super) async fn a_fenced_offset_moves_only_while_the_fence_holds(db: Db) {
         Some("11".into())
     );
 }
+
+/// Shared mode's renewal: the process lease renews every other live lease of its owner
+/// with it, and nothing once it has expired; another owner's leases are untouched; a
+/// release expires them all at once. Catches: renewing a process's channel or cron lease
+/// after its process lease was lost (another process may hold that work by then).
+pub(super) async fn a_process_lease_renews_and_releases_everything_its_owner_holds(db: Db) {
+    let (_db, store) = file_store(db).await;
+    let me = process_lease("a");
+    let p = store.acquire_lease(&me, "a", LIVE).await.unwrap().unwrap();
+    let ten_s = Duration::from_secs(10);
+    let cron = store
+        .acquire_lease("cron", "a", ten_s)
+        .await
+        .unwrap()
+        .unwrap();
+    let other = store
+        .acquire_lease("channel:x", "b", ten_s)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(store.renew_process("a", p.fence, LIVE).await.unwrap());
+    let by_name =
+        |leases: Vec<Lease>, name: &str| leases.into_iter().find(|l| l.name == name).unwrap();
+    let leases = store.leases().await.unwrap();
+    assert!(
+        by_name(leases.clone(), "cron").expires_at > cron.expires_at + 500_000,
+        "renewed with the process"
+    );
+    assert_eq!(by_name(leases.clone(), "cron").fence, cron.fence);
+    assert_eq!(
+        by_name(leases, "channel:x").expires_at,
+        other.expires_at,
+        "not a's"
+    );
+    assert!(
+        !store.renew_process("a", p.fence + 1, LIVE).await.unwrap(),
+        "not that fence"
+    );
+
+    // Released: everything of a's expires at once; a renewal then fails.
+    store.release_process("a").await.unwrap();
+    // (The database's milliseconds are rounded, the process's truncated: allow one.)
+    let now = crate::store::now_ms() + 1;
+    for l in store.leases().await.unwrap() {
+        assert_eq!(l.expires_at < now, l.owner == "a", "{l:?} now {now}");
+    }
+    assert!(!store.renew_process("a", p.fence, LIVE).await.unwrap());
+    assert!(store
+        .acquire_lease("cron", "b", LIVE)
+        .await
+        .unwrap()
+        .is_some());
+
+    // An expired process lease renews nothing.
+    let q = store
+        .acquire_lease(&process_lease("c"), "c", SHORT)
+        .await
+        .unwrap()
+        .unwrap();
+    let c = store
+        .acquire_lease("channel:y", "c", LIVE)
+        .await
+        .unwrap()
+        .unwrap();
+    past_short_expiry().await;
+    assert!(!store.renew_process("c", q.fence, LIVE).await.unwrap());
+    let y = by_name(store.leases().await.unwrap(), "channel:y");
+    assert_eq!(y.renewed_at, c.renewed_at, "not renewed");
+}

@@ -1,0 +1,25 @@
+//! Shared mode (`storage.processes: "shared"`, PostgreSQL only): every gateway process on
+//! one database is active, and the work is divided under leases, each piece held by one
+//! process at a time (docs/postgres.md, "Shared mode"):
+//!
+//! - each process holds a lease of its own, `process:<owner>` (`standby::start`); its
+//!   keeper renews it with everything else the process holds in one statement
+//!   (`Store::renew_process`), so a process's leases all live and expire together, and a
+//!   process that cannot renew stops acting (exit 75) as in standby mode;
+//! - runs, outbox rows and timers carry the id of the process working on them
+//!   (`lease_owner`) and an expiry; another process takes over what a dead one held once
+//!   its expiry has passed.
+//!
+//! In standby mode (the default) and on SQLite there is no `Member`: one process acts.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+/// This process as one of several active on a database (shared mode).
+#[derive(Debug, Clone)]
+pub struct Member {
+    /// The process's lease owner id (`host:pid:random`).
+    pub owner: Arc<str>,
+    /// `storage.leaseTimeout`: how long what this process holds outlives its last renewal.
+    pub lease_timeout: Duration,
+}

@@ -162,6 +162,14 @@ pub trait Channel: Send + Sync + 'static {
         progress: &dyn DeliveryProgress,
     ) -> Result<(), ChannelError>;
 
+    /// Whether this process can deliver to the chat of `origin` now: a platform reached
+    /// over HTTP can from any process; the web chat only where a browser has the chat
+    /// open. (With several active gateway processes, the outbox leaves a message to a
+    /// process that reaches its chat.)
+    fn reaches(&self, _origin: &crate::Origin) -> bool {
+        true
+    }
+
     /// Show (or refresh) a typing indicator in the chat of `origin`.
     async fn typing(&self, origin: &crate::Origin, active: bool) -> Result<(), ChannelError>;
 

@@ -284,6 +284,12 @@ impl Channel for WebChat {
         Ok(())
     }
 
+    fn reaches(&self, origin: &crate::Origin) -> bool {
+        self.lock_conns()
+            .iter()
+            .any(|c| c.chat_id == origin.chat_id)
+    }
+
     async fn send(
         &self,
         msg: &OutboundMessage,

@@ -73,15 +73,26 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         }
         None => None,
     };
-    let store = Store::connect(&db_url).await?;
+    // This process's owner id on PostgreSQL (its leases; in shared mode, its rows' too).
+    let owner = standby::owner_id();
+    let timeout = cfg.storage.lease_timeout;
+    let shared = cfg.storage.processes == crate::config::Processes::Shared;
+    let store = if shared && crate::config::is_postgres_url(&db_url) {
+        let member = crate::store::RowLeases {
+            owner: owner.clone(),
+            ttl: timeout,
+        };
+        Store::open_postgres_shared(&db_url, member).await?
+    } else {
+        Store::connect(&db_url).await?
+    };
     tracing::info!(db = %crate::config::redact_url(&db_url), engine = store.engine_name(), "store ready");
     let tasks = TaskTracker::new();
     // On PostgreSQL nothing acts (recovery, channels, outbox, timers, HTTP) before this
     // process holds the gateway lease; another process's holds it, this one stands by.
-    let timeout = cfg.storage.lease_timeout;
     let lost = opts.lease_lost.clone();
-    let shared = cfg.storage.processes == crate::config::Processes::Shared;
-    let active = match standby::start(&store, timeout, shared, &shutdown, &tasks, lost).await {
+    let active = match standby::start(&store, owner, timeout, shared, &shutdown, &tasks, lost).await
+    {
         standby::Start::Stopped => {
             store.close().await;
             tracing::info!("stopped while standing by");
@@ -171,6 +182,14 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     crate::subagents::progress::recover(&rt).await;
     if recovered + announces > 0 {
         tracing::info!(runs = recovered, announces, "recovered unfinished work");
+    }
+    // Shared mode: from now on, the work of processes that die is taken over here too.
+    if let Some(member) = &member {
+        tasks.spawn(crate::cluster::takeover::run(
+            rt.clone(),
+            member.clone(),
+            accept_cancel.clone(),
+        ));
     }
     // Only now are new messages routed (until then they wait unacknowledged): a new run
     // must queue behind its session's recovered ones, or it would claim their messages.

@@ -52,8 +52,10 @@ pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {
     let mut tasks = JoinSet::new();
     loop {
         let wake = rt.outbox_wake.notified();
-        pass(&rt, &in_flight, &mut tasks).await;
+        let left = pass(&rt, &in_flight, &mut tasks).await;
         let wait = match rt.store.next_outbox_due().await {
+            // Due rows left to other processes: look again when woken or after a while.
+            _ if left => IDLE_POLL,
             Ok(Some(t)) => {
                 Duration::from_millis((t - now_ms()).clamp(0, IDLE_POLL.as_millis() as i64) as u64)
             }
@@ -75,16 +77,27 @@ pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {
     tasks.abort_all();
 }
 
-async fn pass(rt: &Arc<Runtime>, in_flight: &Arc<Mutex<HashSet<String>>>, tasks: &mut JoinSet<()>) {
+/// Start sending the due rows, a task per chat; returns whether due rows were left to
+/// another process (shared mode: a web chat open only there).
+async fn pass(
+    rt: &Arc<Runtime>,
+    in_flight: &Arc<Mutex<HashSet<String>>>,
+    tasks: &mut JoinSet<()>,
+) -> bool {
     let rows = match rt.store.due_outbox(BATCH).await {
         Ok(r) => r,
         Err(e) => {
             tracing::error!(error = %e, "cannot read the outbox");
-            return;
+            return false;
         }
     };
+    let mut left = false;
     let mut groups: HashMap<String, Vec<OutboxRow>> = HashMap::new();
     for row in rows {
+        if rt.member.is_some() && !reaches(rt, &row.origin) {
+            left = true;
+            continue;
+        }
         let chat = format!(
             "{}\u{0}{}\u{0}{}",
             row.origin.channel,
@@ -109,6 +122,15 @@ async fn pass(rt: &Arc<Runtime>, in_flight: &Arc<Mutex<HashSet<String>>>, tasks:
             rt.outbox_wake.notify_one();
         });
     }
+    left
+}
+
+/// Whether this process can deliver to `origin`'s chat now (see `Channel::reaches`).
+fn reaches(rt: &Runtime, origin: &Origin) -> bool {
+    origin.channel == API_CHANNEL
+        || rt
+            .channel(&origin.channel)
+            .is_some_and(|ch| ch.reaches(origin))
 }
 
 /// Send one row; returns whether it was sent.

@@ -66,6 +66,16 @@ pub async fn acquire(
 ) -> Option<(Lease, Instant)> {
     let mut standing_by_for: Option<String> = None;
     loop {
+        if let Some(other) = other_mode(store, false).await {
+            if standing_by_for.as_deref() != Some(other.as_str()) {
+                tracing::error!("standing by: {other} acts on this database in shared mode (storage.processes); every process on one database must use the same mode");
+                standing_by_for = Some(other);
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(standby_poll(timeout)) => continue,
+                _ = shutdown.cancelled() => return None,
+            }
+        }
         let sent = Instant::now();
         match store.acquire_lease(GATEWAY_LEASE, owner, timeout).await {
             Ok(Some(lease)) => {
@@ -101,7 +111,17 @@ async fn join(
     shutdown: &CancellationToken,
 ) -> Option<(Lease, Instant)> {
     let name = process_lease(owner);
+    let mut told = false;
     loop {
+        if let Some(other) = other_mode(store, true).await {
+            if !std::mem::replace(&mut told, true) {
+                tracing::error!("standing by: {other} is active on this database in standby mode (storage.processes); every process on one database must use the same mode");
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(standby_poll(timeout)) => continue,
+                _ = shutdown.cancelled() => return None,
+            }
+        }
         let sent = Instant::now();
         match store.acquire_lease(&name, owner, timeout).await {
             Ok(Some(lease)) => {
@@ -121,6 +141,26 @@ async fn join(
             _ = shutdown.cancelled() => return None,
         }
     }
+}
+
+/// A live process of the other mode on this database, if any (its owner id): for a
+/// shared-mode process (`shared`), the holder of the `gateway` lease; for a standby-mode
+/// one, a holder of a process lease. A guard against a config mistake — two processes
+/// starting at the same instant in different modes can both pass it — not a lock.
+async fn other_mode(store: &Store, shared: bool) -> Option<String> {
+    let now = crate::store::now_ms();
+    let leases = store.leases().await.ok()?;
+    leases
+        .into_iter()
+        .filter(|l| l.expires_at > now)
+        .find(|l| {
+            if shared {
+                l.name == GATEWAY_LEASE
+            } else {
+                l.name.starts_with("process:")
+            }
+        })
+        .map(|l| l.owner)
 }
 
 /// Who holds the `gateway` lease, for the standby's log line.
@@ -246,6 +286,7 @@ pub struct Active {
 /// (`process:<owner>`), which its keeper renews with everything it holds.
 pub async fn start(
     store: &Store,
+    owner: String,
     timeout: Duration,
     shared: bool,
     shutdown: &CancellationToken,
@@ -255,7 +296,6 @@ pub async fn start(
     if !store.is_postgres() {
         return Start::Alone;
     }
-    let owner = owner_id();
     let taken = if shared {
         join(store, &owner, timeout, shutdown).await
     } else {

@@ -47,6 +47,7 @@ mod sandbox;
 mod security_http;
 mod security_routes;
 mod security_ws;
+mod shared_runs;
 mod subagent_announce;
 mod subagent_commands;
 mod subagent_lifecycle;

@@ -11,13 +11,13 @@ use switchboard_channels::Origin;
 
 mod waiting;
 
-pub use waiting::{after_run, drop_waiting, recover};
+pub use waiting::{after_run, drop_waiting, recover, take_over};
 
 use super::{run, AgentError};
 use crate::config::QueueMode;
 use crate::queue::{self, Job, Slot};
 use crate::runtime::{CancelReason, Runtime};
-use crate::store::{NewInbound, NewRun, NewTurn, Result, RunRow};
+use crate::store::{NewInbound, NewRun, NewTurn, Result, RunRow, StoreError};
 
 /// What `submit_message` did.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,7 +117,12 @@ async fn submit(
                 claim_all,
                 model: None,
             };
-            return start_now(rt, slot, turn).await;
+            match start_now(rt, slot, turn).await {
+                // Shared mode: another process runs this session's run; the message is
+                // accepted with a queued run, which waits for it on this lane.
+                Err(StoreError::SessionBusy(_)) => {}
+                done => return done,
+            }
         }
     }
     let session = rt

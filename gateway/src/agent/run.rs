@@ -32,6 +32,10 @@ use end::{finish, finish_failed, finish_with_reply, stopped_before_start, stoppe
 use outcome::Failure;
 use steps::{run_loop, LoopCtx, LoopEnd};
 
+/// Shared mode: how long a run whose session runs on another process waits before it
+/// tries to start again.
+const SESSION_BUSY_RETRY: Duration = Duration::from_millis(500);
+
 /// A run to its end, on the heap: a run's state machine is tens of kilobytes (the model
 /// call, every tool's), and a future is moved by copying it whole, several times on its
 /// way onto a lane (the panic guard, the slot, the task). Boxed where it is made, only the
@@ -211,17 +215,33 @@ async fn execute_inner(
     } else {
         Claim::Oldest
     });
-    let Some(started) = rt
-        .store
-        .start_run(
+    let mut waited = false;
+    let started = loop {
+        let start = rt.store.start_run(
             run_id,
             &run.session_key,
             &session.id,
             setup.model_reference(),
             claim,
-        )
-        .await?
-    else {
+        );
+        match start.await {
+            // Shared mode: another process runs a run of this session; this one keeps its
+            // place on the lane and starts once that one has ended (or its process died).
+            Err(StoreError::SessionBusy(_)) => {
+                if !std::mem::replace(&mut waited, true) {
+                    tracing::info!(run_id, session = %run.session_key, "waiting for this session's run on another process");
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(SESSION_BUSY_RETRY) => {}
+                    _ = active.active.cancel.cancelled() => {
+                        return stopped_before_start(rt, run, &active).await;
+                    }
+                }
+            }
+            other => break other?,
+        }
+    };
+    let Some(started) = started else {
         tracing::info!(run_id, "run ended before it started (stopped while queued)");
         return Ok(None);
     };

@@ -15,6 +15,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+pub mod takeover;
+
 /// This process as one of several active on a database (shared mode).
 #[derive(Debug, Clone)]
 pub struct Member {

@@ -56,6 +56,7 @@ pub(super) fn decode_waiting(r: &impl Columns) -> Result<WaitingSession> {
 }
 
 /// A message to accept (see [`Store::accept_message`]).
+#[derive(Clone, Copy)]
 pub struct NewInbound<'a> {
     pub session_key: &'a str,
     pub origin: &'a Origin,

@@ -49,6 +49,7 @@ pub use leases::{process_lease, Lease, GATEWAY_LEASE};
 pub use ledger::PoisonedUpdate;
 pub use messages::{MessageRow, NewMessage, Role, ToolCallRecord};
 pub use outbox::{OutboxRow, API_CHANNEL};
+pub use pg::RowLeases;
 pub use progress::ProgressLine;
 pub use runs::{NewRun, RunEnd, RunFinished, RunRow, RunStatus};
 pub use sessions::{SessionRow, SessionStatus};
@@ -68,6 +69,9 @@ pub enum StoreError {
     NotFound(String),
     #[error("the store is closed")]
     Closed,
+    /// Shared mode: the run cannot start while another process runs one of its session's.
+    #[error("session {0} has a run on another process")]
+    SessionBusy(String),
     #[error("cannot create the database folder {}: {source}", path.display())]
     Folder {
         path: std::path::PathBuf,
@@ -116,7 +120,16 @@ impl Store {
     /// active at a time, under the `gateway` lease (`crate::standby`, docs/postgres.md).
     pub async fn open_postgres(url: &str) -> Result<Store> {
         Ok(Store {
-            engine: Engine::Postgres(pg::Pg::open(url).await?),
+            engine: Engine::Postgres(pg::Pg::open(url, None).await?),
+        })
+    }
+
+    /// [`Store::open_postgres`] for a process in shared mode: the runs it queues or starts
+    /// and the outbox rows it sends are leased to `member.owner` (docs/postgres.md, "Shared
+    /// mode").
+    pub async fn open_postgres_shared(url: &str, member: RowLeases) -> Result<Store> {
+        Ok(Store {
+            engine: Engine::Postgres(pg::Pg::open(url, Some(member)).await?),
         })
     }
 

@@ -63,6 +63,8 @@ engine_fns! {
     pub async fn claim_outbox(&self, id: i64) -> Result<bool>;
     /// At start: rows that were being sent when the process died go back to pending. (The
     /// channel may or may not have received them; this is the one at-least-once window.)
+    /// In shared mode, at start and periodically: only the rows whose sender's lease has
+    /// expired.
     pub async fn reset_sending_outbox(&self) -> Result<u64>;
     pub async fn mark_outbox_sent(&self, id: i64) -> Result<()>;
     /// Record a failed attempt; `retry_at` None means give up (state `failed`).

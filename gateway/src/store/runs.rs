@@ -190,6 +190,11 @@ engine_fns! {
     pub async fn finish_run_with(&self, id: &str, end: &RunEnd, last: Option<(&str, &NewMessage)>) -> Result<RunFinished>;
     /// Runs that were queued or running when the process stopped.
     pub async fn unfinished_runs(&self) -> Result<Vec<RunRow>>;
+    /// The unfinished runs this process should run now, oldest first: every unfinished
+    /// run where one process acts (SQLite, standby mode); in shared mode those whose lease
+    /// expired (their process died) or that nobody leased, each now leased to this process
+    /// — a running one only while no other run of its session runs under a live lease.
+    pub async fn take_over_runs(&self) -> Result<Vec<RunRow>>;
     /// The most recent runs of a session, newest first.
     pub async fn session_runs(&self, session_key: &str, limit: i64) -> Result<Vec<RunRow>>;
 }

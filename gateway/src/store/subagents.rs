@@ -147,7 +147,8 @@ engine_fns! {
     pub async fn set_stop_note(&self, run_id: &str, note: &str) -> Result<()>;
     /// The earliest timer: (id, kind, target, due_at).
     pub async fn next_timer(&self) -> Result<Option<(i64, String, String, i64)>>;
-    /// Fire an archive timer: archive the session, stamp the registry and drop the timer,
-    /// in one transaction.
-    pub async fn fire_archive_timer(&self, timer_id: i64, session_key: &str) -> Result<()>;
+    /// Fire an archive timer: drop the timer, archive the session and stamp the registry,
+    /// in one transaction; false (nothing done) when the timer was fired already — by
+    /// another process, in shared mode.
+    pub async fn fire_archive_timer(&self, timer_id: i64, session_key: &str) -> Result<bool>;
 }

@@ -21,7 +21,8 @@ pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {
             Ok(Some((id, kind, target, due))) if due <= now_ms() => {
                 if kind == "archive" {
                     match rt.store.fire_archive_timer(id, &target).await {
-                        Ok(()) => {
+                        Ok(false) => {} // fired by another process (shared mode)
+                        Ok(true) => {
                             tracing::info!(session = %target, "sub-agent session archived");
                             rt.emit(Event::SubagentArchived {
                                 child_session_key: target,

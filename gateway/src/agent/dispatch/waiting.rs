@@ -16,13 +16,50 @@ use crate::store::{Result, RunStatus};
 /// running one resumes from its stored transcript), and a run for any session whose
 /// inbox holds messages that no run took.
 pub async fn recover(rt: &Arc<Runtime>) -> Result<usize> {
-    let runs = rt.store.unfinished_runs().await?;
+    let runs = rt.store.take_over_runs().await?;
     // Sessions with a run queued again: it claims what waits in them.
+    let (mut n, scheduled) = resume(rt, &runs).await?;
+    for waiting in rt.store.sessions_with_inbox().await? {
+        let key = waiting.key;
+        if scheduled.contains(&key) {
+            continue;
+        }
+        if !waiting.active && key.contains(":subagent:") {
+            // An archived child takes no more messages (`/subagents send` refuses it too).
+            let dropped = rt.store.clear_inbox(&key).await?;
+            tracing::warn!(session = %key, dropped, "dropping messages left for an archived sub-agent session");
+            continue;
+        }
+        let Some(agent_id) = waiting.agent_id.or_else(|| agent_of_key(&key)) else {
+            tracing::warn!(session = %key, "messages wait for a session key without an agent; left as they are");
+            continue;
+        };
+        let session = rt.store.ensure_session(&key, &agent_id, None).await?;
+        let origin = session.origin.clone();
+        enqueue_new_run(rt, &key, &agent_id, &session.id, true, origin.as_ref()).await?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Shared mode, every renewal period: take over the runs of processes that died (their
+/// leases expired) and queue them here, a running one to resume from its transcript.
+pub async fn take_over(rt: &Arc<Runtime>) -> Result<usize> {
+    let runs = rt.store.take_over_runs().await?;
+    Ok(resume(rt, &runs).await?.0)
+}
+
+/// Queue `runs` (unfinished, this process's to run) on their lanes; returns how many and
+/// their sessions.
+async fn resume(
+    rt: &Arc<Runtime>,
+    runs: &[crate::store::RunRow],
+) -> Result<(usize, HashSet<String>)> {
     let mut scheduled = HashSet::new();
     let mut n = 0;
     let interrupt =
         rt.config().agents.defaults.subagents.on_restart == crate::config::OnRestart::Interrupt;
-    for run in &runs {
+    for run in runs {
         if interrupt
             && run.lane == queue::SUBAGENT
             && run.status == crate::store::RunStatus::Running
@@ -47,27 +84,7 @@ pub async fn recover(rt: &Arc<Runtime>) -> Result<usize> {
         schedule_row(rt, run.clone());
         n += 1;
     }
-    for waiting in rt.store.sessions_with_inbox().await? {
-        let key = waiting.key;
-        if scheduled.contains(&key) {
-            continue;
-        }
-        if !waiting.active && key.contains(":subagent:") {
-            // An archived child takes no more messages (`/subagents send` refuses it too).
-            let dropped = rt.store.clear_inbox(&key).await?;
-            tracing::warn!(session = %key, dropped, "dropping messages left for an archived sub-agent session");
-            continue;
-        }
-        let Some(agent_id) = waiting.agent_id.or_else(|| agent_of_key(&key)) else {
-            tracing::warn!(session = %key, "messages wait for a session key without an agent; left as they are");
-            continue;
-        };
-        let session = rt.store.ensure_session(&key, &agent_id, None).await?;
-        let origin = session.origin.clone();
-        enqueue_new_run(rt, &key, &agent_id, &session.id, true, origin.as_ref()).await?;
-        n += 1;
-    }
-    Ok(n)
+    Ok((n, scheduled))
 }
 
 /// Drop what waits in a session (`/stop`, `/new`, stopping a child): `runs`, just taken

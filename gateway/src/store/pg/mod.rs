@@ -24,13 +24,16 @@ mod outbox;
 mod progress;
 mod runs;
 mod sessions;
+mod shared;
 mod starts;
 mod subagents;
 mod worktrees;
 
+use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::Connection as _;
 
 use super::Result;
@@ -55,12 +58,33 @@ const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
 #[derive(Clone)]
 pub(super) struct Pg {
     pool: PgPool,
+    /// Shared mode: this process's owner id, which every connection also carries (see
+    /// [`Pg::open`]); `None` in standby mode.
+    member: Option<Arc<RowLeases>>,
+}
+
+/// Who leases rows in shared mode, and for how long (`storage.leaseTimeout`).
+#[derive(Debug, Clone)]
+pub struct RowLeases {
+    pub owner: String,
+    pub ttl: Duration,
 }
 
 impl Pg {
-    /// Apply the migrations (under the migrator's advisory lock), then open the pool.
-    pub(super) async fn open(url: &str) -> Result<Pg> {
+    /// Apply the migrations (under the migrator's advisory lock), then open the pool. In
+    /// shared mode (`member`), every connection starts with `switchboard.lease_owner` and
+    /// `switchboard.lease_ms` set (startup parameters, no statement), which the triggers of
+    /// migration 0006 read to lease runs and outbox rows to this process.
+    pub(super) async fn open(url: &str, member: Option<RowLeases>) -> Result<Pg> {
         migrate::migrate_url(url).await?;
+        let mut opts = PgConnectOptions::from_str(url)?;
+        if let Some(m) = &member {
+            let ttl = super::leases::ttl_ms(m.ttl).to_string();
+            opts = opts.options([
+                ("switchboard.lease_owner", m.owner.as_str()),
+                ("switchboard.lease_ms", ttl.as_str()),
+            ]);
+        }
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .acquire_timeout(ACQUIRE_TIMEOUT)
@@ -74,9 +98,12 @@ impl Pg {
                     Ok(conn.ping().await.is_ok())
                 })
             })
-            .connect(url)
+            .connect_with(opts)
             .await?;
-        Ok(Pg { pool })
+        Ok(Pg {
+            pool,
+            member: member.map(Arc::new),
+        })
     }
 
     /// Close the pool's connections (PostgreSQL has nothing to flush).
@@ -101,3 +128,7 @@ impl Pg {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod shared_tests;

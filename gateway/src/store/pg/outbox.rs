@@ -105,9 +105,16 @@ impl Pg {
 
     /// At start: rows that were being sent when the process died go back to pending.
     pub async fn reset_sending_outbox(&self) -> Result<u64> {
-        let r = sqlx::query("UPDATE outbox SET state = 'pending' WHERE state = 'sending'")
-            .execute(&self.pool)
-            .await?;
+        // Shared mode: only rows whose sender's lease has expired (or that no process of
+        // this mode claimed); another live process may be sending the rest right now.
+        let sql = if self.member.is_some() {
+            "UPDATE outbox SET state = 'pending'
+              WHERE state = 'sending'
+                AND (lease_owner IS NULL OR lease_expires_at < switchboard_now_ms())"
+        } else {
+            "UPDATE outbox SET state = 'pending' WHERE state = 'sending'"
+        };
+        let r = sqlx::query(sql).execute(&self.pool).await?;
         Ok(r.rows_affected())
     }
 

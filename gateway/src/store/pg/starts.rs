@@ -84,7 +84,8 @@ impl Pg {
             .bind(claim.and_then(claim_limit))
             .bind(now_ms())
             .fetch_all(&self.pool)
-            .await?;
+            .await
+            .map_err(super::shared::busy)?;
         Ok(decode_start(&rows)?.map(|(_, started)| started))
     }
 }
@@ -126,7 +127,8 @@ impl Pg {
         .bind(turn.model)
         .bind(claim_limit(claim))
         .fetch_all(&self.pool)
-        .await?;
+        .await
+        .map_err(super::shared::busy)?;
         let session = rows
             .iter()
             .find(|r| r.text("kind").ok() == Some("session"))

@@ -181,11 +181,19 @@ impl Pg {
         .await?)
     }
 
-    /// Fire an archive timer: archive the session, stamp the registry and drop the timer,
-    /// in one transaction.
-    pub async fn fire_archive_timer(&self, timer_id: i64, session_key: &str) -> Result<()> {
+    /// Fire an archive timer: drop the timer, archive the session and stamp the registry,
+    /// in one transaction. The timer's delete comes first: its row lock makes a second
+    /// process firing the same timer wait, then find it gone and do nothing.
+    pub async fn fire_archive_timer(&self, timer_id: i64, session_key: &str) -> Result<bool> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
+        let timer = sqlx::query("DELETE FROM timers WHERE id = $1")
+            .bind(timer_id)
+            .execute(&mut *tx)
+            .await?;
+        if timer.rows_affected() == 0 {
+            return Ok(false); // fired already (by another process)
+        }
         sqlx::query(
             "UPDATE sessions SET status = 'archived', archived_at = $1, updated_at = $1
              WHERE key = $2 AND status = 'active'",
@@ -202,11 +210,7 @@ impl Pg {
         .bind(session_key)
         .execute(&mut *tx)
         .await?;
-        sqlx::query("DELETE FROM timers WHERE id = $1")
-            .bind(timer_id)
-            .execute(&mut *tx)
-            .await?;
         tx.commit().await?;
-        Ok(())
+        Ok(true)
     }
 }

@@ -15,7 +15,7 @@ use crate::store::{now_ms, Claim};
 #[tokio::test]
 async fn a_claim_waits_for_a_concurrent_claim_and_finds_its_messages_gone() {
     let db = TestDb::create().await.unwrap();
-    let pg = Pg::open(db.url()).await.unwrap();
+    let pg = Pg::open(db.url(), None).await.unwrap();
     let o = Origin::webchat("chat-1", ChatKind::Direct);
     let key = "agent:main:main";
     pg.execute_for_tests(

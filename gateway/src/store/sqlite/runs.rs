@@ -220,6 +220,11 @@ impl Sqlite {
         })
     }
     /// Runs that were queued or running when the process stopped.
+    pub async fn take_over_runs(&self) -> Result<Vec<RunRow>> {
+        // One process per database file: every unfinished run is this process's.
+        self.unfinished_runs().await
+    }
+
     pub async fn unfinished_runs(&self) -> Result<Vec<RunRow>> {
         let rows = sqlx::query(
             "SELECT * FROM runs WHERE status IN ('queued', 'running') ORDER BY created_at, rowid",

@@ -240,10 +240,17 @@ impl Sqlite {
 
     /// Fire an archive timer: archive the session, stamp the registry and drop the timer,
     /// in one transaction.
-    pub async fn fire_archive_timer(&self, timer_id: i64, session_key: &str) -> Result<()> {
+    pub async fn fire_archive_timer(&self, timer_id: i64, session_key: &str) -> Result<bool> {
         let now = now_ms();
         let mut w = self.writer().await;
         let mut tx = super::begin_write(&mut w).await?;
+        let timer = sqlx::query("DELETE FROM timers WHERE id = ?")
+            .bind(timer_id)
+            .execute(&mut *tx)
+            .await?;
+        if timer.rows_affected() == 0 {
+            return Ok(false); // fired already
+        }
         // Before the commit: see `ensure_session`.
         self.sessions.forget(session_key);
         let archived: Option<String> = sqlx::query_scalar("UPDATE sessions SET status = 'archived', archived_at = ?, updated_at = ? WHERE key = ? AND status = 'active' RETURNING id")
@@ -260,11 +267,7 @@ impl Sqlite {
             .bind(session_key)
             .execute(&mut *tx)
             .await?;
-        sqlx::query("DELETE FROM timers WHERE id = ?")
-            .bind(timer_id)
-            .execute(&mut *tx)
-            .await?;
         tx.commit().await?;
-        Ok(())
+        Ok(true)
     }
 }

@@ -3,7 +3,8 @@
 //! killed, lost its host or its database connection — and takes them: a run is queued on
 //! this process's lane (a running one resumes from its stored transcript), an outbox row
 //! goes back to pending and is sent by whichever process claims it next, after its
-//! delivered parts. What a live process holds is never taken: its keeper renews it.
+//! delivered parts; a pending announce is worked on by whichever process takes its lease
+//! (`announce:<run id>`). What a live process holds is never taken: its keeper renews it.
 //! (Timers need no lease: firing one is one transaction that deletes it first.)
 
 use std::sync::Arc;
@@ -35,6 +36,15 @@ pub async fn pass(rt: &Arc<Runtime>) {
             "took over runs whose process stopped renewing its leases"
         ),
         Err(e) => tracing::warn!(error = %e, "cannot look for runs to take over"),
+    }
+    // Pending announces that no live process works on (each is taken under its lease).
+    match rt.store.pending_announces().await {
+        Ok(pending) => {
+            for row in pending {
+                crate::subagents::announce::schedule(rt, &row.run_id);
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot look for announces to take over"),
     }
     match rt.store.reset_sending_outbox().await {
         Ok(0) => {}

@@ -54,6 +54,9 @@ engine_fns! {
     /// and the leases of its runs, outbox rows and timers expire at once, so the other
     /// processes take over what is left without waiting.
     pub async fn release_process(&self, owner: &str) -> Result<()>;
+    /// Delete `name` when `owner` holds it: a lease on a piece of work that is done (an
+    /// announce), whose name nobody takes again, so no fence needs to keep rising.
+    pub async fn drop_lease(&self, name: &str, owner: &str) -> Result<()>;
     /// Every lease, held or expired, by name.
     pub async fn leases(&self) -> Result<Vec<Lease>>;
     /// [`Store::save_inbound_offset`] under `lease`'s fence: written only while `lease`'s

@@ -120,8 +120,50 @@ pub async fn recover(rt: &Arc<Runtime>) -> Result<usize, StoreError> {
 }
 
 /// Announce, retrying with backoff after a failure (a store error, a panic) until it
-/// completes, fails for good, or the gateway shuts down (then it is still pending).
+/// completes, fails for good, or the gateway shuts down (then it is still pending). In
+/// shared mode, only under the announce's lease (`announce:<run id>`): an announce that
+/// another live process works on is left to it, and one whose process died is taken over.
 async fn job(rt: &Arc<Runtime>, run_id: &str) {
+    let Some(lease) = take_lease(rt, run_id).await else {
+        return;
+    };
+    attempts(rt, run_id).await;
+    if let Some((name, owner)) = lease {
+        // Done (completed or failed for good) or cut by shutdown (then it is pending, and
+        // the process's release expires nothing here: the lease is gone, anyone may take it).
+        if let Err(e) = rt.store.drop_lease(&name, &owner).await {
+            tracing::warn!(run_id, error = %e, "cannot drop the announce's lease; it expires");
+        }
+    }
+}
+
+/// Shared mode: take the announce's lease (`Some(Some(lease))`), or `None` when another
+/// process holds it. `Some(None)` where one process acts (no lease needed).
+async fn take_lease(rt: &Arc<Runtime>, run_id: &str) -> Option<Option<(String, String)>> {
+    let Some(member) = &rt.member else {
+        return Some(None);
+    };
+    let name = format!("announce:{run_id}");
+    match rt
+        .store
+        .acquire_lease(&name, &member.owner, member.lease_timeout)
+        .await
+    {
+        Ok(Some(_)) => Some(Some((name, member.owner.to_string()))),
+        Ok(None) => {
+            tracing::debug!(run_id, "another process announces this child");
+            None
+        }
+        Err(e) => {
+            // Left pending: the next takeover pass (any process's) tries again.
+            tracing::warn!(run_id, error = %e, "cannot take the announce's lease");
+            None
+        }
+    }
+}
+
+/// The attempts of [`job`].
+async fn attempts(rt: &Arc<Runtime>, run_id: &str) {
     loop {
         let permit = tokio::select! {
             p = rt.announce_permits.acquire() => match p {

@@ -136,6 +136,15 @@ impl Pg {
         Ok(())
     }
 
+    pub async fn drop_lease(&self, name: &str, owner: &str) -> Result<()> {
+        sqlx::query("DELETE FROM leases WHERE name = $1 AND owner = $2")
+            .bind(name)
+            .bind(owner)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     pub async fn save_inbound_offset_fenced(
         &self,
         channel: &str,

@@ -112,6 +112,14 @@ impl Sqlite {
         Ok(())
     }
 
+    pub async fn drop_lease(&self, name: &str, owner: &str) -> Result<()> {
+        let mut held = self.leases.lock();
+        if held.get(name).is_some_and(|l| l.owner == owner) {
+            held.remove(name);
+        }
+        Ok(())
+    }
+
     pub async fn save_inbound_offset_fenced(
         &self,
         channel: &str,

@@ -140,6 +140,32 @@ pub async fn start_gateway(
         .context("starting the gateway")
 }
 
+/// A daemon in shared mode (`storage.processes: "shared"`) on the PostgreSQL database
+/// `url`, which other daemons of the run share.
+pub async fn start_gateway_shared(
+    settings: &Settings,
+    model: &FakeModel,
+    main_cap: u32,
+    url: &str,
+) -> anyhow::Result<Gateway> {
+    let base = config(
+        &model.base_url(),
+        0,
+        main_cap,
+        8,
+        &settings.mcp_servers,
+        Some(url),
+    );
+    let mut config: Value = serde_json::from_str(&base)?;
+    config["storage"]["processes"] = json!("shared");
+    GatewayBuilder::new(&settings.bin)
+        .config(config.to_string())
+        .env("RUST_LOG", &settings.gateway_log)
+        .start()
+        .await
+        .context("starting a shared-mode gateway")
+}
+
 /// Warm-up samples of the scenarios whose samples are whole spawns: a tenth of `--warmup`,
 /// at least 10.
 pub fn warmup_samples(settings: &Settings) -> usize {

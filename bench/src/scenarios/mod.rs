@@ -29,7 +29,7 @@ pub const ALL: &[&str] = &[
 ];
 
 /// Scenarios run only when named, not by `all`: they need `--postgres`.
-pub const BY_NAME: &[&str] = &[failover::NAME];
+pub const BY_NAME: &[&str] = &[failover::NAME, throughput::SHARED];
 
 /// Runs scenario `name`, bounded by the scenario timeout (the burst gets it per run); a
 /// failure or a timeout is recorded in the report, not returned.
@@ -76,6 +76,7 @@ async fn dispatch(
         task_overhead::NAME => task_overhead::run(settings, report).await,
         burst::NAME => burst::run(settings, report).await,
         failover::NAME => failover::run(settings, report).await,
+        throughput::SHARED => throughput::run_shared(settings, report).await,
         other => anyhow::bail!("unknown scenario {other}"),
     }
 }

@@ -70,6 +70,22 @@ mod examples {
         assert_eq!(others.len(), 1, "only its hello: {others:?}");
     }
 
+    /// With several gateway processes, a web chat's messages are left to the process a
+    /// browser has it open on. Catches: a hub that says it reaches a chat with no socket
+    /// (the message would bounce off it as a failed attempt) or misses an open one.
+    #[test]
+    fn a_chat_is_reached_only_while_a_socket_has_it_open() {
+        let hub = WebChat::new();
+        let main = Origin::webchat("main", ChatKind::Direct);
+        let team = Origin::webchat("team", ChatKind::Direct);
+        assert!(!hub.reaches(&main));
+        let (conn, _rx) = hub.connect("main");
+        assert!(hub.reaches(&main));
+        assert!(!hub.reaches(&team));
+        hub.disconnect(conn);
+        assert!(!hub.reaches(&main));
+    }
+
     #[tokio::test]
     async fn malformed_frames_get_a_clear_error() {
         let hub = WebChat::new();

@@ -84,6 +84,11 @@ pub async fn acquire(
                     fence = lease.fence,
                     "active: holding the gateway lease"
                 );
+                // Shared mode's triggers go (they would cost every turn); nobody of that
+                // mode acts here now.
+                if let Err(e) = store.set_shared_mode(false).await {
+                    tracing::warn!(error = %e, "cannot take the database out of shared mode");
+                }
                 return Some((lease, sent));
             }
             Ok(None) => {
@@ -117,6 +122,13 @@ async fn join(
             if !std::mem::replace(&mut told, true) {
                 tracing::error!("standing by: {other} is active on this database in standby mode (storage.processes); every process on one database must use the same mode");
             }
+            tokio::select! {
+                _ = tokio::time::sleep(standby_poll(timeout)) => continue,
+                _ = shutdown.cancelled() => return None,
+            }
+        }
+        if let Err(e) = store.set_shared_mode(true).await {
+            tracing::warn!(error = %e, "cannot put the database in shared mode; trying again");
             tokio::select! {
                 _ = tokio::time::sleep(standby_poll(timeout)) => continue,
                 _ = shutdown.cancelled() => return None,

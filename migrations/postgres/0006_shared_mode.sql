@@ -5,8 +5,7 @@
 -- process that queues or starts it, and an outbox row to the process that sends it, in the
 -- same statement as the change, so no path that writes a run or claims a message can
 -- forget the lease; its keeper renews them with its process lease (`renew_process`).
--- Connections without the settings (standby mode, the CLI) skip the triggers in their
--- WHEN clause, without calling a function.
+-- The triggers exist only in shared mode (`switchboard_shared_mode`, at the end).
 -- Design: docs/postgres.md, "Shared mode".
 
 CREATE FUNCTION switchboard_lease_owner() RETURNS TEXT LANGUAGE sql STABLE AS $$
@@ -47,12 +46,6 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER runs_lease_insert BEFORE INSERT ON runs FOR EACH ROW
-    WHEN (switchboard_lease_owner() IS NOT NULL)
-    EXECUTE FUNCTION switchboard_lease_run();
-CREATE TRIGGER runs_lease_status BEFORE UPDATE OF status ON runs FOR EACH ROW
-    WHEN (OLD.status IS DISTINCT FROM NEW.status AND switchboard_lease_owner() IS NOT NULL)
-    EXECUTE FUNCTION switchboard_lease_run();
 
 -- An outbox row being sent is leased to the sending process; any other state clears it.
 -- A row whose sender died goes back to pending once its lease expired
@@ -70,6 +63,33 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER outbox_lease_state BEFORE UPDATE OF state ON outbox FOR EACH ROW
-    WHEN (OLD.state IS DISTINCT FROM NEW.state AND switchboard_lease_owner() IS NOT NULL)
-    EXECUTE FUNCTION switchboard_lease_outbox();
+-- The triggers exist only while the database is in shared mode: even a trigger whose WHEN
+-- clause is false costs every INSERT and UPDATE of its table a few microseconds of the
+-- server's CPU, which standby mode's turn need not pay. A shared-mode process creates them
+-- at start (`switchboard_shared_mode(true)`), a standby-mode process drops them once it
+-- holds the `gateway` lease (`false`); the two modes never act on one database at once.
+-- Idempotent, under an advisory lock, so processes starting together do not race.
+CREATE FUNCTION switchboard_shared_mode(shared BOOLEAN) RETURNS VOID LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(8314257835775062529); -- 'sb-shar' and a version byte
+    IF NOT shared THEN
+        DROP TRIGGER IF EXISTS runs_lease_insert ON runs;
+        DROP TRIGGER IF EXISTS runs_lease_status ON runs;
+        DROP TRIGGER IF EXISTS outbox_lease_state ON outbox;
+        RETURN;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'outbox_lease_state') THEN
+        RETURN;
+    END IF;
+    -- Connections without the settings (the CLI) skip them in the WHEN clause.
+    CREATE TRIGGER runs_lease_insert BEFORE INSERT ON runs FOR EACH ROW
+        WHEN (switchboard_lease_owner() IS NOT NULL)
+        EXECUTE FUNCTION switchboard_lease_run();
+    CREATE TRIGGER runs_lease_status BEFORE UPDATE OF status ON runs FOR EACH ROW
+        WHEN (OLD.status IS DISTINCT FROM NEW.status AND switchboard_lease_owner() IS NOT NULL)
+        EXECUTE FUNCTION switchboard_lease_run();
+    CREATE TRIGGER outbox_lease_state BEFORE UPDATE OF state ON outbox FOR EACH ROW
+        WHEN (OLD.state IS DISTINCT FROM NEW.state AND switchboard_lease_owner() IS NOT NULL)
+        EXECUTE FUNCTION switchboard_lease_outbox();
+END
+$$;

@@ -57,6 +57,10 @@ engine_fns! {
     /// Delete `name` when `owner` holds it: a lease on a piece of work that is done (an
     /// announce), whose name nobody takes again, so no fence needs to keep rising.
     pub async fn drop_lease(&self, name: &str, owner: &str) -> Result<()>;
+    /// Put the database in shared mode or take it out (PostgreSQL: create or drop the
+    /// triggers that lease runs and outbox rows, migration 0006; idempotent). Nothing on
+    /// SQLite.
+    pub async fn set_shared_mode(&self, shared: bool) -> Result<()>;
     /// Every lease, held or expired, by name.
     pub async fn leases(&self) -> Result<Vec<Lease>>;
     /// [`Store::save_inbound_offset`] under `lease`'s fence: written only while `lease`'s

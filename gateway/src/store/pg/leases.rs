@@ -145,6 +145,14 @@ impl Pg {
         Ok(())
     }
 
+    pub async fn set_shared_mode(&self, shared: bool) -> Result<()> {
+        sqlx::query("SELECT switchboard_shared_mode($1)")
+            .bind(shared)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     pub async fn save_inbound_offset_fenced(
         &self,
         channel: &str,

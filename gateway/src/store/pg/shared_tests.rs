@@ -16,7 +16,9 @@ async fn member(db: &TestDb, owner: &str, ttl: Duration) -> Store {
         owner: owner.to_owned(),
         ttl,
     };
-    Store::open_postgres_shared(db.url(), m).await.unwrap()
+    let store = Store::open_postgres_shared(db.url(), m).await.unwrap();
+    store.set_shared_mode(true).await.unwrap();
+    store
 }
 
 fn origin() -> Origin {
@@ -281,4 +283,26 @@ async fn a_timer_fired_by_two_processes_at_once_fires_once() {
             "round {round}"
         );
     }
+}
+
+/// The triggers exist only while the database is in shared mode: put in it by two
+/// processes at once (idempotent, no error), taken out by a standby-mode process, after
+/// which nothing is leased (standby mode's turn pays nothing for them). Catches: a
+/// standby-mode database that still runs the triggers, or two starts that race.
+#[tokio::test]
+async fn the_lease_triggers_exist_only_in_shared_mode() {
+    let db = TestDb::create().await.unwrap();
+    let (a, b) = (member(&db, "a", LIVE).await, member(&db, "b", LIVE).await);
+    let triggers = "SELECT count(*) FROM pg_trigger WHERE tgname LIKE '%_lease_%'";
+    let (one, two) = tokio::join!(a.set_shared_mode(true), b.set_shared_mode(true));
+    (one.unwrap(), two.unwrap());
+    assert_eq!(a.count_for_tests(triggers).await.unwrap(), 3);
+
+    a.set_shared_mode(false).await.unwrap();
+    assert_eq!(a.count_for_tests(triggers).await.unwrap(), 0);
+    let o = origin();
+    let key = "agent:main:webchat:direct:chat-1";
+    let sid = a.ensure_session(key, "main", Some(&o)).await.unwrap().id;
+    a.create_run(&new_run("r1", key, &sid, &o)).await.unwrap();
+    assert_eq!(run_lease(&a, "r1").await, ("".into(), 0));
 }

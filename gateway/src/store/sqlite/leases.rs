@@ -120,6 +120,10 @@ impl Sqlite {
         Ok(())
     }
 
+    pub async fn set_shared_mode(&self, _shared: bool) -> Result<()> {
+        Ok(()) // one process per database file
+    }
+
     pub async fn save_inbound_offset_fenced(
         &self,
         channel: &str,

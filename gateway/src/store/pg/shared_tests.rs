@@ -295,7 +295,8 @@ async fn the_lease_triggers_exist_only_in_shared_mode() {
     let (a, b) = (member(&db, "a", LIVE).await, member(&db, "b", LIVE).await);
     let triggers = "SELECT count(*) FROM pg_trigger WHERE tgname LIKE '%_lease_%'";
     let (one, two) = tokio::join!(a.set_shared_mode(true), b.set_shared_mode(true));
-    (one.unwrap(), two.unwrap());
+    one.unwrap();
+    two.unwrap();
     assert_eq!(a.count_for_tests(triggers).await.unwrap(), 3);
 
     a.set_shared_mode(false).await.unwrap();

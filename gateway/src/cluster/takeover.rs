@@ -24,6 +24,10 @@ pub async fn run(rt: Arc<Runtime>, member: Member, cancel: CancellationToken) {
             _ = cancel.cancelled() => return,
         }
         pass(&rt).await;
+        // The leases of processes gone for a while (each start makes a new one).
+        if let Err(e) = rt.store.forget_dead_processes(member.lease_timeout).await {
+            tracing::warn!(error = %e, "cannot forget the leases of stopped processes");
+        }
     }
 }
 

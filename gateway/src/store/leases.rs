@@ -61,6 +61,10 @@ engine_fns! {
     /// triggers that lease runs and outbox rows, migration 0006; idempotent). Nothing on
     /// SQLite.
     pub async fn set_shared_mode(&self, shared: bool) -> Result<()>;
+    /// Delete the process leases (`process:…`) that expired more than `after` ago: their
+    /// processes are gone, and a name made of a fresh owner id is never taken again (so no
+    /// fence needs to keep rising). Returns how many.
+    pub async fn forget_dead_processes(&self, after: Duration) -> Result<u64>;
     /// Every lease, held or expired, by name.
     pub async fn leases(&self) -> Result<Vec<Lease>>;
     /// [`Store::save_inbound_offset`] under `lease`'s fence: written only while `lease`'s

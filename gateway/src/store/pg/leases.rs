@@ -145,6 +145,17 @@ impl Pg {
         Ok(())
     }
 
+    pub async fn forget_dead_processes(&self, after: Duration) -> Result<u64> {
+        let r = sqlx::query(
+            "DELETE FROM leases
+              WHERE name LIKE 'process:%' AND expires_at < switchboard_now_ms() - $1",
+        )
+        .bind(ttl_ms(after))
+        .execute(&self.pool)
+        .await?;
+        Ok(r.rows_affected())
+    }
+
     pub async fn set_shared_mode(&self, shared: bool) -> Result<()> {
         sqlx::query("SELECT switchboard_shared_mode($1)")
             .bind(shared)

@@ -120,6 +120,14 @@ impl Sqlite {
         Ok(())
     }
 
+    pub async fn forget_dead_processes(&self, after: Duration) -> Result<u64> {
+        let before = now_ms().saturating_sub(ttl_ms(after));
+        let mut held = self.leases.lock();
+        let n = held.len();
+        held.retain(|name, l| !(name.starts_with("process:") && l.expires_at < before));
+        Ok((n - held.len()) as u64)
+    }
+
     pub async fn set_shared_mode(&self, _shared: bool) -> Result<()> {
         Ok(()) // one process per database file
     }

@@ -266,6 +266,17 @@ pub(super) async fn a_process_lease_renews_and_releases_everything_its_owner_hol
         .unwrap()
         .is_some());
 
+    // A stopped process's lease is forgotten once it has been expired for a while; a live
+    // one and other names stay.
+    assert_eq!(
+        store.forget_dead_processes(LIVE).await.unwrap(),
+        0,
+        "not a while yet"
+    );
+    past_short_expiry().await;
+    assert_eq!(store.forget_dead_processes(SHORT).await.unwrap(), 1);
+    assert!(store.leases().await.unwrap().iter().all(|l| l.name != me));
+
     // An expired process lease renews nothing.
     let q = store
         .acquire_lease(&process_lease("c"), "c", SHORT)

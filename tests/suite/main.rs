@@ -41,6 +41,7 @@ mod lifecycle;
 mod mcp;
 mod mcp_everything;
 mod postgres_shared;
+mod postgres_shared_discord;
 mod postgres_standby;
 mod record;
 mod run_limits;

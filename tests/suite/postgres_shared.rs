@@ -20,15 +20,15 @@ use switchboard_testkit::pg::TestDb;
 
 use crate::common::{config_for, get_json, get_text, wait_outbox_sent, BIN, WAIT};
 
-const TOKEN: &str = "123456:TEST-token";
+pub(crate) const TOKEN: &str = "123456:TEST-token";
 const TELEGRAM: &str = "channel:telegram";
 
-fn ann() -> User {
+pub(crate) fn ann() -> User {
     User::new(42, "ann", "Ann")
 }
 
 /// The config of process `client` (its own path on the fake Telegram) on `db`.
-fn config(
+pub(crate) fn config(
     fake: &FakeModel,
     tg: &FakeTelegram,
     db: &TestDb,
@@ -58,7 +58,7 @@ async fn start(fake: &FakeModel, tg: &FakeTelegram, db: &TestDb, client: &str) -
 
 /// `/api/status` of `gw`: its lease owner id, and each lease's (owner, fence, mine) by name
 /// (lapsed leases left out).
-async fn leases(gw: &Gateway) -> (String, BTreeMap<String, (String, i64, bool)>) {
+pub(crate) async fn leases(gw: &Gateway) -> (String, BTreeMap<String, (String, i64, bool)>) {
     let s = get_json(gw, "/api/status").await;
     assert_eq!(s["processes"], "shared", "{s}");
     let now = switchboard::store::now_ms();
@@ -278,7 +278,7 @@ async fn a_reload_that_disables_telegram_hands_the_channel_over() {
 }
 
 /// Waits (bounded) until `client` has polled more than `before` times.
-async fn wait_polled_by_again(tg: &FakeTelegram, client: &str, before: usize) {
+pub(crate) async fn wait_polled_by_again(tg: &FakeTelegram, client: &str, before: usize) {
     let deadline = Instant::now() + WAIT;
     loop {
         let polls = tg

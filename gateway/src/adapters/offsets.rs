@@ -69,8 +69,8 @@ impl OffsetStore for StoreOffsets {
                     // the poller (shared mode) or the process (standby mode).
                     tracing::error!(
                         next_offset,
-                        lease = %lease.name,
-                        "telegram: the lease changed hands; the offset stays for the new holder"
+                        "telegram: the {} lease changed hands; the offset stays for the new holder",
+                        lease.name
                     );
                     Ok(())
                 }

@@ -152,7 +152,9 @@ impl Adapters {
     /// Shared mode: the lease loop of `adapter`'s inbound side. It first waits for the
     /// loop it replaces (`previous`) to stop and release the lease; then, while this
     /// process holds `channel:<id>`, runs the adapter under the supervisor, with
-    /// Telegram's offset fenced by the lease as taken.
+    /// Telegram's offset fenced by the lease as taken. Telegram in webhook mode: the holder
+    /// registers the webhook, and every process takes webhook calls (a load balancer may
+    /// send them to any), until `cancel` fires.
     fn hold_inbound(
         &self,
         id: &'static str,
@@ -167,11 +169,22 @@ impl Adapters {
             self.sink.clone(),
             self.restarts.clone(),
         );
+        let webhook = self
+            .telegram()
+            .filter(|t| id == telegram::CHANNEL_ID && t.is_webhook());
+        let receive = {
+            let (sink, cancel) = (sink.clone(), cancel.clone());
+            async move {
+                if let Some(telegram) = webhook {
+                    telegram.receive_webhooks(sink, cancel).await;
+                }
+            }
+        };
         async move {
             if let Some(previous) = previous {
                 let _ = previous.await;
             }
-            hold(
+            let held = hold(
                 store,
                 channel_lease(id),
                 member,
@@ -187,8 +200,8 @@ impl Adapters {
                         restarts.clone(),
                     )
                 },
-            )
-            .await;
+            );
+            tokio::join!(held, receive);
         }
     }
 

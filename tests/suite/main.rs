@@ -43,6 +43,7 @@ mod mcp_everything;
 mod postgres_shared;
 mod postgres_shared_discord;
 mod postgres_shared_fence;
+mod postgres_shared_webhook;
 mod postgres_standby;
 mod record;
 mod run_limits;

@@ -225,9 +225,10 @@ async fn telegram_is_polled_by_one_process_and_taken_over_when_it_is_killed() {
 
 /// The holder's config reload that disables Telegram releases the channel (it logs so) and
 /// the other process takes it over; enabled again, the first process waits, sending only,
-/// until the holder stops gracefully and releases it. Catches: a disabled channel whose
-/// lease stays held (renewed with the process: nobody polls again), and a re-enabled one
-/// that polls beside the holder.
+/// until the holder stops gracefully and releases it; a change of the holder's section
+/// releases and takes it again. Catches: a disabled channel whose lease stays held
+/// (renewed with the process: nobody polls again), a re-enabled one that polls beside the
+/// holder, and a restarted adapter that never takes the channel back.
 #[tokio::test]
 async fn a_reload_that_disables_telegram_hands_the_channel_over() {
     let db = TestDb::create().await.unwrap();
@@ -270,9 +271,30 @@ async fn a_reload_that_disables_telegram_hands_the_channel_over() {
     assert_eq!(b.terminate().await.unwrap().code(), Some(0));
     // B's stop released the channel: A takes it over without waiting for an expiry.
     wait_polled_by_again(&tg, "a", polls_of_a).await;
+    // A change of the holder's channel section restarts its adapter: the old loop releases
+    // the lease, the new one takes it again and polls from the stored offset.
+    let mark = a.log_mark();
+    let mut changed: Value = serde_json::from_str(&config(&fake, &tg, &db, "a", true)).unwrap();
+    changed["channels"]["telegram"]["pollTimeoutSeconds"] = json!(2);
+    std::fs::write(a.config_path(), changed.to_string()).unwrap();
+    a.wait_for_log_since(mark, "channel:telegram: released", WAIT)
+        .await
+        .unwrap();
+    a.wait_for_log_since(mark, "channel:telegram: this process holds it now", WAIT)
+        .await
+        .unwrap();
+    tg.user_message(Chat::private(42), ann(), "after the change");
+    tg.wait_for_sent(3, WAIT).await.unwrap();
     assert_eq!(a.terminate().await.unwrap().code(), Some(0));
     let answers: Vec<String> = tg.sent_messages().into_iter().map(|m| m.text).collect();
-    assert_eq!(answers, ["echo: after the reload", "echo: again"]);
+    assert_eq!(
+        answers,
+        [
+            "echo: after the reload",
+            "echo: again",
+            "echo: after the change"
+        ]
+    );
     assert_eq!(tg.conflicts(), 0);
     tg.assert_no_violations();
 }

@@ -1,30 +1,44 @@
 //! Channel adapters beyond the web chat: built from config, registered with the runtime,
 //! run under the supervisor (`supervisor.rs`), and restarted one by one when their
-//! `channels.<id>` section changes on reload.
+//! `channels.<id>` section changes on reload. In shared mode (`rt.member`) every process
+//! registers each adapter for sending, and its inbound side (Telegram's poller or webhook
+//! registration, Discord's gateway session) runs only while this process holds the
+//! channel's lease, `channel:<id>` (`cluster::hold`).
+
+mod offsets;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use parking_lot::Mutex;
 use switchboard_channels::discord::{self, Discord, DiscordSettings};
-use switchboard_channels::telegram::{
-    self, LedgerError, Mode, OffsetStore, Poisoned, Telegram, TelegramSettings,
-};
+use switchboard_channels::telegram::{self, Mode, Telegram, TelegramSettings};
 use switchboard_channels::{Channel, InboundSink};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::cluster::hold::{channel_lease, hold};
+use crate::cluster::Member;
 use crate::config::{Config, DiscordConfig, SharedEnv, TelegramConfig, TelegramMode};
 use crate::runtime::Runtime;
-use crate::store::{now_ms, Lease, PoisonedUpdate, Store};
+use crate::store::Lease;
+
+use offsets::{FenceSlot, StoreOffsets};
 
 /// A running adapter and the config section it was built from.
 struct Running {
     section: serde_json::Value,
     cancel: CancellationToken,
+    /// Shared mode: the lease loop of its inbound side (a replacement waits for it to
+    /// release the lease before taking it).
+    inbound: Option<JoinHandle<()>>,
 }
+
+/// A built adapter and, for Telegram on PostgreSQL, the lease its offset writes are
+/// fenced by.
+type Built = (Arc<dyn Channel>, Option<FenceSlot>);
 
 pub struct Adapters {
     rt: Arc<Runtime>,
@@ -37,8 +51,9 @@ pub struct Adapters {
     /// The Telegram adapter, for its webhook route.
     telegram: Mutex<Option<Arc<Telegram>>>,
     restarts: Arc<crate::supervisor::Restarts>,
-    /// The `gateway` lease this process holds (PostgreSQL): Telegram's offset is written
-    /// under its fence. `None` on SQLite.
+    /// The `gateway` lease this process holds (PostgreSQL, standby mode): Telegram's offset
+    /// is written under its fence. `None` on SQLite and in shared mode, where the channel's
+    /// own lease fences it.
     fence: Option<Lease>,
 }
 
@@ -81,7 +96,7 @@ impl Adapters {
         id: &'static str,
         section: serde_json::Value,
         enabled: bool,
-        build: impl FnOnce() -> Option<Arc<dyn Channel>>,
+        build: impl FnOnce() -> Option<Built>,
     ) {
         let mut running = self.running.lock();
         match running.get(id) {
@@ -89,9 +104,13 @@ impl Adapters {
             None if !enabled => return,
             _ => {}
         }
+        let mut previous = None;
         if let Some(old) = running.remove(id) {
             tracing::info!(channel = id, "{id}: stopping (config changed)");
+            // In shared mode the old lease loop stops the inbound side and releases the
+            // channel's lease (another process may take it over).
             old.cancel.cancel();
+            previous = old.inbound;
             self.rt.unregister_channel(id);
             if id == telegram::CHANNEL_ID {
                 *self.telegram.lock() = None;
@@ -100,12 +119,90 @@ impl Adapters {
         if !enabled {
             return;
         }
-        let Some(adapter) = build() else { return };
+        let Some((adapter, fence)) = build() else {
+            return;
+        };
         self.rt.register_channel(adapter.clone());
         let cancel = self.cancel.child_token();
-        self.supervise(adapter, cancel.clone());
+        let inbound = match &self.rt.member {
+            None => {
+                self.supervise(adapter, cancel.clone());
+                None
+            }
+            Some(member) => Some(self.tasks.spawn(self.hold_inbound(
+                id,
+                adapter,
+                fence,
+                member.clone(),
+                cancel.clone(),
+                previous,
+            ))),
+        };
         tracing::info!(channel = id, "{id}: started");
-        running.insert(id, Running { section, cancel });
+        running.insert(
+            id,
+            Running {
+                section,
+                cancel,
+                inbound,
+            },
+        );
+    }
+
+    /// Shared mode: the lease loop of `adapter`'s inbound side. It first waits for the
+    /// loop it replaces (`previous`) to stop and release the lease; then, while this
+    /// process holds `channel:<id>`, runs the adapter under the supervisor, with
+    /// Telegram's offset fenced by the lease as taken. Telegram in webhook mode: the holder
+    /// registers the webhook, and every process takes webhook calls (a load balancer may
+    /// send them to any), until `cancel` fires.
+    fn hold_inbound(
+        &self,
+        id: &'static str,
+        adapter: Arc<dyn Channel>,
+        fence: Option<FenceSlot>,
+        member: Member,
+        cancel: CancellationToken,
+        previous: Option<JoinHandle<()>>,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let (store, sink, restarts) = (
+            self.rt.store.clone(),
+            self.sink.clone(),
+            self.restarts.clone(),
+        );
+        let webhook = self
+            .telegram()
+            .filter(|t| id == telegram::CHANNEL_ID && t.is_webhook());
+        let receive = {
+            let (sink, cancel) = (sink.clone(), cancel.clone());
+            async move {
+                if let Some(telegram) = webhook {
+                    telegram.receive_webhooks(sink, cancel).await;
+                }
+            }
+        };
+        async move {
+            if let Some(previous) = previous {
+                let _ = previous.await;
+            }
+            let held = hold(
+                store,
+                channel_lease(id),
+                member,
+                cancel,
+                move |lease, token| {
+                    if let Some(slot) = &fence {
+                        *slot.lock() = Some(lease);
+                    }
+                    crate::supervisor::supervise(
+                        adapter.clone(),
+                        sink.clone(),
+                        token,
+                        restarts.clone(),
+                    )
+                },
+            );
+            tokio::join!(held, receive);
+        }
     }
 
     /// Run `adapter` under the supervisor (restarted with backoff if it stops on its own)
@@ -131,7 +228,7 @@ impl Adapters {
             .filter(|t| !t.trim().is_empty())
     }
 
-    fn build_telegram(&self, want: &TelegramConfig) -> Option<Arc<dyn Channel>> {
+    fn build_telegram(&self, want: &TelegramConfig) -> Option<Built> {
         let Some(token) = self.token(&want.bot_token, "TELEGRAM_BOT_TOKEN") else {
             tracing::error!("telegram: enabled but no token: set channels.telegram.botToken or TELEGRAM_BOT_TOKEN");
             return None;
@@ -151,15 +248,22 @@ impl Adapters {
             mode,
             commands: crate::commands::menu::menu(),
         };
+        // Standby mode: the held `gateway` lease; shared mode: the channel's lease, set by
+        // the lease loop at each takeover; SQLite: none.
+        let fence = if self.rt.member.is_some() {
+            Some(FenceSlot::default())
+        } else {
+            self.fence.clone().map(|l| Arc::new(Mutex::new(Some(l))))
+        };
         let offsets = Arc::new(StoreOffsets {
             store: self.rt.store.clone(),
-            fence: self.fence.clone(),
+            fence: fence.clone(),
         });
         match Telegram::new(settings, offsets) {
             Ok(a) => {
                 let a = Arc::new(a);
                 *self.telegram.lock() = Some(a.clone());
-                Some(a)
+                Some((a, fence))
             }
             Err(e) => {
                 tracing::error!(error = %e, "telegram: cannot start");
@@ -168,7 +272,7 @@ impl Adapters {
         }
     }
 
-    fn build_discord(&self, want: &DiscordConfig) -> Option<Arc<dyn Channel>> {
+    fn build_discord(&self, want: &DiscordConfig) -> Option<Built> {
         let Some(token) = self.token(&want.token, "DISCORD_BOT_TOKEN") else {
             tracing::error!(
                 "discord: enabled but no token: set channels.discord.token or DISCORD_BOT_TOKEN"
@@ -182,7 +286,7 @@ impl Adapters {
             commands: crate::commands::menu::menu(),
         };
         match Discord::new(settings) {
-            Ok(a) => Some(Arc::new(a)),
+            Ok(a) => Some((Arc::new(a), None)),
             Err(e) => {
                 tracing::error!(error = %e, "discord: cannot start");
                 None
@@ -198,106 +302,4 @@ impl Adapters {
 
 fn section<T: serde::Serialize>(cfg: &T) -> serde_json::Value {
     serde_json::to_value(cfg).unwrap_or(serde_json::Value::Null)
-}
-
-/// Telegram's update offset (in `channel_state`) and its ledger of update attempts and
-/// poisoned updates, in the store.
-struct StoreOffsets {
-    store: Store,
-    /// Set on PostgreSQL: the offset moves only while this lease is still ours.
-    fence: Option<Lease>,
-}
-
-const OFFSET_KEY: &str = "offset";
-
-#[async_trait]
-impl OffsetStore for StoreOffsets {
-    async fn load(&self) -> Option<i64> {
-        match self
-            .store
-            .channel_state(telegram::CHANNEL_ID, OFFSET_KEY)
-            .await
-        {
-            Ok(v) => v.and_then(|v| v.parse().ok()),
-            Err(e) => {
-                tracing::error!(error = %e, "telegram: cannot read the stored offset");
-                None
-            }
-        }
-    }
-
-    async fn save(&self, next_offset: i64) {
-        let (channel, key) = (telegram::CHANNEL_ID, OFFSET_KEY);
-        let saved = match &self.fence {
-            None => {
-                self.store
-                    .save_inbound_offset(channel, key, next_offset)
-                    .await
-            }
-            Some(lease) => match self
-                .store
-                .save_inbound_offset_fenced(channel, key, next_offset, lease)
-                .await
-            {
-                Ok(true) => Ok(()),
-                Ok(false) => {
-                    // The keeper notices the loss at its next renewal and stops the process.
-                    tracing::error!(
-                        next_offset,
-                        "telegram: the gateway lease changed hands; the offset stays for the new holder"
-                    );
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            },
-        };
-        if let Err(e) = saved {
-            tracing::error!(error = %e, "telegram: cannot store the offset");
-        }
-    }
-
-    async fn begin_attempt(&self, update_id: i64) -> Result<u32, LedgerError> {
-        let n = self
-            .store
-            .begin_inbound_attempt(telegram::CHANNEL_ID, update_id)
-            .await
-            .map_err(|e| LedgerError(e.to_string()))?;
-        Ok(u32::try_from(n).unwrap_or(u32::MAX))
-    }
-
-    async fn interrupted(&self, update_id: i64) {
-        if let Err(e) = self
-            .store
-            .uncount_inbound_attempt(telegram::CHANNEL_ID, update_id)
-            .await
-        {
-            tracing::warn!(update_id, error = %e, "telegram: cannot take back an interrupted attempt");
-        }
-    }
-
-    async fn handled(&self, update_id: i64) {
-        if let Err(e) = self
-            .store
-            .forget_inbound_attempts(telegram::CHANNEL_ID, update_id)
-            .await
-        {
-            tracing::warn!(update_id, error = %e, "telegram: cannot clear a handled update's attempts");
-        }
-    }
-
-    async fn poison(&self, record: &Poisoned) -> Result<(), LedgerError> {
-        let row = PoisonedUpdate {
-            channel: telegram::CHANNEL_ID.to_string(),
-            update_id: record.update_id,
-            attempts: i64::from(record.attempts),
-            reason: record.reason.clone(),
-            summary: record.summary.clone(),
-            payload: record.payload.clone(),
-            poisoned_at: now_ms(),
-        };
-        self.store
-            .poison_inbound(&row)
-            .await
-            .map_err(|e| LedgerError(e.to_string()))
-    }
 }

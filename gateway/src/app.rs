@@ -153,7 +153,10 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         opts.env.clone(),
         tasks.clone(),
         accept_cancel.clone(),
-        active.as_ref().map(|a| a.lease().clone()),
+        active
+            .as_ref()
+            .filter(|a| !a.shared())
+            .map(|a| a.lease().clone()),
     ));
     if cfg.channels.webchat.enabled {
         rt.register_channel(webchat.clone());
@@ -203,7 +206,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     if let Err(e) = crate::cron::jobs::sync_config(&rt.store, &cfg).await {
         tracing::error!(error = %e, "cron: cannot sync the config's jobs");
     }
-    tasks.spawn(crate::cron::scheduler::run(
+    tasks.spawn(crate::cron::scheduler::run_or_hold(
         rt.clone(),
         accept_cancel.clone(),
     ));

@@ -88,6 +88,25 @@ impl FakeTelegram {
         format!("http://{}", self.inner.addr)
     }
 
+    /// The API base URL for one of several clients of the same bot (processes sharing
+    /// it): `http://127.0.0.1:PORT/<client>`. Its calls carry `client` in [`Call::client`],
+    /// so a test can tell who polled ([`FakeTelegram::pollers`]).
+    pub fn api_url_for(&self, client: &str) -> String {
+        format!("http://{}/{client}", self.inner.addr)
+    }
+
+    /// The clients that called `getUpdates`, in the order of their first poll (`None`: a
+    /// client on [`FakeTelegram::api_url`]).
+    pub fn pollers(&self) -> Vec<Option<String>> {
+        let mut seen: Vec<Option<String>> = Vec::new();
+        for call in self.calls_to("getUpdates") {
+            if !seen.contains(&call.client) {
+                seen.push(call.client);
+            }
+        }
+        seen
+    }
+
     /// The bound address.
     pub fn addr(&self) -> SocketAddr {
         self.inner.addr

@@ -4,6 +4,7 @@ mod burst;
 mod events;
 mod failover;
 mod idle_rss;
+mod shared_failover;
 mod spawn_announce;
 mod startup;
 mod task_overhead;
@@ -29,7 +30,7 @@ pub const ALL: &[&str] = &[
 ];
 
 /// Scenarios run only when named, not by `all`: they need `--postgres`.
-pub const BY_NAME: &[&str] = &[failover::NAME, throughput::SHARED];
+pub const BY_NAME: &[&str] = &[failover::NAME, throughput::SHARED, shared_failover::NAME];
 
 /// Runs scenario `name`, bounded by the scenario timeout (the burst gets it per run); a
 /// failure or a timeout is recorded in the report, not returned.
@@ -77,6 +78,7 @@ async fn dispatch(
         burst::NAME => burst::run(settings, report).await,
         failover::NAME => failover::run(settings, report).await,
         throughput::SHARED => throughput::run_shared(settings, report).await,
+        shared_failover::NAME => shared_failover::run(settings, report).await,
         other => anyhow::bail!("unknown scenario {other}"),
     }
 }

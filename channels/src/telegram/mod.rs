@@ -72,6 +72,9 @@ pub struct Telegram {
     typing: Mutex<HashMap<ChatThread, AbortOnDropHandle<()>>>,
     /// Set while running in webhook mode: where updates go, and the run's cancel token.
     sink: Mutex<Option<(InboundSink, CancellationToken)>>,
+    /// Set while [`Telegram::receive_webhooks`] runs (a process that takes webhook calls
+    /// while another registers the webhook): used when `sink` is not set.
+    receiver: Mutex<Option<(InboundSink, CancellationToken)>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -116,6 +119,7 @@ impl Telegram {
             me: OnceLock::new(),
             typing: Mutex::new(HashMap::new()),
             sink: Mutex::new(None),
+            receiver: Mutex::new(None),
         })
     }
 
@@ -174,7 +178,12 @@ impl Telegram {
         }
         let update: teloxide::types::Update =
             serde_json::from_slice(body).map_err(|e| WebhookError::BadUpdate(e.to_string()))?;
-        let (sink, cancel) = self.sink.lock().clone().ok_or(WebhookError::NotRunning)?;
+        let (sink, cancel) = self
+            .sink
+            .lock()
+            .clone()
+            .or_else(|| self.receiver.lock().clone())
+            .ok_or(WebhookError::NotRunning)?;
         let me = self.me.get().cloned().ok_or(WebhookError::NotRunning)?;
         let id = i64::from(update.id.0);
         // 200 only once the gateway took the update (or it was recorded as poisoned);
@@ -191,6 +200,30 @@ impl Telegram {
             }
             inbound::Outcome::Interrupted => Err(WebhookError::NotRunning),
         }
+    }
+}
+
+impl Telegram {
+    /// Takes webhook calls (webhook mode) until `cancel` fires, without registering the
+    /// webhook or the command menu: for a process that shares the bot with the one that
+    /// runs [`Channel::run`] (which registers them), behind one address. Learns the bot's
+    /// identity first (`getMe`, retried until it works or `cancel` fires).
+    pub async fn receive_webhooks(&self, sink: InboundSink, cancel: CancellationToken) {
+        if !matches!(self.settings.mode, Mode::Webhook { .. }) {
+            return;
+        }
+        let Some(me) = self.identify(&cancel).await else {
+            return;
+        };
+        let _ = self.me.set(me);
+        *self.receiver.lock() = Some((sink, cancel.clone()));
+        cancel.cancelled().await;
+        *self.receiver.lock() = None;
+    }
+
+    /// Whether updates come through the webhook (else long polling).
+    pub fn is_webhook(&self) -> bool {
+        matches!(self.settings.mode, Mode::Webhook { .. })
     }
 }
 

@@ -327,3 +327,53 @@ async fn the_footer_is_sent_whole_and_last() {
     );
     tg.assert_no_violations();
 }
+
+/// An adapter whose inbound side never ran (a process that sends for a channel another
+/// process polls, in shared mode) sends, posts and edits a line, and shows typing, and
+/// never polls. Catches: a send path that needs what `run` sets up (the bot's identity,
+/// the webhook's sink).
+#[tokio::test]
+async fn an_adapter_that_never_ran_sends_posts_edits_and_types() {
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    tg.user_message(Chat::private(42), ann(), "hi"); // the bot knows the chat
+    let telegram = adapter(&tg, Mode::Polling, Arc::new(MemLedger::default()));
+    let origin = Origin {
+        channel: CHANNEL_ID.into(),
+        account: None,
+        chat_id: "42".into(),
+        thread_id: None,
+        kind: ChatKind::Direct,
+        reply_handle: None,
+    };
+    let msg = OutboundMessage {
+        origin: origin.clone(),
+        text: "a reply".into(),
+        footer: None,
+        actions: Vec::new(),
+        key: "k".into(),
+    };
+    telegram
+        .send(&msg, &MemoryProgress::default())
+        .await
+        .unwrap();
+    let id = telegram
+        .post_line(&origin, "line", "working")
+        .await
+        .unwrap();
+    telegram.edit_line(&origin, &id, "done").await.unwrap();
+    telegram.typing(&origin, true).await.unwrap();
+    tg.wait_for_call("sendChatAction", 1, WAIT).await.unwrap();
+    telegram.typing(&origin, false).await.unwrap();
+
+    let sent: Vec<String> = tg.sent_messages().into_iter().map(|m| m.text).collect();
+    assert_eq!(sent, ["a reply", "working"]);
+    let edits: Vec<(i64, String)> = tg
+        .edits()
+        .into_iter()
+        .map(|e| (e.message_id, e.plain_text))
+        .collect();
+    assert_eq!(edits, [(id.parse().unwrap(), "done".to_owned())]);
+    assert_eq!(tg.chat_actions(), [(42, "typing".to_owned())]);
+    assert!(tg.calls_to("getUpdates").is_empty(), "it never polled");
+    tg.assert_no_violations();
+}

@@ -117,14 +117,27 @@ pub async fn status(args: ClientArgs, env: &dyn Fn(&str) -> Option<String>) -> E
             text(&s["activeRuns"]),
             text(&s["webchatConnections"])
         );
+        if let Some(owner) = s["leaseOwner"].as_str() {
+            println!("processes: {}, this process {owner}", text(&s["processes"]));
+        }
         for l in s["leases"].as_array().into_iter().flatten() {
+            let now = crate::store::now_ms();
             let since = l["since"].as_i64().unwrap_or(0);
+            if l["expiresAt"].as_i64().unwrap_or(0) < now {
+                println!(
+                    "lease {}: free (last held by {}, fence {})",
+                    text(&l["name"]),
+                    text(&l["owner"]),
+                    text(&l["fence"])
+                );
+                continue;
+            }
             println!(
                 "lease {}: {} (fence {}) since {}{}",
                 text(&l["name"]),
                 text(&l["owner"]),
                 text(&l["fence"]),
-                age((crate::store::now_ms() - since).max(0) / 1000),
+                age((now - since).max(0) / 1000),
                 if l["mine"] == true {
                     ", this process"
                 } else {
@@ -145,7 +158,10 @@ pub async fn status(args: ClientArgs, env: &dyn Fn(&str) -> Option<String>) -> E
         print!("{}", lanes.render());
         let mut channels = Table::new(&["CHANNEL", "STATE", "RESTARTS"]);
         for ch in s["channels"].as_array().into_iter().flatten() {
-            let state = if ch["running"] == true {
+            let state = if ch["running"] == true && ch["inbound"] == false {
+                // Shared mode: another process polls it; this one sends.
+                "sending only"
+            } else if ch["running"] == true {
                 "running"
             } else {
                 "restarting"

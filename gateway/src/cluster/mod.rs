@@ -8,9 +8,14 @@
 //!   process that cannot renew stops acting (exit 75) as in standby mode;
 //! - runs, outbox rows and timers carry the id of the process working on them
 //!   (`lease_owner`) and an expiry; another process takes over what a dead one held once
-//!   its expiry has passed.
+//!   its expiry has passed;
+//! - each channel's inbound side (`channel:telegram`, `channel:discord`) and the cron
+//!   scheduler (`cron`) run in the one process that holds their lease (`hold`); every
+//!   process can still send on every channel.
 //!
 //! In standby mode (the default) and on SQLite there is no `Member`: one process acts.
+
+pub mod hold;
 
 use std::sync::Arc;
 use std::time::Duration;

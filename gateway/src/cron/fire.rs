@@ -21,7 +21,8 @@ use super::SENDER_PREFIX;
 pub enum Fired {
     /// The message is queued in `session_key` (inbox id `inbox_id`).
     Queued { session_key: String, inbox_id: i64 },
-    /// The job's last run had not ended.
+    /// The job's last run had not ended; or (a scheduled firing) another process fired
+    /// this due time already.
     Skipped,
 }
 
@@ -105,8 +106,13 @@ pub async fn fire_at(
             text: &job.spec.message,
             next_run_at: next,
             disable: !manual && schedule.as_ref().is_some_and(Schedule::is_once),
+            due_at: if manual { None } else { job.next_run_at },
         })
         .await?;
+    let Some(inbox_id) = inbox_id else {
+        tracing::info!(job = %job.id, "cron: this due time was fired already (by another process)");
+        return Ok(Fired::Skipped);
+    };
     tracing::info!(job = %job.id, session = %key, manual, "cron: job queued");
     // A run takes it: one queued for the session already, else a new one. (A crash before
     // this leaves the message waiting; recovery at start queues its run.)

@@ -354,9 +354,11 @@ mod tests {
                 text: "m",
                 next_run_at: Some(5),
                 disable: false,
+                due_at: None,
             })
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("a manual run is never refused"));
         assert!(store.cron_job_in_flight(inbox).await.unwrap_or(false));
         store
             .skip_cron_job("a", Some(9))

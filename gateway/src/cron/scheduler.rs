@@ -1,12 +1,15 @@
 //! The scheduler task: runs every due job (see `fire`), then sleeps until the soonest next
 //! time, a change to the jobs (`Runtime::cron_wake`), or at most 15 s (a clock that
 //! jumped, or a job added or run by `switchboard cron` beside the daemon, is noticed). Owned by the app's tracker; stops on its cancel token.
+//! In shared mode it runs only in the process holding the `cron` lease (`run_or_hold`);
+//! every process still adds, changes and syncs jobs in the table.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::cluster::hold::{hold, CRON_LEASE};
 use crate::runtime::Runtime;
 use crate::store::now_ms;
 
@@ -20,6 +23,24 @@ const AFTER_ERROR: Duration = Duration::from_secs(5);
 
 pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {
     run_on(rt, cancel, now_ms).await;
+}
+
+/// The scheduler as the daemon runs it: at once in standby mode and on SQLite; in shared
+/// mode only while this process holds the `cron` lease (another process takes it over
+/// when this one dies or stops; a due time either fired is recorded once, `fire`).
+pub async fn run_or_hold(rt: Arc<Runtime>, cancel: CancellationToken) {
+    let Some(member) = rt.member.clone() else {
+        return run(rt, cancel).await;
+    };
+    let store = rt.store.clone();
+    hold(
+        store,
+        CRON_LEASE.to_owned(),
+        member,
+        cancel,
+        move |_lease, token| run(rt.clone(), token),
+    )
+    .await;
 }
 
 /// The scheduler on the clock `now` (unix ms): the system clock in the daemon; the tests

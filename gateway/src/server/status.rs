@@ -21,10 +21,15 @@ pub struct StatusView {
     pub outbox: std::collections::BTreeMap<String, i64>,
     pub channels: Vec<ChannelView>,
     pub webchat_connections: usize,
+    /// How the processes on this database divide the work: `standby` (one acts, the
+    /// default, and SQLite) or `shared` (every process acts; channels and cron held under
+    /// leases).
+    pub processes: &'static str,
     /// This process's lease owner id (PostgreSQL; absent on SQLite, which takes no lease).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lease_owner: Option<String>,
-    /// The database's leases and their holders (empty on SQLite).
+    /// The database's leases and their holders (empty on SQLite); the lapsed leases of
+    /// processes that have gone are left out.
     pub leases: Vec<LeaseView>,
 }
 
@@ -49,12 +54,15 @@ pub(super) async fn lease_views(
     let Some(owner) = state.lease_owner.as_deref() else {
         return Ok(Vec::new());
     };
+    let now = crate::store::now_ms();
     Ok(state
         .rt
         .store
         .leases()
         .await?
         .into_iter()
+        // Each process start leaves a `process:<owner>` row behind: only live ones count.
+        .filter(|l| !l.name.starts_with("process:") || l.expires_at >= now || l.owner == owner)
         .map(|l| LeaseView {
             mine: l.owner == owner,
             name: l.name,
@@ -79,13 +87,26 @@ pub struct LaneView {
 #[serde(rename_all = "camelCase")]
 pub struct ChannelView {
     pub id: String,
-    /// Registered with the runtime right now (a restarting adapter is not).
+    /// Registered with the runtime right now (a restarting adapter is not): it sends.
     pub running: bool,
+    /// Its inbound side (polling, the gateway session) runs in this process: always when
+    /// running, except in shared mode, where only the holder of `channel:<id>` runs it.
+    pub inbound: bool,
     pub restarts: u64,
 }
 
 pub async fn status(State(state): State<AppState>) -> Result<Json<StatusView>, ApiError> {
     let outbox = state.rt.store.outbox_counts().await?.into_iter().collect();
+    let leases = lease_views(&state).await?;
+    let now = crate::store::now_ms();
+    let holds = |id: &str| {
+        // The web chat is not leased: every process serves its own sockets.
+        state.rt.member.is_none()
+            || id == switchboard_channels::webchat::CHANNEL_ID
+            || leases.iter().any(|l| {
+                l.mine && l.expires_at >= now && l.name == crate::cluster::hold::channel_lease(id)
+            })
+    };
     let running: Vec<String> = state.rt.channels.lock().keys().cloned().collect();
     let restarts = state.adapters.restarts();
     let mut ids: Vec<String> = running
@@ -99,6 +120,7 @@ pub async fn status(State(state): State<AppState>) -> Result<Json<StatusView>, A
         .into_iter()
         .map(|id| ChannelView {
             running: running.contains(&id),
+            inbound: running.contains(&id) && holds(&id),
             restarts: restarts
                 .iter()
                 .find(|(c, _)| *c == id)
@@ -128,7 +150,12 @@ pub async fn status(State(state): State<AppState>) -> Result<Json<StatusView>, A
         outbox,
         channels,
         webchat_connections: state.webchat.connections(),
+        processes: if state.rt.member.is_some() {
+            "shared"
+        } else {
+            "standby"
+        },
         lease_owner: state.lease_owner.as_deref().map(str::to_owned),
-        leases: lease_views(&state).await?,
+        leases,
     }))
 }

@@ -77,6 +77,11 @@ pub struct CronFire<'a> {
     pub next_run_at: Option<i64>,
     /// A one-shot that ran: disabled.
     pub disable: bool,
+    /// A scheduled firing: the job's next time as the scheduler read it. The firing is
+    /// recorded only while the job's next time is still that, so a due time fired by
+    /// another process meanwhile (a cron handover in shared mode) is not fired again.
+    /// `None`: a manual run, never refused.
+    pub due_at: Option<i64>,
 }
 
 engine_fns! {
@@ -101,6 +106,7 @@ engine_fns! {
     /// A due job came due while still running: skipped, its next time moved on.
     pub async fn skip_cron_job(&self, id: &str, next_run_at: Option<i64>) -> Result<()>;
     /// Queue a job's message and record the run (next time, last run, a one-shot
-    /// disabled), in one transaction. Returns the message's inbox id.
-    pub async fn fire_cron_job(&self, fire: &CronFire<'_>) -> Result<i64>;
+    /// disabled), in one transaction. Returns the message's inbox id; `None`, with nothing
+    /// written, when the job's next time is no longer `fire.due_at` (fired already).
+    pub async fn fire_cron_job(&self, fire: &CronFire<'_>) -> Result<Option<i64>>;
 }

@@ -216,6 +216,7 @@ mod engines {
         opens::two_turns_opening_one_session_at_once_share_it on [sqlite, postgres],
         races::one_platform_id_accepted_by_two_stores_at_once_is_stored_once on [sqlite, postgres],
         races::a_runs_end_racing_its_start_leaves_one_or_the_other_first on [sqlite, postgres],
+        races::one_due_time_fired_by_two_stores_at_once_fires_once on [sqlite, postgres],
         rows::rows_read_back_whole_on_every_engine on [sqlite, postgres],
         worktrees::worktrees_are_found_while_active_and_swept_when_left_over on [sqlite, postgres],
     }

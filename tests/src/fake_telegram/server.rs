@@ -76,6 +76,7 @@ async fn handle(
             body: recorded,
             at: Instant::now(),
             status: 0,
+            client: client_of(uri.path()),
         });
         world.calls.len() - 1
     });
@@ -207,6 +208,13 @@ fn split_path(path: &str) -> Option<(String, String)> {
         .strip_prefix("bot")?
         .to_owned();
     (!method.is_empty()).then_some((token, method))
+}
+
+/// The client tag of a call's path: the segments before `bot<TOKEN>/<method>`, joined.
+fn client_of(path: &str) -> Option<String> {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let tag = segments.get(..segments.len().checked_sub(2)?)?.join("/");
+    (!tag.is_empty()).then(|| percent_decode(&tag))
 }
 
 fn percent_decode(segment: &str) -> String {

@@ -318,3 +318,27 @@ async fn hang_never_answers_until_shutdown() {
     telegram.shutdown().await;
     assert_eq!(hanging.await.unwrap().0, 503);
 }
+
+/// Calls through `api_url_for` carry their client's tag, so a test tells who polled.
+#[tokio::test]
+async fn each_client_is_told_apart_by_its_url() {
+    let telegram = start().await;
+    for client in ["p1", "p2", "p1"] {
+        let response = reqwest::Client::new()
+            .post(format!(
+                "{}/bot{TOKEN}/getUpdates",
+                telegram.api_url_for(client)
+            ))
+            .json(&json!({"timeout": 0}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200);
+    }
+    call(&telegram, "GetUpdates", json!({"timeout": 0})).await;
+    assert_eq!(
+        telegram.pollers(),
+        vec![Some("p1".to_owned()), Some("p2".to_owned()), None]
+    );
+    telegram.assert_no_violations();
+}

@@ -253,6 +253,10 @@ pub struct Call {
     /// The HTTP status answered; 0 while unanswered, or when no answer was sent (`Hang`,
     /// `Drop`, client gone).
     pub status: u16,
+    /// Which client made it: the path segment before `/bot<TOKEN>/` of a client given
+    /// [`FakeTelegram::api_url_for`](super::FakeTelegram::api_url_for) (`None` for
+    /// [`FakeTelegram::api_url`](super::FakeTelegram::api_url)).
+    pub client: Option<String>,
 }
 
 /// The webhook set with `setWebhook` (the fake does not deliver to it).

@@ -159,9 +159,26 @@ impl Pg {
 
     /// Queue a job's message and record the run, in one transaction. The message's inbox
     /// id.
-    pub async fn fire_cron_job(&self, fire: &CronFire<'_>) -> Result<i64> {
+    pub async fn fire_cron_job(&self, fire: &CronFire<'_>) -> Result<Option<i64>> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
+        // The job's row first: its lock makes a second firing of the same due time wait,
+        // then find the next time moved on and write nothing.
+        let due = sqlx::query(
+            "UPDATE cron_jobs SET last_run_at = $1, runs = runs + 1, next_run_at = $2,
+                 enabled = enabled AND NOT $3, updated_at = $1
+              WHERE id = $4 AND ($5::BIGINT IS NULL OR next_run_at = $5)",
+        )
+        .bind(now)
+        .bind(fire.next_run_at)
+        .bind(fire.disable)
+        .bind(fire.job_id)
+        .bind(fire.due_at)
+        .execute(&mut *tx)
+        .await?;
+        if fire.due_at.is_some() && due.rows_affected() == 0 {
+            return Ok(None);
+        }
         let inbox_id = insert_inbox(
             &mut tx,
             fire.session_key,
@@ -171,18 +188,12 @@ impl Pg {
             now,
         )
         .await?;
-        sqlx::query(
-            "UPDATE cron_jobs SET last_run_at = $1, last_inbox_id = $2, runs = runs + 1,
-                 next_run_at = $3, enabled = enabled AND NOT $4, updated_at = $1 WHERE id = $5",
-        )
-        .bind(now)
-        .bind(inbox_id)
-        .bind(fire.next_run_at)
-        .bind(fire.disable)
-        .bind(fire.job_id)
-        .execute(&mut *tx)
-        .await?;
+        sqlx::query("UPDATE cron_jobs SET last_inbox_id = $1 WHERE id = $2")
+            .bind(inbox_id)
+            .bind(fire.job_id)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
-        Ok(inbox_id)
+        Ok(Some(inbox_id))
     }
 }

@@ -175,10 +175,25 @@ impl Sqlite {
 
     /// Queue a job's message and record the run (next time, last run, a one-shot
     /// disabled), in one transaction. Returns the message's inbox id.
-    pub async fn fire_cron_job(&self, fire: &CronFire<'_>) -> Result<i64> {
+    pub async fn fire_cron_job(&self, fire: &CronFire<'_>) -> Result<Option<i64>> {
         let now = now_ms();
         let mut w = self.writer().await;
         let mut tx = begin_write(&mut w).await?;
+        let due = sqlx::query(
+            "UPDATE cron_jobs SET last_run_at = ?1, runs = runs + 1, next_run_at = ?2,
+                 enabled = enabled AND NOT ?3, updated_at = ?1
+              WHERE id = ?4 AND (?5 IS NULL OR next_run_at = ?5)",
+        )
+        .bind(now)
+        .bind(fire.next_run_at)
+        .bind(fire.disable)
+        .bind(fire.job_id)
+        .bind(fire.due_at)
+        .execute(&mut *tx)
+        .await?;
+        if fire.due_at.is_some() && due.rows_affected() == 0 {
+            return Ok(None);
+        }
         let inbox_id = insert_inbox(
             &mut *tx,
             fire.session_key,
@@ -187,19 +202,12 @@ impl Sqlite {
             fire.text,
         )
         .await?;
-        sqlx::query(
-            "UPDATE cron_jobs SET last_run_at = ?, last_inbox_id = ?, runs = runs + 1,
-                 next_run_at = ?, enabled = enabled AND NOT ?, updated_at = ? WHERE id = ?",
-        )
-        .bind(now)
-        .bind(inbox_id)
-        .bind(fire.next_run_at)
-        .bind(fire.disable)
-        .bind(now)
-        .bind(fire.job_id)
-        .execute(&mut *tx)
-        .await?;
+        sqlx::query("UPDATE cron_jobs SET last_inbox_id = ? WHERE id = ?")
+            .bind(inbox_id)
+            .bind(fire.job_id)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
-        Ok(inbox_id)
+        Ok(Some(inbox_id))
     }
 }

@@ -98,3 +98,57 @@ pub(super) async fn a_runs_end_racing_its_start_leaves_one_or_the_other_first(db
     }
     assert_eq!(starts_first + ends_first, ROUNDS);
 }
+
+/// One due time of a cron job fired by two stores at once (two processes' schedulers
+/// around a cron handover) is fired once: one message, one run counted; a manual run is
+/// never refused. Catches: a firing that records the run whatever the job's next time
+/// became meanwhile, which ran a job due during a handover twice.
+pub(super) async fn one_due_time_fired_by_two_stores_at_once_fires_once(db: Db) {
+    let (keep, one, o, _s) = chat_store(db).await;
+    let two = reopen(&keep).await;
+    let spec: crate::config::CronJobConfig = serde_json::from_value(serde_json::json!(
+        {"id": "tick", "schedule": {"every": "1h"}, "message": "m"}
+    ))
+    .unwrap();
+    let mut due = 1_000;
+    assert!(one
+        .insert_cron_job(&spec, JobSource::Cli, Some(due))
+        .await
+        .unwrap());
+    for round in 0..ROUNDS as i64 {
+        let fire = |due_at| CronFire {
+            job_id: "tick",
+            session_key: KEY,
+            origin: &o,
+            sender_id: "cron:tick",
+            text: "m",
+            next_run_at: Some(due + 1_000),
+            disable: false,
+            due_at,
+        };
+        let (fire_a, fire_b) = (fire(Some(due)), fire(Some(due)));
+        let (a, b) = tokio::join!(one.fire_cron_job(&fire_a), two.fire_cron_job(&fire_b));
+        let (a, b) = (a.unwrap(), b.unwrap());
+        assert!(a.is_some() != b.is_some(), "round {round}: {a:?} {b:?}");
+        let job = one.cron_job("tick").await.unwrap().unwrap();
+        assert_eq!(
+            (job.runs, job.next_run_at, job.last_inbox_id),
+            (round + 1, Some(due + 1_000), a.or(b))
+        );
+        due += 1_000;
+    }
+    let manual = CronFire {
+        due_at: None,
+        next_run_at: Some(due),
+        job_id: "tick",
+        session_key: KEY,
+        origin: &o,
+        sender_id: "cron:tick",
+        text: "m",
+        disable: false,
+    };
+    let manual = one.fire_cron_job(&manual).await.unwrap();
+    assert!(manual.is_some(), "a manual run is never refused");
+    let waiting = one.inbox_len(KEY).await.unwrap();
+    assert_eq!(waiting, ROUNDS as i64 + 1, "one message per firing");
+}

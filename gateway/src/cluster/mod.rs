@@ -10,7 +10,16 @@
 //!   (`lease_owner`) and an expiry; another process takes over what a dead one held once
 //!   its expiry has passed.
 //!
+//! - the bus (`bus`, over `LISTEN`/`NOTIFY`; its wire form in `wire`): every process's
+//!   events reach the clients of every other (`/ws`, `/api/events`, `wait: true`), and a
+//!   stop taken by any process reaches the one that runs the run (`stop`).
+//!
 //! In standby mode (the default) and on SQLite there is no `Member`: one process acts.
+
+pub mod bus;
+pub mod stop;
+pub mod wire;
+mod wire_convert;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -62,9 +62,11 @@ pub async fn new_session(rt: &Arc<Runtime>, session_key: &str) -> Result<String,
 
 pub async fn stop(rt: &Arc<Runtime>, session_key: &str) -> Result<String, StoreError> {
     let mut stopped = 0;
+    let mut local = None;
     if let Some(active) = rt.active_run(session_key) {
         active.cancel(CancelReason::User);
         stopped += 1;
+        local = Some(active.run_id);
     }
     let queued = rt
         .lanes
@@ -73,6 +75,8 @@ pub async fn stop(rt: &Arc<Runtime>, session_key: &str) -> Result<String, StoreE
     let dropped_msgs = dispatch::drop_waiting(rt, session_key, &queued, "stopped by /stop")
         .await?
         .len();
+    // Shared mode: the session's runs on the other processes (none otherwise).
+    stopped += crate::cluster::stop::reach_others(rt, session_key, local.as_deref()).await?;
     let children = crate::subagents::control::stop_children_of(
         rt,
         session_key,

@@ -40,6 +40,7 @@ mod lanes;
 mod lifecycle;
 mod mcp;
 mod mcp_everything;
+mod postgres_shared_bus;
 mod postgres_standby;
 mod record;
 mod run_limits;

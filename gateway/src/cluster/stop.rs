@@ -57,7 +57,7 @@ pub async fn reach_others(
 }
 
 /// Apply a stop here: remember its runs, and cancel the session's active run when the stop
-/// names it. Returns whether a run was cancelled.
+/// names it (and it was not cancelled already). Returns whether a run was cancelled.
 pub fn apply(rt: &Runtime, stop: &Stop) -> bool {
     let Some(bus) = rt.bus() else {
         return false;
@@ -66,7 +66,7 @@ pub fn apply(rt: &Runtime, stop: &Stop) -> bool {
     // (`Runtime::set_active`), so one of the two sees the other.
     bus.remember_stopped(&stop.runs);
     match rt.active_run(&stop.session_key) {
-        Some(active) if stop.runs.contains(&active.run_id) => {
+        Some(active) if stop.runs.contains(&active.run_id) && !active.cancel.is_cancelled() => {
             tracing::info!(run_id = %active.run_id, session = %stop.session_key, "run stopped by a stop published on the bus");
             active.cancel(CancelReason::User);
             true

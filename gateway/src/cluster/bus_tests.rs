@@ -194,3 +194,25 @@ async fn a_stop_taken_by_one_process_stops_the_run_the_other_runs_or_starts() {
     a.stop().await;
     b.stop().await;
 }
+
+/// Catches: `/new` on one process leaving the session's run on another process running on
+/// into the archived session.
+#[tokio::test]
+async fn new_on_one_process_stops_the_sessions_run_on_the_other() {
+    let db = TestDb::create().await.unwrap();
+    let a = Process::start(&db, "a:1:x").await;
+    let b = Process::start(&db, "b:2:y").await;
+    run_row(&b.rt, "r1", true).await;
+    let _running = Activation::new(&b.rt, KEY, "r1");
+    let cancelled = b.rt.active_run(KEY).unwrap();
+
+    crate::commands::session::new_session(&a.rt, KEY)
+        .await
+        .unwrap();
+    tokio::time::timeout(WAIT, cancelled.cancel.cancelled())
+        .await
+        .unwrap();
+    assert_eq!(cancelled.reason(), Some(CancelReason::User));
+    a.stop().await;
+    b.stop().await;
+}

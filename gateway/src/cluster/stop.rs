@@ -1,5 +1,5 @@
-//! Stops in shared mode: `/stop`, `/subagents stop` and the API's stop reach the process
-//! that runs the run (docs/postgres.md, "Shared mode: the bus").
+//! Stops in shared mode: `/stop`, `/new`, `/subagents stop` and the API's stop reach the
+//! process that runs the run (docs/postgres.md, "Shared mode: the bus").
 //!
 //! The process that takes the stop does what it does alone (cancels its own active run,
 //! ends what waits on its lanes), then [`reach_others`]: it reads the session's runs that

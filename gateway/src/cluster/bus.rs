@@ -216,7 +216,7 @@ async fn listen_loop(
 }
 
 /// One notification: skip our own, refuse what is not a bus message, else deliver.
-pub(crate) async fn take(rt: &Arc<Runtime>, bus: &Bus, payload: &str) {
+async fn take(rt: &Arc<Runtime>, bus: &Bus, payload: &str) {
     let env = match wire::decode(payload) {
         Ok(env) => env,
         Err(e) => return refuse(bus, &e),

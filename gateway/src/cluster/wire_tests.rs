@@ -1,3 +1,6 @@
+//! The bus's wire form: every event there and back, the bounds of a payload, and any
+//! payload taken or refused without a panic (properties).
+
 #![allow(clippy::unwrap_used)]
 
 use proptest::prelude::*;

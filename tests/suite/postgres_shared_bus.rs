@@ -11,7 +11,7 @@ use switchboard_testkit::fake_model::{FakeModel, Gate, Step};
 use switchboard_testkit::harness::{Gateway, GatewayBuilder, WsClient};
 use switchboard_testkit::pg::TestDb;
 
-use crate::common::{chat, config_for, get_json, BIN, WAIT};
+use crate::common::{chat, config_for, get_json, get_text, BIN, WAIT};
 use crate::subagents::spawn_call;
 
 /// A shared-mode gateway on `db`.
@@ -92,6 +92,19 @@ async fn stop_through_one_process_stops_the_run_on_the_other_and_its_events_reac
     )
     .await;
     assert_eq!(run["status"], "cancelled", "{run}");
+    // What crossed is counted on both sides; nothing dropped or refused.
+    for gw in [&a, &b] {
+        let metrics = get_text(gw, "/metrics").await;
+        let count = |name: &str| -> u64 {
+            let prefix = format!("{name} ");
+            let line = metrics.lines().find(|l| l.starts_with(&prefix));
+            line.unwrap()[prefix.len()..].parse().unwrap()
+        };
+        assert!(count("switchboard_bus_sent_total") > 0, "{metrics}");
+        assert!(count("switchboard_bus_received_total") > 0, "{metrics}");
+        assert_eq!(count("switchboard_bus_dropped_total"), 0, "{metrics}");
+        assert_eq!(count("switchboard_bus_refused_total"), 0, "{metrics}");
+    }
 }
 
 /// The API's stop of a sub-agent, sent to A, stops the child B runs: A answers

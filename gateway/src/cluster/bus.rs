@@ -54,7 +54,11 @@ pub struct Bus {
     owner: Arc<str>,
     seq: AtomicU64,
     outgoing: mpsc::Sender<Arc<Event>>,
-    /// Events not sent: the queue was full, or they did not fit a payload.
+    /// Payloads sent (events, their parts, stops).
+    sent: AtomicU64,
+    /// Notifications of other processes taken (events re-emitted here, stops applied).
+    received: AtomicU64,
+    /// Events not sent: the queue was full, their `NOTIFY` failed, or they did not fit.
     dropped: AtomicU64,
     /// Payloads from others that were refused (not a bus message of this version).
     refused: AtomicU64,
@@ -78,7 +82,9 @@ impl Bus {
             tracing::warn!(session = %stop.session_key, "bus: a stop too large to send");
             return Ok(());
         };
-        store.notify(CHANNEL, &[payload]).await
+        store.notify(CHANNEL, &[payload]).await?;
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Whether a stop named run `run_id` (it is to stop as soon as it starts here).
@@ -147,6 +153,8 @@ pub async fn start(
         owner: member.owner.clone(),
         seq: AtomicU64::new(0),
         outgoing: tx,
+        sent: AtomicU64::new(0),
+        received: AtomicU64::new(0),
         dropped: AtomicU64::new(0),
         refused: AtomicU64::new(0),
         stopped: Mutex::default(),
@@ -191,10 +199,13 @@ async fn publish_loop(
             }
             payloads.extend(parts);
         }
+        let n = payloads.len() as u64;
         if let Err(e) = store.notify(CHANNEL, &payloads).await {
             bus.dropped
                 .fetch_add(payloads.len() as u64, Ordering::Relaxed);
             tracing::warn!(error = %e, events = payloads.len(), "bus: cannot send events to the other processes");
+        } else {
+            bus.sent.fetch_add(n, Ordering::Relaxed);
         }
     }
 }
@@ -224,6 +235,7 @@ async fn take(rt: &Arc<Runtime>, bus: &Bus, payload: &str) {
     if env.from == *bus.owner {
         return;
     }
+    bus.received.fetch_add(1, Ordering::Relaxed);
     match env.msg {
         Msg::Stop(stop) => {
             super::stop::apply(rt, &stop);
@@ -268,6 +280,23 @@ async fn deliver(rt: &Arc<Runtime>, received: Received) {
     match &event {
         Event::RunEnded(end) if waiters_only => rt.run_ends.publish(end),
         _ => rt.emit_local(event),
+    }
+}
+
+/// The bus's counters for `/metrics` (nothing without a bus).
+pub fn metrics(bus: Option<&Arc<Bus>>, out: &mut String) {
+    use std::fmt::Write;
+    let Some(bus) = bus else {
+        return;
+    };
+    for (name, value) in [
+        ("switchboard_bus_sent_total", &bus.sent),
+        ("switchboard_bus_received_total", &bus.received),
+        ("switchboard_bus_dropped_total", &bus.dropped),
+        ("switchboard_bus_refused_total", &bus.refused),
+    ] {
+        let _ = writeln!(out, "# TYPE {name} counter");
+        let _ = writeln!(out, "{name} {}", value.load(Ordering::Relaxed));
     }
 }
 

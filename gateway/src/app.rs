@@ -176,6 +176,11 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     // finishes during the shutdown grace still reaches the browser that asked.
     let sockets_cancel = CancellationToken::new();
     let outbox_task = tokio::spawn(outbox::run(rt.clone(), outbox_cancel.clone()));
+    // Shared mode: the bus to the other processes, up before any run starts here, and
+    // until the sockets close (stops reach runs that drain; events reach other clients).
+    if let Some(member) = &member {
+        crate::cluster::bus::start(&rt, member, &tasks, sockets_cancel.clone()).await?;
+    }
 
     warn_shared_dm_session(&rt, &cfg).await;
     // Worktrees a crash left half made or unfinished, before their runs resume.

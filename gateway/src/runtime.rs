@@ -100,6 +100,8 @@ pub struct Runtime {
     /// This process as one of several active on its database (shared mode); `None` when
     /// it is the one process that acts (SQLite, standby mode).
     pub member: Option<crate::cluster::Member>,
+    /// Shared mode's bus (`cluster::bus`), set once when `app` starts it; unset otherwise.
+    bus: std::sync::OnceLock<Arc<crate::cluster::bus::Bus>>,
 }
 
 impl Runtime {
@@ -145,6 +147,7 @@ impl Runtime {
             progress: Default::default(),
             shutdown,
             member,
+            bus: std::sync::OnceLock::new(),
         })
     }
 
@@ -183,7 +186,16 @@ impl Runtime {
     }
 
     pub(crate) fn set_active(&self, session_key: &str, run: ActiveRun) {
-        self.active.lock().insert(session_key.to_string(), run);
+        self.active
+            .lock()
+            .insert(session_key.to_string(), run.clone());
+        // Shared mode: a stop that named this run before it got here (`cluster::stop`).
+        // Looked at after registering: a stop applied meanwhile sees the run instead.
+        if let Some(bus) = self.bus.get() {
+            if bus.was_stopped(&run.run_id) {
+                run.cancel(CancelReason::User);
+            }
+        }
     }
 
     pub(crate) fn clear_active(&self, session_key: &str, run_id: &str) {
@@ -194,8 +206,27 @@ impl Runtime {
     }
 
     /// Publish a live event: a run's end to the waiters of its session, and every event
-    /// on the bus (nothing is shared, or allocated, when nobody listens).
+    /// on the bus (nothing is shared, or allocated, when nobody listens). In shared mode
+    /// the other processes get it too (`cluster::bus`).
     pub fn emit(&self, event: Event) {
+        match self.bus.get() {
+            None => self.emit_local(event),
+            Some(bus) => {
+                let event = Arc::new(event);
+                bus.publish(&event);
+                if let Event::RunEnded(end) = &*event {
+                    self.run_ends.publish(end);
+                }
+                if self.events.receiver_count() > 0 {
+                    let _ = self.events.send(event);
+                }
+            }
+        }
+    }
+
+    /// [`Runtime::emit`] to this process's subscribers only (an event another process
+    /// emitted, re-emitted here by the bus).
+    pub fn emit_local(&self, event: Event) {
         if let Event::RunEnded(end) = &event {
             self.run_ends.publish(end);
         }
@@ -203,6 +234,25 @@ impl Runtime {
             return;
         }
         let _ = self.events.send(Arc::new(event));
+    }
+
+    /// Whether an event emitted now is heard: someone here subscribes, or (shared mode)
+    /// the other processes may (a run's streamed text is built only then).
+    pub fn is_heard(&self) -> bool {
+        self.events.receiver_count() > 0 || self.bus.get().is_some()
+    }
+
+    /// Shared mode's bus, once started.
+    pub fn bus(&self) -> Option<&Arc<crate::cluster::bus::Bus>> {
+        self.bus.get()
+    }
+
+    /// Set the bus (once; `cluster::bus::start`).
+    pub(crate) fn set_bus(
+        &self,
+        bus: Arc<crate::cluster::bus::Bus>,
+    ) -> Result<(), Arc<crate::cluster::bus::Bus>> {
+        self.bus.set(bus)
     }
 }
 

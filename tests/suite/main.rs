@@ -41,6 +41,7 @@ mod lifecycle;
 mod mcp;
 mod mcp_everything;
 mod postgres_shared;
+mod postgres_shared_bus;
 mod postgres_shared_cron;
 mod postgres_shared_discord;
 mod postgres_shared_fence;

@@ -11,16 +11,22 @@
 //!   its expiry has passed;
 //! - each channel's inbound side (`channel:telegram`, `channel:discord`) and the cron
 //!   scheduler (`cron`) run in the one process that holds their lease (`hold`); every
-//!   process can still send on every channel.
+//!   process can still send on every channel;
+//! - the bus (`bus`, over `LISTEN`/`NOTIFY`; its wire form in `wire`): every process's
+//!   events reach the clients of every other (`/ws`, `/api/events`, `wait: true`), and a
+//!   stop taken by any process reaches the one that runs the run (`stop`).
 //!
 //! In standby mode (the default) and on SQLite there is no `Member`: one process acts.
 
+pub mod bus;
 pub mod hold;
+pub mod stop;
+pub mod takeover;
+pub mod wire;
+mod wire_convert;
 
 use std::sync::Arc;
 use std::time::Duration;
-
-pub mod takeover;
 
 /// This process as one of several active on a database (shared mode).
 #[derive(Debug, Clone)]

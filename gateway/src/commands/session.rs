@@ -40,8 +40,10 @@ pub async fn status(
 }
 
 pub async fn new_session(rt: &Arc<Runtime>, session_key: &str) -> Result<String, StoreError> {
+    let mut local = None;
     if let Some(active) = rt.active_run(session_key) {
         active.cancel(CancelReason::User);
+        local = Some(active.run_id);
     }
     // Runs and messages that waited for the old session end with it (and say so to
     // whoever waits for them); none comes back at the next start.
@@ -50,6 +52,8 @@ pub async fn new_session(rt: &Arc<Runtime>, session_key: &str) -> Result<String,
         .get(dispatch::lane_for(session_key))
         .remove_queued(session_key);
     dispatch::drop_waiting(rt, session_key, &queued, "dropped by /new").await?;
+    // Shared mode: the session's runs on the other processes end too (none otherwise).
+    crate::cluster::stop::reach_others(rt, session_key, local.as_deref()).await?;
     let archived = rt.store.archive_session(session_key).await?;
     Ok(match archived {
         Some(s) => format!(
@@ -62,9 +66,11 @@ pub async fn new_session(rt: &Arc<Runtime>, session_key: &str) -> Result<String,
 
 pub async fn stop(rt: &Arc<Runtime>, session_key: &str) -> Result<String, StoreError> {
     let mut stopped = 0;
+    let mut local = None;
     if let Some(active) = rt.active_run(session_key) {
         active.cancel(CancelReason::User);
         stopped += 1;
+        local = Some(active.run_id);
     }
     let queued = rt
         .lanes
@@ -73,6 +79,8 @@ pub async fn stop(rt: &Arc<Runtime>, session_key: &str) -> Result<String, StoreE
     let dropped_msgs = dispatch::drop_waiting(rt, session_key, &queued, "stopped by /stop")
         .await?
         .len();
+    // Shared mode: the session's runs on the other processes (none otherwise).
+    stopped += crate::cluster::stop::reach_others(rt, session_key, local.as_deref()).await?;
     let children = crate::subagents::control::stop_children_of(
         rt,
         session_key,

@@ -23,6 +23,7 @@ mod interrupts;
 mod leases;
 mod ledger;
 mod messages;
+mod notify;
 mod outbox;
 mod progress;
 mod runs;

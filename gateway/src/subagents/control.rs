@@ -10,8 +10,9 @@ use crate::store::{RunEnd, RunStatus, StoreError, SubagentRow};
 /// Stop one child: cancel its running run, end its queued runs at once (its first run
 /// with its announce), and drop the messages that wait for it (its task, if its first run
 /// never started; `/subagents send` messages). A follow-up run started by `/subagents
-/// send` after the child's first run ended is stopped the same way. Returns whether
-/// anything was stopped. `note` ends up in the announce's Notes.
+/// send` after the child's first run ended is stopped the same way; in shared mode, so is
+/// a run of the child on another process (`cluster::stop`). Returns whether anything was
+/// stopped. `note` ends up in the announce's Notes.
 pub async fn stop_child(
     rt: &Arc<Runtime>,
     row: &SubagentRow,
@@ -22,9 +23,11 @@ pub async fn stop_child(
         rt.store.set_stop_note(&row.run_id, note).await?;
     }
     let mut stopped = false;
+    let mut local = None;
     if let Some(active) = rt.active_run(key) {
         active.cancel(CancelReason::User);
         stopped = true;
+        local = Some(active.run_id);
     }
     let mut removed = rt.lanes.get(queue::SUBAGENT).remove_queued(key);
     if let Some(at) = removed.iter().position(|id| id == &row.run_id) {
@@ -43,6 +46,8 @@ pub async fn stop_child(
         stopped = true;
     }
     stopped |= !removed.is_empty();
+    // Shared mode: the child's runs on the other processes (none otherwise).
+    stopped |= crate::cluster::stop::reach_others(rt, key, local.as_deref()).await? > 0;
     // (A child with nothing running or queued has nothing waiting: no write for it.)
     if stopped {
         dispatch::drop_waiting(rt, key, &removed, note).await?;

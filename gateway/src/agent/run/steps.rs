@@ -186,7 +186,7 @@ async fn model_call(
     let deltas = parking_lot::Mutex::new(Deltas::new(ctx.rt, &ctx.run.session_key, run_id));
     let mut on_text = |fresh: bool, piece: &str| deltas.lock().push(fresh, piece);
     let call = complete_with_retry_streaming(provider, req, policy, on_retry, &mut on_text);
-    if ctx.rt.events.receiver_count() == 0 {
+    if !ctx.rt.is_heard() {
         // Nobody listens now: no timer. A listener that joins during the call gets the
         // pieces as they come (held back at most until the next one) and the rest at its end.
         let resp = call.await;

@@ -20,6 +20,7 @@ mod leases;
 mod ledger;
 mod messages;
 pub mod migrate;
+mod notify;
 mod outbox;
 mod progress;
 mod runs;
@@ -37,6 +38,8 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::Connection as _;
 
 use super::Result;
+
+pub use notify::{Listener, Notification};
 
 /// The engine's name in errors and status.
 pub(super) const ENGINE: &str = "PostgreSQL";

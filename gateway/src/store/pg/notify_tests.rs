@@ -23,7 +23,7 @@ async fn next(l: &mut Listener) -> String {
 #[tokio::test]
 async fn listeners_hear_every_connection_and_hear_again_after_their_connection_is_killed() {
     let db = TestDb::create().await.unwrap();
-    let pg = Pg::open(db.url()).await.unwrap();
+    let pg = Pg::open(db.url(), None).await.unwrap();
     let pooled = pg.pool.size();
     let backoff = Backoff::new(Duration::from_millis(10), Duration::from_millis(200));
     let mut a = pg.listener(&[CHANNEL], backoff).await.unwrap();

@@ -11,7 +11,7 @@ use switchboard_testkit::fake_model::{FakeModel, Gate, Step};
 use switchboard_testkit::harness::{Gateway, GatewayBuilder};
 use switchboard_testkit::pg::TestDb;
 
-use crate::common::{config_for, BIN, WAIT};
+use crate::common::{config_for, get_json, BIN, WAIT};
 use crate::subagents::spawn_call;
 
 /// A shared-mode gateway on `db` with a 2 s lease.
@@ -28,18 +28,6 @@ async fn say(gw: &Gateway, key: &str, text: &str, wait: bool) -> Value {
     gw.http()
         .post(format!("{}/api/sessions/{key}/messages", gw.base_url()))
         .json(&json!({"text": text, "wait": wait}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
-/// `GET /api/runs/<id>` on `gw`.
-async fn run(gw: &Gateway, id: &str) -> Value {
-    gw.http()
-        .get(format!("{}/api/runs/{id}", gw.base_url()))
         .send()
         .await
         .unwrap()
@@ -81,7 +69,7 @@ async fn a_killed_process_s_run_is_finished_by_the_other() {
     let killed = Instant::now();
 
     let done = loop {
-        let r = run(&b, &run_id).await;
+        let r = get_json(&b, &format!("/api/runs/{run_id}")).await;
         if r["status"] != "running" && r["status"] != "queued" {
             break r;
         }

@@ -49,6 +49,24 @@ fn new_run<'a>(id: &'a str, key: &'a str, sid: &'a str, o: &'a Origin) -> NewRun
     }
 }
 
+/// A message for `key` accepted by `store` with its run `id` queued.
+async fn queue(store: &Store, id: &str, key: &str, sid: &str, o: &Origin) {
+    store
+        .accept_message(&inbound(key, o), Some(&new_run(id, key, sid, o)))
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+/// Start run `id` of `key` on `store`, claiming `claim`.
+async fn start(store: &Store, id: &str, key: &str, sid: &str, claim: Claim) {
+    store
+        .start_run(id, key, sid, None, Some(claim))
+        .await
+        .unwrap()
+        .unwrap();
+}
+
 /// (lease_owner, has an expiry) of run `id`.
 async fn run_lease(store: &Store, id: &str) -> (String, i64) {
     let owner = store
@@ -86,15 +104,9 @@ async fn runs_are_leased_to_the_process_that_queues_or_starts_them() {
     let o = origin();
     let key = "agent:main:webchat:direct:chat-1";
     let sid = a.ensure_session(key, "main", Some(&o)).await.unwrap().id;
-    a.accept_message(&inbound(key, &o), Some(&new_run("r1", key, &sid, &o)))
-        .await
-        .unwrap()
-        .unwrap();
+    queue(&a, "r1", key, &sid, &o).await;
     assert_eq!(run_lease(&a, "r1").await, ("a".into(), 1), "queued");
-    a.start_run("r1", key, &sid, None, Some(Claim::All))
-        .await
-        .unwrap()
-        .unwrap();
+    start(&a, "r1", key, &sid, Claim::All).await;
     assert_eq!(run_lease(&a, "r1").await, ("a".into(), 1), "running");
     a.finish_run("r1", &RunEnd::bare(RunStatus::Succeeded, None))
         .await
@@ -120,15 +132,9 @@ async fn a_session_runs_on_one_process_at_a_time() {
     let key = "agent:main:webchat:direct:chat-1";
     let sid = a.ensure_session(key, "main", Some(&o)).await.unwrap().id;
     for id in ["r1", "r2"] {
-        a.accept_message(&inbound(key, &o), Some(&new_run(id, key, &sid, &o)))
-            .await
-            .unwrap()
-            .unwrap();
+        queue(&a, id, key, &sid, &o).await;
     }
-    a.start_run("r1", key, &sid, None, Some(Claim::Oldest))
-        .await
-        .unwrap()
-        .unwrap();
+    start(&a, "r1", key, &sid, Claim::Oldest).await;
     let refused = b
         .start_run("r2", key, &sid, None, Some(Claim::Oldest))
         .await;
@@ -145,14 +151,8 @@ async fn a_session_runs_on_one_process_at_a_time() {
     // Another session starts at once.
     let other = "agent:main:webchat:direct:chat-2";
     let osid = b.ensure_session(other, "main", Some(&o)).await.unwrap().id;
-    b.accept_message(&inbound(other, &o), Some(&new_run("r3", other, &osid, &o)))
-        .await
-        .unwrap()
-        .unwrap();
-    b.start_run("r3", other, &osid, None, Some(Claim::All))
-        .await
-        .unwrap()
-        .unwrap();
+    queue(&b, "r3", other, &osid, &o).await;
+    start(&b, "r3", other, &osid, Claim::All).await;
 
     a.finish_run("r1", &RunEnd::bare(RunStatus::Succeeded, None))
         .await
@@ -180,15 +180,9 @@ async fn a_dead_process_s_runs_and_sends_are_taken_over_once_its_leases_expire()
     let key = "agent:main:webchat:direct:chat-1";
     let sid = a.ensure_session(key, "main", Some(&o)).await.unwrap().id;
     for id in ["r1", "r2"] {
-        a.accept_message(&inbound(key, &o), Some(&new_run(id, key, &sid, &o)))
-            .await
-            .unwrap()
-            .unwrap();
+        queue(&a, id, key, &sid, &o).await;
     }
-    a.start_run("r1", key, &sid, None, Some(Claim::Oldest))
-        .await
-        .unwrap()
-        .unwrap();
+    start(&a, "r1", key, &sid, Claim::Oldest).await;
     a.enqueue_outbox("k1", &o, "hi").await.unwrap();
     let row = a.due_outbox(10).await.unwrap().remove(0);
     assert!(a.claim_outbox(row.id).await.unwrap());
@@ -232,24 +226,12 @@ async fn a_cut_run_waits_for_its_session_s_live_run_before_it_is_taken_over() {
     let o = origin();
     let key = "agent:main:webchat:direct:chat-1";
     let sid = a.ensure_session(key, "main", Some(&o)).await.unwrap().id;
-    a.accept_message(&inbound(key, &o), Some(&new_run("r1", key, &sid, &o)))
-        .await
-        .unwrap()
-        .unwrap();
-    a.start_run("r1", key, &sid, None, Some(Claim::All))
-        .await
-        .unwrap()
-        .unwrap();
+    queue(&a, "r1", key, &sid, &o).await;
+    start(&a, "r1", key, &sid, Claim::All).await;
     tokio::time::sleep(short + Duration::from_millis(100)).await;
     // `b` took the chat over and started a run of the session before looking for orphans.
-    b.accept_message(&inbound(key, &o), Some(&new_run("r2", key, &sid, &o)))
-        .await
-        .unwrap()
-        .unwrap();
-    b.start_run("r2", key, &sid, None, Some(Claim::All))
-        .await
-        .unwrap()
-        .unwrap();
+    queue(&b, "r2", key, &sid, &o).await;
+    start(&b, "r2", key, &sid, Claim::All).await;
     assert_eq!(b.take_over_runs().await.unwrap(), vec![]);
     b.finish_run("r2", &RunEnd::bare(RunStatus::Succeeded, None))
         .await

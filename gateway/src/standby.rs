@@ -19,6 +19,8 @@ use tokio_util::task::TaskTracker;
 
 use crate::store::{process_lease, Lease, Store, GATEWAY_LEASE};
 
+use self::rhythm::{Kept, Renewal};
+
 /// The exit code of a process that lost the `gateway` lease (sysexits' EX_TEMPFAIL: run it
 /// again and it stands by, or takes over).
 pub const EXIT_LEASE_LOST: u8 = crate::cli::exit::TEMPFAIL;
@@ -33,26 +35,6 @@ pub fn owner_id() -> String {
         .unwrap_or_else(|| "localhost".to_owned());
     let suffix = uuid::Uuid::new_v4().simple().to_string();
     format!("{host}:{}:{}", std::process::id(), &suffix[..8])
-}
-
-/// Longest wait between a standby's attempts: a graceful stop releases the lease, and
-/// the standby should notice within about a second, whatever the timeout (one small
-/// statement a second per standby).
-const STANDBY_POLL_MAX: Duration = Duration::from_secs(1);
-
-/// How often the lease is renewed.
-pub fn renew_every(timeout: Duration) -> Duration {
-    timeout / 3
-}
-
-/// How often a standby tries to take the lease.
-fn standby_poll(timeout: Duration) -> Duration {
-    renew_every(timeout).min(STANDBY_POLL_MAX)
-}
-
-/// How long without a successful renewal the active process keeps acting.
-fn give_up_after(timeout: Duration) -> Duration {
-    timeout * 2 / 3
 }
 
 /// Waits until this process holds the `gateway` lease (`Some`, with the instant the
@@ -72,7 +54,7 @@ pub async fn acquire(
                 standing_by_for = Some(other);
             }
             tokio::select! {
-                _ = tokio::time::sleep(standby_poll(timeout)) => continue,
+                _ = tokio::time::sleep(rhythm::poll(timeout)) => continue,
                 _ = shutdown.cancelled() => return None,
             }
         }
@@ -101,7 +83,7 @@ pub async fn acquire(
             Err(e) => tracing::warn!(error = %e, "cannot take the gateway lease; trying again"),
         }
         tokio::select! {
-            _ = tokio::time::sleep(standby_poll(timeout)) => {}
+            _ = tokio::time::sleep(rhythm::poll(timeout)) => {}
             _ = shutdown.cancelled() => return None,
         }
     }
@@ -123,14 +105,14 @@ async fn join(
                 tracing::error!("standing by: {other} is active on this database in standby mode (storage.processes); every process on one database must use the same mode");
             }
             tokio::select! {
-                _ = tokio::time::sleep(standby_poll(timeout)) => continue,
+                _ = tokio::time::sleep(rhythm::poll(timeout)) => continue,
                 _ = shutdown.cancelled() => return None,
             }
         }
         if let Err(e) = store.set_shared_mode(true).await {
             tracing::warn!(error = %e, "cannot put the database in shared mode; trying again");
             tokio::select! {
-                _ = tokio::time::sleep(standby_poll(timeout)) => continue,
+                _ = tokio::time::sleep(rhythm::poll(timeout)) => continue,
                 _ = shutdown.cancelled() => return None,
             }
         }
@@ -149,7 +131,7 @@ async fn join(
             Err(e) => tracing::warn!(error = %e, "cannot take the process lease; trying again"),
         }
         tokio::select! {
-            _ = tokio::time::sleep(standby_poll(timeout)) => {}
+            _ = tokio::time::sleep(rhythm::poll(timeout)) => {}
             _ = shutdown.cancelled() => return None,
         }
     }
@@ -215,61 +197,38 @@ pub fn spawn_keeper(
 async fn keep(
     store: &Store,
     lease: &Lease,
-    mut last_ok: Instant,
+    last_ok: Instant,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> Result<(), String> {
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(renew_every(timeout)) => {}
-            _ = cancel.cancelled() => return Ok(()),
-        }
-        let deadline = last_ok + give_up_after(timeout);
-        let sent = Instant::now();
-        // A process lease (shared mode) is renewed with everything the process holds.
-        let renew = async {
-            if lease.name == GATEWAY_LEASE {
-                store
-                    .renew_lease(&lease.name, &lease.owner, lease.fence, timeout)
-                    .await
-            } else {
-                store
-                    .renew_process(&lease.owner, lease.fence, timeout)
-                    .await
-            }
+    let gateway = lease.name == GATEWAY_LEASE;
+    // A process lease (shared mode) is renewed with everything the process holds.
+    let renew = || async {
+        let held = if gateway {
+            store
+                .renew_lease(&lease.name, &lease.owner, lease.fence, timeout)
+                .await?
+        } else {
+            store
+                .renew_process(&lease.owner, lease.fence, timeout)
+                .await?
         };
-        let renewed = tokio::select! {
-            r = tokio::time::timeout_at(deadline, renew) => r,
-            _ = cancel.cancelled() => return Ok(()),
-        };
-        match renewed {
-            Ok(Ok(true)) => last_ok = sent,
-            Ok(Ok(false)) if lease.name == GATEWAY_LEASE => {
-                return Err("the gateway lease was taken by another process".into())
+        Ok(match held {
+            true => Renewal::Held,
+            false if gateway => {
+                Renewal::Gone("the gateway lease was taken by another process".into())
             }
-            Ok(Ok(false)) => return Err(format!("the lease {} expired", lease.name)),
-            Ok(Err(e)) if Instant::now() < deadline => {
-                tracing::warn!(error = %e, lease = %lease.name, "cannot renew the lease; trying again");
-            }
-            Ok(Err(e)) => {
-                return Err(format!(
-                    "the lease {} could not be renewed for {:?} ({e})",
-                    lease.name,
-                    give_up_after(timeout)
-                ))
-            }
-            Err(_) => {
-                return Err(format!(
-                    "the lease {} could not be renewed for {:?} (the database did not answer)",
-                    lease.name,
-                    give_up_after(timeout)
-                ))
-            }
-        }
+            false => Renewal::Gone(format!("the lease {} expired", lease.name)),
+        })
+    };
+    match rhythm::keep(&lease.name, last_ok, timeout, cancel, renew).await {
+        Kept::Cancelled => Ok(()),
+        Kept::Lost(why) => Err(why),
     }
 }
 
 pub mod file_lock;
+pub mod rhythm;
 
 /// How a process's start goes on its database.
 pub enum Start {

@@ -3,8 +3,8 @@
 //! gateway session) or the cron scheduler (`cron`) — held under a named lease taken with
 //! this process's owner id (docs/postgres.md, "Shared mode: channels and cron").
 //!
-//! [`hold`] tries to take the lease every third of `storage.leaseTimeout` (at most a second
-//! apart, as a standby does); once it has it, it starts the work with the lease and a
+//! [`hold`] tries to take the lease in the rhythm every lease keeper follows
+//! (`standby::rhythm`); once it has it, it starts the work with the lease and a
 //! child token, and takes the lease again every third of the timeout (which renews it
 //! while it is this process's). When that finds the lease gone — another process has it,
 //! or its fence changed since — or no attempt has succeeded for two thirds of the
@@ -19,6 +19,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::standby::rhythm::{self, Kept, Renewal};
 use crate::store::{Lease, Store};
 
 use super::Member;
@@ -31,27 +32,8 @@ pub fn channel_lease(channel: &str) -> String {
     format!("channel:{channel}")
 }
 
-/// Longest wait between two attempts to take a lease another process holds (one small
-/// statement each): a released lease is taken within about a second.
-const WAIT_POLL_MAX: Duration = Duration::from_secs(1);
-
 /// How long the work gets to stop on its token before it is dropped (aborted).
 const STOP_WAIT: Duration = Duration::from_secs(2);
-
-/// How often the held lease is taken again (renewed, and checked).
-fn check_every(timeout: Duration) -> Duration {
-    timeout / 3
-}
-
-/// How often a process that does not hold the lease tries to take it.
-fn wait_poll(timeout: Duration) -> Duration {
-    check_every(timeout).min(WAIT_POLL_MAX)
-}
-
-/// How long without a successful attempt the holder keeps running the work.
-fn give_up_after(timeout: Duration) -> Duration {
-    timeout * 2 / 3
-}
 
 /// Why the work stopped.
 enum End {
@@ -144,57 +126,40 @@ async fn wait_for(
             }
         }
         tokio::select! {
-            _ = tokio::time::sleep(wait_poll(timeout)) => {}
+            _ = tokio::time::sleep(rhythm::poll(timeout)) => {}
             _ = cancel.cancelled() => return None,
         }
     }
 }
 
-/// While the work runs: takes `lease` again every third of `timeout`; returns when it is
-/// lost (or cannot be confirmed for two thirds of the timeout) or `cancel` fires.
+/// While the work runs: takes `lease` again every third of `timeout` (which renews it
+/// while it is this process's); returns when it is lost (or cannot be confirmed for two
+/// thirds of the timeout) or `cancel` fires.
 async fn keep(
     store: &Store,
     lease: &Lease,
-    mut last_ok: Instant,
+    last_ok: Instant,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> End {
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(check_every(timeout)) => {}
-            _ = cancel.cancelled() => return End::Cancelled,
-        }
-        let deadline = last_ok + give_up_after(timeout);
-        let sent = Instant::now();
-        let again = tokio::select! {
-            r = tokio::time::timeout_at(deadline, store.acquire_lease(&lease.name, &lease.owner, timeout)) => r,
-            _ = cancel.cancelled() => return End::Cancelled,
-        };
-        match again {
-            Ok(Ok(Some(l))) if l.fence == lease.fence => last_ok = sent,
-            Ok(Ok(Some(l))) => {
-                return End::Lost(format!(
+    let again = || async {
+        Ok(
+            match store
+                .acquire_lease(&lease.name, &lease.owner, timeout)
+                .await?
+            {
+                Some(l) if l.fence == lease.fence => Renewal::Held,
+                Some(l) => Renewal::Gone(format!(
                     "another process held it in between (fence {} → {})",
                     lease.fence, l.fence
-                ))
-            }
-            Ok(Ok(None)) => return End::Lost("the lease was taken by another process".into()),
-            Ok(Err(e)) if Instant::now() < deadline => {
-                tracing::warn!(lease = %lease.name, error = %e, "cannot renew the lease; trying again");
-            }
-            Ok(Err(e)) => {
-                return End::Lost(format!(
-                    "the lease could not be renewed for {:?} ({e})",
-                    give_up_after(timeout)
-                ))
-            }
-            Err(_) => {
-                return End::Lost(format!(
-                    "the lease could not be renewed for {:?} (the database did not answer)",
-                    give_up_after(timeout)
-                ))
-            }
-        }
+                )),
+                None => Renewal::Gone("the lease was taken by another process".into()),
+            },
+        )
+    };
+    match rhythm::keep(&lease.name, last_ok, timeout, cancel, again).await {
+        Kept::Cancelled => End::Cancelled,
+        Kept::Lost(why) => End::Lost(why),
     }
 }
 

@@ -17,7 +17,7 @@ use crate::runtime::Runtime;
 
 /// Look for orphaned work every renewal period until `cancel` fires.
 pub async fn run(rt: Arc<Runtime>, member: Member, cancel: CancellationToken) {
-    let every = crate::standby::renew_every(member.lease_timeout);
+    let every = crate::standby::rhythm::renew_every(member.lease_timeout);
     loop {
         tokio::select! {
             _ = tokio::time::sleep(every) => {}

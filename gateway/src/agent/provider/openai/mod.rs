@@ -197,10 +197,12 @@ impl Provider for OpenAiProvider {
         req: &ModelRequest,
         on_text: &mut (dyn for<'s> FnMut(&'s str) + Send),
     ) -> Result<ModelResponse, ProviderError> {
+        let body = super::json_body(req, &request_body(req))?;
         let mut rb = self
             .http
             .post(format!("{}/chat/completions", self.base_url))
-            .json(&request_body(req));
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body);
         if let Some(key) = &self.api_key {
             rb = rb.bearer_auth(key);
         }

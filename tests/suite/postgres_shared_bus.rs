@@ -1,7 +1,8 @@
 //! Two real `switchboard run` processes in shared mode (`storage.processes: "shared"`) on
 //! one PostgreSQL database, and the bus between them (`LISTEN`/`NOTIFY`): a run on B is
 //! seen on A's event stream, and `/stop` or the API's stop sent to A stops it on B — the
-//! model call B made is dropped, and A's answer counts the run it does not run itself.
+//! model call B made is dropped, and A's answer counts the run it does not run itself; A's
+//! `/status` and `GET /api/sessions` show B's run as running.
 //!
 //! Both start on an empty database (each recovers what it finds at start; with nothing
 //! stored, nothing is recovered twice).
@@ -50,9 +51,10 @@ async fn post(gw: &Gateway, path: &str, body: Value) -> (u16, Value) {
 }
 
 /// `/stop` in a web chat on A stops the chat's run that B runs (posted to B through the
-/// API), and A's event stream shows B's run start and end. (Catches: a stop that looks
-/// only at A's own runs — "Nothing to stop." while B's run goes on —, and events that stay
-/// on the process that emitted them.)
+/// API), A's `/status` and session list show that run, and A's event stream shows it start
+/// and end. (Catches: a stop or a status that looks only at A's own runs — "Nothing to
+/// stop." or "Running: no" while B's run goes on —, and events that stay on the process
+/// that emitted them.)
 #[tokio::test]
 async fn stop_through_one_process_stops_the_run_on_the_other_and_its_events_reach_both() {
     let db = TestDb::create().await.unwrap();
@@ -74,7 +76,24 @@ async fn stop_through_one_process_stops_the_run_on_the_other_and_its_events_reac
     assert_eq!(started["runId"], accepted["runId"]);
     fake.wait_for_requests(1, WAIT).await.unwrap();
 
+    // A does not run it, and says it runs: `/status` and `GET /api/sessions` ask the store.
+    let run_id = accepted["runId"].as_str().unwrap();
     let mut ws = chat(&a, "main").await;
+    ws.send_text("/status").await.unwrap();
+    let status_text = ws.next_message(WAIT).await.unwrap();
+    assert!(
+        status_text.contains(&format!("Running: yes (run {})", &run_id[..8])),
+        "{status_text}"
+    );
+    let sessions = get_json(&a, "/api/sessions").await;
+    let listed = sessions["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["sessionKey"] == key)
+        .unwrap();
+    assert_eq!(listed["running"], accepted["runId"], "{listed}");
+
     ws.send_text("/stop").await.unwrap();
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "Stopped 1 run.");
     fake.wait_for_dropped(1, WAIT).await.unwrap();

@@ -14,12 +14,15 @@
 //!   process can still send on every channel;
 //! - the bus (`bus`, over `LISTEN`/`NOTIFY`; its wire form in `wire`): every process's
 //!   events reach the clients of every other (`/ws`, `/api/events`, `wait: true`), and a
-//!   stop taken by any process reaches the one that runs the run (`stop`).
+//!   stop taken by any process reaches the one that runs the run (`stop`);
+//! - which run of a session runs now is read from the store, whichever process runs it
+//!   (`running`).
 //!
 //! In standby mode (the default) and on SQLite there is no `Member`: one process acts.
 
 pub mod bus;
 pub mod hold;
+pub mod running;
 pub mod stop;
 pub mod takeover;
 pub mod wire;

@@ -18,8 +18,8 @@ pub async fn status(
         .unwrap_or_else(|| "none configured".into());
     let lane = rt.lanes.get(dispatch::lane_for(session_key)).stats();
     let waiting = rt.store.inbox_len(session_key).await?;
-    let running = match rt.active_run(session_key) {
-        Some(r) => format!("yes (run {})", short(&r.run_id)),
+    let running = match crate::cluster::running::of_session(rt, session_key).await? {
+        Some(id) => format!("yes (run {})", short(&id)),
         None => "no".into(),
     };
     let session = rt.store.active_session(session_key).await?;

@@ -44,9 +44,10 @@ pub async fn list_sessions(
         .store
         .list_sessions(q.archived, q.limit.unwrap_or(100).clamp(1, 1000))
         .await?;
+    let running = crate::cluster::running::by_session(&state.rt).await?;
     let sessions: Vec<SessionView> = rows
         .iter()
-        .map(|s| SessionView::new(s, state.rt.active_run(&s.key).map(|r| r.run_id)))
+        .map(|s| SessionView::new(s, running.get(&s.key).cloned()))
         .collect();
     Ok(Json(json!({ "sessions": sessions })))
 }

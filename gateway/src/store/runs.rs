@@ -197,4 +197,6 @@ engine_fns! {
     pub async fn take_over_runs(&self) -> Result<Vec<RunRow>>;
     /// The most recent runs of a session, newest first.
     pub async fn session_runs(&self, session_key: &str, limit: i64) -> Result<Vec<RunRow>>;
+    /// Each running run, whichever process runs it: its session key and id.
+    pub async fn running_runs(&self) -> Result<Vec<(String, String)>>;
 }

@@ -125,6 +125,15 @@ impl Pg {
         rows.iter().map(decode_run).collect()
     }
 
+    /// Each running run, whichever process runs it: its session key and id.
+    pub async fn running_runs(&self) -> Result<Vec<(String, String)>> {
+        Ok(
+            sqlx::query_as("SELECT session_key, id FROM runs WHERE status = 'running'")
+                .fetch_all(&self.pool)
+                .await?,
+        )
+    }
+
     /// The most recent runs of a session, newest first.
     pub async fn session_runs(&self, session_key: &str, limit: i64) -> Result<Vec<RunRow>> {
         let rows = sqlx::query(

@@ -86,41 +86,6 @@ pub struct ModelRequest {
     pub reasoning: Vec<ReasoningBlock>,
 }
 
-impl ModelRequest {
-    /// About how long this request's JSON body is: its texts, its tool calls' arguments and
-    /// its tools as rendered, plus room for the keys and quotes around them.
-    fn body_size_hint(&self) -> usize {
-        const PER_MESSAGE: usize = 64;
-        const ENVELOPE: usize = 512;
-        let messages: usize = self
-            .messages
-            .iter()
-            .map(|m| {
-                let calls: usize = m
-                    .tool_calls
-                    .iter()
-                    .map(|c| c.id.len() + c.name.len() + c.arguments.len() + PER_MESSAGE)
-                    .sum();
-                m.content.len() + calls + PER_MESSAGE
-            })
-            .sum();
-        let tools = self
-            .tools
-            .openai
-            .get()
-            .map_or_else(|| self.tools.len() * 512, |t| t.get().len());
-        ENVELOPE + self.model.len() + self.system.len() + messages + tools
-    }
-}
-
-/// `body` as JSON in one buffer sized for `req` up front: a long conversation's body is
-/// tens of kilobytes, which grown from empty would be copied over and over.
-fn json_body<T: Serialize>(req: &ModelRequest, body: &T) -> Result<Vec<u8>, ProviderError> {
-    let mut out = Vec::with_capacity(req.body_size_hint());
-    serde_json::to_writer(&mut out, body).map_err(|e| ProviderError::Encode(e.to_string()))?;
-    Ok(out)
-}
-
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
     pub input_tokens: u64,
@@ -161,9 +126,6 @@ pub enum ProviderError {
     /// The answer stopped before it was complete (the connection closed mid-stream).
     #[error("the model API's answer was cut off: {0}")]
     Truncated(String),
-    /// The request could not be written as JSON (not retried: it would fail the same way).
-    #[error("cannot encode the request to the model API: {0}")]
-    Encode(String),
 }
 
 impl ProviderError {

@@ -45,13 +45,11 @@ impl Provider for AnthropicProvider {
         req: &ModelRequest,
         on_text: &mut (dyn for<'s> FnMut(&'s str) + Send),
     ) -> Result<ModelResponse, ProviderError> {
-        let body = super::json_body(req, &wire::request_body(req))?;
         let mut rb = self
             .http
             .post(format!("{}/v1/messages", self.base_url))
             .header("anthropic-version", API_VERSION)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body);
+            .json(&wire::request_body(req));
         if let Some(key) = &self.api_key {
             rb = rb.header("x-api-key", key);
         }

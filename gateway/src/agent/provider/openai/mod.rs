@@ -197,12 +197,10 @@ impl Provider for OpenAiProvider {
         req: &ModelRequest,
         on_text: &mut (dyn for<'s> FnMut(&'s str) + Send),
     ) -> Result<ModelResponse, ProviderError> {
-        let body = super::json_body(req, &request_body(req))?;
         let mut rb = self
             .http
             .post(format!("{}/chat/completions", self.base_url))
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body);
+            .json(&request_body(req));
         if let Some(key) = &self.api_key {
             rb = rb.bearer_auth(key);
         }
@@ -309,69 +307,6 @@ mod tests {
                 "reasoning_effort": "medium",
                 "tools": [{"type": "function", "function": {"name": "sessions_list", "description": "list", "parameters": {"type": "object"}}}],
             })
-        );
-    }
-
-    /// The body is written into one buffer sized up front: the estimate covers a long
-    /// conversation with tool calls and the whole tool set, without reserving several
-    /// times what is written.
-    #[test]
-    fn the_body_buffer_is_sized_for_the_request() {
-        let tools = crate::agent::tools::ToolRegistry::builtin();
-        let offered = tools.for_run(&crate::config::Config::default(), None, false);
-        let mut messages = Vec::new();
-        for i in 0..200 {
-            messages.push(ChatMessage {
-                role: Role::User,
-                content: format!("question {i}: what is in the log of run {i}?"),
-                tool_calls: Vec::new(),
-                tool_call_id: None,
-                tool_name: None,
-            });
-            messages.push(ChatMessage {
-                role: Role::Assistant,
-                content: String::new(),
-                tool_calls: vec![ToolCallRecord {
-                    id: format!("call_{i}"),
-                    name: "read".into(),
-                    arguments: format!(r#"{{"path":"logs/run-{i}.log","limit":50}}"#),
-                }],
-                tool_call_id: None,
-                tool_name: None,
-            });
-            messages.push(ChatMessage {
-                role: Role::Tool,
-                content: "1\tstarted\n2\tended with 0 errors".repeat(3),
-                tool_calls: Vec::new(),
-                tool_call_id: Some(format!("call_{i}")),
-                tool_name: Some("read".into()),
-            });
-        }
-        let req = ModelRequest {
-            model: "m".into(),
-            system: "You are a helpful assistant.".repeat(40),
-            messages,
-            tools: tools.specs(&offered),
-            max_tokens: 4096,
-            thinking: None,
-            reasoning: Vec::new(),
-        };
-        let body = crate::agent::provider::json_body(&req, &request_body(&req)).expect("encodes");
-        assert_eq!(
-            body,
-            serde_json::to_vec(&request_body(&req)).expect("encodes")
-        );
-        assert!(
-            body.capacity() == req.body_size_hint() && body.len() <= body.capacity(),
-            "{} bytes written into {} reserved",
-            body.len(),
-            req.body_size_hint()
-        );
-        assert!(
-            body.len() * 2 > body.capacity(),
-            "{} bytes, {} reserved",
-            body.len(),
-            body.capacity()
         );
     }
 }

@@ -10,4 +10,6 @@ cd "$(dirname "$0")/.."
 # would unify the features of the dependencies they share and measure another binary.
 cargo build --release -p switchboard-gateway
 cargo build --release -p switchboard-bench
+# Idle memory depends on the hot-code linker script matching this binary: say when not.
+bash bench/hot-code.sh --check || true
 exec target/release/switchboard-bench "$@"

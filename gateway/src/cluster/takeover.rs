@@ -42,7 +42,7 @@ pub async fn pass(rt: &Arc<Runtime>) {
         Err(e) => tracing::warn!(error = %e, "cannot look for runs to take over"),
     }
     // Pending announces that no live process works on (each is taken under its lease).
-    match rt.store.pending_announces().await {
+    match rt.store.orphaned_announces().await {
         Ok(pending) => {
             for row in pending {
                 crate::subagents::announce::schedule(rt, &row.run_id);

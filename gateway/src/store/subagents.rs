@@ -143,6 +143,9 @@ engine_fns! {
     pub async fn all_subagents(&self, limit: i64) -> Result<Vec<SubagentRow>>;
     /// Sub-agents whose run ended and whose announce is not yet queued.
     pub async fn pending_announces(&self) -> Result<Vec<SubagentRow>>;
+    /// [`Store::pending_announces`] that no live process works on: no unexpired
+    /// `announce:<run id>` lease (shared mode's takeover pass).
+    pub async fn orphaned_announces(&self) -> Result<Vec<SubagentRow>>;
     /// Who stopped a child, for its announce's Notes (set before the cancel fires).
     pub async fn set_stop_note(&self, run_id: &str, note: &str) -> Result<()>;
     /// The earliest timer: (id, kind, target, due_at).

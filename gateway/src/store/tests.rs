@@ -204,6 +204,7 @@ mod engines {
         outbox::parts_sent_survive_and_copied_origins_get_their_chat on [sqlite, postgres],
         outbox::the_next_due_time_is_the_held_back_chats_head on [sqlite, postgres],
         turns::a_child_run_s_end_is_recorded_and_its_archive_timer_armed_once on [sqlite, postgres],
+        turns::an_announce_under_a_live_lease_is_not_orphaned on [sqlite, postgres],
         turns::a_spawn_commits_all_of_its_rows_or_none on [sqlite, postgres],
         turns::a_start_reads_what_was_added_since_the_cached_transcript on [sqlite, postgres],
         turns::accept_and_start_commits_message_run_and_start_together_once on [sqlite, postgres],

@@ -160,6 +160,20 @@ impl Pg {
         rows.iter().map(decode_subagent).collect()
     }
 
+    /// Pending announces without a live `announce:<run id>` lease.
+    pub async fn orphaned_announces(&self) -> Result<Vec<SubagentRow>> {
+        let rows = sqlx::query(&format!(
+            "{SELECT} WHERE s.announce_state = 'pending'
+               AND NOT EXISTS (SELECT 1 FROM leases l
+                                WHERE l.name = 'announce:' || s.run_id
+                                  AND l.expires_at >= switchboard_now_ms())
+             ORDER BY s.ended_at, s.seq"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(decode_subagent).collect()
+    }
+
     /// Who stopped a child, for its announce's Notes.
     pub async fn set_stop_note(&self, run_id: &str, note: &str) -> Result<()> {
         sqlx::query(

@@ -27,6 +27,15 @@ impl Holders {
 }
 
 impl Sqlite {
+    /// Whether `name` is held and unexpired.
+    pub(super) fn lease_live(&self, name: &str) -> bool {
+        let now = now_ms();
+        self.leases
+            .lock()
+            .get(name)
+            .is_some_and(|l| l.expires_at >= now)
+    }
+
     pub async fn acquire_lease(
         &self,
         name: &str,

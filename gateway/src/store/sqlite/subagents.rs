@@ -212,6 +212,14 @@ impl Sqlite {
         rows.iter().map(decode_subagent).collect()
     }
 
+    /// Pending announces without a live `announce:<run id>` lease (leases live in this
+    /// process: one process per database file).
+    pub async fn orphaned_announces(&self) -> Result<Vec<SubagentRow>> {
+        let mut pending = self.pending_announces().await?;
+        pending.retain(|row| !self.lease_live(&format!("announce:{}", row.run_id)));
+        Ok(pending)
+    }
+
     /// Who stopped a child, for its announce's Notes (set before the cancel fires).
     pub async fn set_stop_note(&self, run_id: &str, note: &str) -> Result<()> {
         sqlx::query("UPDATE subagent_runs SET stop_note = ? WHERE run_id = ? AND outcome IS NULL")

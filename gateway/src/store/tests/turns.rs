@@ -302,6 +302,33 @@ pub(super) async fn a_spawn_commits_all_of_its_rows_or_none(db: Db) {
     );
 }
 
+/// Shared mode's takeover pass looks only at the pending announces nobody works on: one
+/// under another process's live `announce:` lease is left out until that lease expires.
+/// Catches: every process trying every pending announce's lease every period.
+pub(super) async fn an_announce_under_a_live_lease_is_not_orphaned(db: Db) {
+    let (_d, store, o) = requester_store(db).await;
+    for id in ["c1", "c2"] {
+        spawned(&store, id, &o).await;
+        let end = RunEnd::bare(RunStatus::Succeeded, None);
+        assert!(store.finish_run(id, &end).await.unwrap().announce);
+    }
+    let ids = |rows: Vec<SubagentRow>| rows.into_iter().map(|r| r.run_id).collect::<Vec<_>>();
+    assert_eq!(ids(store.orphaned_announces().await.unwrap()), ["c1", "c2"]);
+    store
+        .acquire_lease("announce:c1", "other", std::time::Duration::from_secs(600))
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .acquire_lease("announce:c2", "dead", std::time::Duration::from_millis(1))
+        .await
+        .unwrap()
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    assert_eq!(ids(store.orphaned_announces().await.unwrap()), ["c2"]);
+    assert_eq!(ids(store.pending_announces().await.unwrap()), ["c1", "c2"]);
+}
+
 pub(super) async fn a_child_run_s_end_is_recorded_and_its_archive_timer_armed_once(db: Db) {
     let (_d, store, o) = requester_store(db).await;
     spawned(&store, "c1", &o).await;

@@ -59,6 +59,20 @@ async fn listeners_hear_every_connection_and_hear_again_after_their_connection_i
         .await
         .unwrap();
     assert!(ok);
+    // The signal is sent, not yet acted on: until the backend has exited, a notification
+    // still reaches `a` on its old connection. Wait for it to be gone.
+    loop {
+        let alive: bool =
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)")
+                .bind(killed)
+                .fetch_one(&mut third)
+                .await
+                .unwrap();
+        if !alive {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     // What is sent while `a` reconnects is lost to it: send until it hears.
     let heard = tokio::spawn(async move {
         let n = next(&mut a).await;

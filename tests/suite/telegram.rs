@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use switchboard_testkit::fake_model::{FakeModel, Step};
+use switchboard_testkit::fake_model::{FakeModel, Gate, Step};
 use switchboard_testkit::fake_telegram::{Chat, Failure, FakeTelegram, User};
 use switchboard_testkit::harness::Gateway;
 
@@ -38,7 +38,16 @@ async fn dms_and_forum_topics_get_their_replies_in_place() {
         vec!["subagents", "stop", "status", "new", "help"]
     );
 
+    // The first answer waits until the chat shows "typing…" (an instant answer may end
+    // the run before its typing task has sent anything, which is right: nothing to show).
+    let typing_seen = Gate::new();
+    fake.push_for(
+        "hello bot",
+        Step::gated(&typing_seen, Step::text("echo: hello bot")),
+    );
     tg.user_message(Chat::private(42), ann(), "hello bot");
+    tg.wait_for_call("sendChatAction", 1, WAIT).await.unwrap();
+    typing_seen.open();
     let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
     assert_eq!(
         (sent[0].chat_id, sent[0].thread_id, sent[0].text.as_str()),

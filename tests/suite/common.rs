@@ -66,6 +66,18 @@ pub async fn chat(gw: &Gateway, chat: &str) -> WsClient {
     ws
 }
 
+/// `POST {base}{path}` with a JSON `body`: the status and the JSON answer.
+pub async fn post_json(gw: &Gateway, path: &str, body: Value) -> (u16, Value) {
+    let r = gw
+        .http()
+        .post(format!("{}{path}", gw.base_url()))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
 /// `GET {base}{path}` as JSON.
 pub async fn get_json(gw: &Gateway, path: &str) -> Value {
     gw.http()

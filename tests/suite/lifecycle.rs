@@ -89,14 +89,7 @@ async fn a_turn_cut_by_shutdown_resumes_after_restart() {
 
 /// `POST /api/sessions/{key}/messages` with `body`; the status and the JSON answer.
 async fn post(gw: &Gateway, key: &str, body: Value) -> (u16, Value) {
-    let r = gw
-        .http()
-        .post(format!("{}/api/sessions/{key}/messages", gw.base_url()))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    (r.status().as_u16(), r.json().await.unwrap())
+    crate::common::post_json(gw, &format!("/api/sessions/{key}/messages"), body).await
 }
 
 /// Poll `/api/runs/{id}` (bounded) until the run has ended; its row.

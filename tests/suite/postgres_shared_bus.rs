@@ -12,7 +12,7 @@ use switchboard_testkit::fake_model::{FakeModel, Gate, Step};
 use switchboard_testkit::harness::{Gateway, GatewayBuilder, WsClient};
 use switchboard_testkit::pg::TestDb;
 
-use crate::common::{chat, config_for, get_json, get_text, BIN, WAIT};
+use crate::common::{chat, config_for, get_json, get_text, post_json, BIN, WAIT};
 use crate::subagents::spawn_call;
 
 /// A shared-mode gateway on `db`.
@@ -39,17 +39,6 @@ async fn next_event(events: &mut WsClient, ty: &str, key: &str) -> Value {
     }
 }
 
-async fn post(gw: &Gateway, path: &str, body: Value) -> (u16, Value) {
-    let r = gw
-        .http()
-        .post(format!("{}{path}", gw.base_url()))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    (r.status().as_u16(), r.json().await.unwrap())
-}
-
 /// `/stop` in a web chat on A stops the chat's run that B runs (posted to B through the
 /// API), A's `/status` and session list show that run, and A's event stream shows it start
 /// and end. (Catches: a stop or a status that looks only at A's own runs — "Nothing to
@@ -65,7 +54,7 @@ async fn stop_through_one_process_stops_the_run_on_the_other_and_its_events_reac
     let mut a_events = WsClient::connect(&a.events_url()).await.unwrap();
     let key = "agent:main:main";
 
-    let (status, accepted) = post(
+    let (status, accepted) = post_json(
         &b,
         &format!("/api/sessions/{key}/messages"),
         json!({"text": "slow task"}),
@@ -143,7 +132,7 @@ async fn the_apis_stop_through_one_process_stops_a_child_on_the_other() {
     let b = shared(&fake, &db).await;
     let mut a_events = WsClient::connect(&a.events_url()).await.unwrap();
 
-    let (status, answer) = post(
+    let (status, answer) = post_json(
         &b,
         "/api/sessions/agent:main:ops/messages",
         json!({"text": "fan out", "wait": true}),
@@ -156,7 +145,7 @@ async fn the_apis_stop_through_one_process_stops_a_child_on_the_other() {
     let id = child["runId"].as_str().unwrap();
     let child_key = child["childSessionKey"].as_str().unwrap().to_string();
 
-    let (status, stopped) = post(&a, &format!("/api/subagents/{id}/stop"), json!({})).await;
+    let (status, stopped) = post_json(&a, &format!("/api/subagents/{id}/stop"), json!({})).await;
     assert_eq!(
         (status, stopped),
         (200, json!({"runId": id, "stopped": true}))
@@ -178,7 +167,7 @@ async fn wait_true_on_one_process_waits_for_the_sessions_run_on_the_other() {
     let a = shared(&fake, &db).await;
     let b = shared(&fake, &db).await;
     let key = "agent:main:w";
-    let (status, _) = post(
+    let (status, _) = post_json(
         &b,
         &format!("/api/sessions/{key}/messages"),
         json!({"text": "first"}),

@@ -11,7 +11,7 @@ use switchboard_testkit::fake_model::{FakeModel, Gate, Step};
 use switchboard_testkit::harness::{Gateway, GatewayBuilder};
 use switchboard_testkit::pg::TestDb;
 
-use crate::common::{config_for, get_json, BIN, WAIT};
+use crate::common::{config_for, get_json, post_json, BIN, WAIT};
 use crate::subagents::spawn_call;
 
 /// A shared-mode gateway on `db` with a 2 s lease.
@@ -25,15 +25,10 @@ fn shared(fake: &FakeModel, db: &TestDb) -> GatewayBuilder {
 
 /// `POST /api/sessions/<key>/messages` on `gw`.
 async fn say(gw: &Gateway, key: &str, text: &str, wait: bool) -> Value {
-    gw.http()
-        .post(format!("{}/api/sessions/{key}/messages", gw.base_url()))
-        .json(&json!({"text": text, "wait": wait}))
-        .send()
+    let path = format!("/api/sessions/{key}/messages");
+    post_json(gw, &path, json!({"text": text, "wait": wait}))
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+        .1
 }
 
 /// Both processes are ready at once and each answers turns; a run in flight on A when A

@@ -120,6 +120,24 @@ async fn runs_are_leased_to_the_process_that_queues_or_starts_them() {
     assert_eq!(run_lease(&a, "r2").await, ("".into(), 0), "standby mode");
 }
 
+/// The session the two-run tests use.
+const SESSION: &str = "agent:main:webchat:direct:chat-1";
+
+/// [`SESSION`] on `a` with two queued runs, `r1` started (by `a`) and `r2` waiting: its id.
+async fn r1_running_r2_queued(a: &Store) -> String {
+    let o = origin();
+    let sid = a
+        .ensure_session(SESSION, "main", Some(&o))
+        .await
+        .unwrap()
+        .id;
+    for id in ["r1", "r2"] {
+        queue(a, id, SESSION, &sid, &o).await;
+    }
+    start(a, "r1", SESSION, &sid, Claim::Oldest).await;
+    sid
+}
+
 /// One session's runs run one at a time across processes: while `a` runs one, `b`'s start
 /// of another is refused (and stores nothing of the start); once `a`'s ends, it starts.
 /// Another session is not held up. Catches: two processes running one session's turns at
@@ -128,13 +146,7 @@ async fn runs_are_leased_to_the_process_that_queues_or_starts_them() {
 async fn a_session_runs_on_one_process_at_a_time() {
     let db = TestDb::create().await.unwrap();
     let (a, b) = (member(&db, "a", LIVE).await, member(&db, "b", LIVE).await);
-    let o = origin();
-    let key = "agent:main:webchat:direct:chat-1";
-    let sid = a.ensure_session(key, "main", Some(&o)).await.unwrap().id;
-    for id in ["r1", "r2"] {
-        queue(&a, id, key, &sid, &o).await;
-    }
-    start(&a, "r1", key, &sid, Claim::Oldest).await;
+    let (key, sid, o) = (SESSION, r1_running_r2_queued(&a).await, origin());
     let refused = b
         .start_run("r2", key, &sid, None, Some(Claim::Oldest))
         .await;
@@ -176,13 +188,8 @@ async fn a_dead_process_s_runs_and_sends_are_taken_over_once_its_leases_expire()
     let db = TestDb::create().await.unwrap();
     let short = Duration::from_millis(600);
     let (a, b) = (member(&db, "a", short).await, member(&db, "b", LIVE).await);
+    r1_running_r2_queued(&a).await;
     let o = origin();
-    let key = "agent:main:webchat:direct:chat-1";
-    let sid = a.ensure_session(key, "main", Some(&o)).await.unwrap().id;
-    for id in ["r1", "r2"] {
-        queue(&a, id, key, &sid, &o).await;
-    }
-    start(&a, "r1", key, &sid, Claim::Oldest).await;
     a.enqueue_outbox("k1", &o, "hi").await.unwrap();
     let row = a.due_outbox(10).await.unwrap().remove(0);
     assert!(a.claim_outbox(row.id).await.unwrap());

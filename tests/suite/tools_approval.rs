@@ -400,3 +400,87 @@ async fn builtins_run_unasked_unless_they_write_files() {
     wait_done(&mut ws, "b2", WAIT).await;
     assert!(!workspace(&gw).join("written.txt").exists());
 }
+
+/// An executable script in the workspace, written where a test (or the agent) can put it.
+fn workspace_program(gw: &Gateway, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = workspace(gw);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// With `id` allowed, a line that points `PATH` at the workspace (where a program of that
+/// name waits) is asked about, not run as "`id` is allowed"; denied, nothing ran.
+/// Catches: `PATH=. id` or `export PATH=.; id` running the workspace's `id` unasked.
+#[tokio::test]
+async fn a_line_that_moves_path_is_asked_about() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(
+        &fake,
+        json!({"tools": {"exec": {"allowlist": ["/usr/bin/id", "/bin/id"]}}}),
+    )
+    .await;
+    workspace_program(&gw, "id", "touch pwned");
+    let mut ws = chat(&gw, "main").await;
+
+    script(&fake, "i0", "exec", r#"{"command": "id -u"}"#);
+    ws.send_text("i0").await.unwrap();
+    assert_eq!(
+        ws.next_message(WAIT).await.unwrap(),
+        "done i0",
+        "id is allowed"
+    );
+    for (trigger, command) in [("i1", "PATH=. id"), ("i2", "export PATH=.:$PATH; id")] {
+        script(
+            &fake,
+            trigger,
+            "exec",
+            &json!({"command": command}).to_string(),
+        );
+        ws.send_text(trigger).await.unwrap();
+        let (id, text) = request_id(&mut ws).await;
+        assert!(text.contains("changes which program runs"), "{text}");
+        ws.send_text(&format!("/approve {id} deny")).await.unwrap();
+        wait_done(&mut ws, trigger, WAIT).await;
+    }
+    assert!(!workspace(&gw).join("pwned").exists());
+    fake.assert_no_violations();
+}
+
+/// A program in the agent's workspace is asked about every time: allow-always runs it
+/// once and remembers nothing. Catches: `./build.sh` allowed for good, after which the
+/// agent rewrites it with `write` (which keeps its mode) and runs anything unasked.
+#[tokio::test]
+async fn a_workspace_program_is_asked_about_every_time() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(&fake, allowlist()).await;
+    workspace_program(&gw, "build.sh", "touch \"built-$1\"");
+    let mut ws = chat(&gw, "main").await;
+
+    script(&fake, "b1", "exec", r#"{"command": "./build.sh one"}"#);
+    ws.send_text("b1").await.unwrap();
+    let (id, text) = request_id(&mut ws).await;
+    assert!(
+        text.contains("build.sh is in the agent's workspace"),
+        "{text}"
+    );
+    ws.send_text(&format!("/approve {id} allow-always"))
+        .await
+        .unwrap();
+    let answer = message_starting(&mut ws, "✅").await;
+    assert!(answer.contains("no program to remember"), "{answer}");
+    wait_done(&mut ws, "b1", WAIT).await;
+    assert!(workspace(&gw).join("built-one").exists());
+
+    script(&fake, "b2", "exec", r#"{"command": "./build.sh two"}"#);
+    ws.send_text("b2").await.unwrap();
+    let (id, _) = request_id(&mut ws).await;
+    ws.send_text(&format!("/approve {id} deny")).await.unwrap();
+    wait_done(&mut ws, "b2", WAIT).await;
+    assert!(!workspace(&gw).join("built-two").exists());
+    let (_, list) = cli(&gw, &["list"]).await;
+    assert!(list.starts_with("no programs allowed for good"), "{list}");
+    fake.assert_no_violations();
+}

@@ -179,6 +179,20 @@ async fn background_commands_are_managed_with_process() {
         seen.contains("ready") && seen.contains("got hello"),
         "{seen}"
     );
+    // `log` gives all the output kept, what `poll` handed out already included.
+    let r = json(
+        &call(
+            &fake,
+            &mut ws,
+            "p3-log",
+            "process",
+            &json!({"action": "log", "sessionId": id}).to_string(),
+        )
+        .await,
+    );
+    assert_eq!(r["status"], "running", "{r}");
+    let log = r["output"].as_str().unwrap();
+    assert!(log.contains("ready") && log.contains("got hello"), "{r}");
     let r = json(&call(&fake, &mut ws, "p4", "process", r#"{"action": "list"}"#).await);
     assert_eq!(r["processes"][0]["sessionId"], id.as_str());
     let r = json(
@@ -407,7 +421,7 @@ async fn bad_exec_arguments_get_clear_errors() {
             "q9",
             "process",
             json!({"action": "dance", "sessionId": "x"}).to_string(),
-            "no background command",
+            "unknown action `dance`",
         ),
         (
             "q10",

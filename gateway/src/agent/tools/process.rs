@@ -23,6 +23,8 @@ pub const MAX_RUNNING: usize = 16;
 const MAX_FINISHED: usize = 32;
 /// Largest `data` one `process write` sends.
 const MAX_WRITE: usize = 64 * 1024;
+/// How long one `process write` waits for the command to take its data.
+const WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 struct Entry {
     job: Arc<Job>,
@@ -40,8 +42,15 @@ impl Processes {
         entries.iter().filter(|e| e.job.ended().is_none()).count() < MAX_RUNNING
     }
 
-    pub fn add(&self, job: Arc<Job>) {
+    /// Keep `job` as a background command, unless [`MAX_RUNNING`] are running already
+    /// (checked and added under one lock: two calls at once cannot both take the last
+    /// place). `false`: not added.
+    #[must_use]
+    pub fn try_add(&self, job: Arc<Job>) -> bool {
         let mut entries = self.entries.lock();
+        if entries.iter().filter(|e| e.job.ended().is_none()).count() >= MAX_RUNNING {
+            return false;
+        }
         entries.push(Entry { job });
         let finished = entries.iter().filter(|e| e.job.ended().is_some()).count();
         let mut extra = finished.saturating_sub(MAX_FINISHED);
@@ -52,6 +61,7 @@ impl Processes {
             }
             true
         });
+        true
     }
 
     fn get(&self, session_key: &str, id: &str) -> Option<Arc<Job>> {
@@ -138,6 +148,11 @@ impl Tool for ProcessTool {
                 .collect();
             return Ok(json!({"processes": list}).to_string());
         }
+        if !matches!(action, "poll" | "log" | "write" | "kill") {
+            return Err(ToolError::Model(format!(
+                "unknown action `{action}`; use list, poll, log, write or kill"
+            )));
+        }
         let id = str_arg(&args, "sessionId")?;
         let Some(job) = self.procs.get(ctx.session_key, id) else {
             return Err(ToolError::Model(format!(
@@ -179,9 +194,21 @@ impl Tool for ProcessTool {
                         "this command has no stdin to write to (start it with exec background: true)".into(),
                     ));
                 };
-                pipe.write_all(data.as_bytes())
-                    .await
-                    .map_err(|e| ToolError::Model(format!("cannot write to the command: {e}")))?;
+                // A command that does not read its input fills the pipe: the write gives
+                // up rather than hold the call (and this command's stdin) until the run
+                // times out.
+                match tokio::time::timeout(WRITE_TIMEOUT, pipe.write_all(data.as_bytes())).await {
+                    Ok(written) => written.map_err(|e| {
+                        ToolError::Model(format!("cannot write to the command: {e}"))
+                    })?,
+                    Err(_) => {
+                        return Err(ToolError::Model(format!(
+                        "the command did not read its input within {} s (its input pipe is full); \
+                             part of `data` may have been written",
+                        WRITE_TIMEOUT.as_secs()
+                    )))
+                    }
+                }
                 let _ = pipe.flush().await;
                 Ok(json!({"sessionId": job.id, "written": data.len()}).to_string())
             }
@@ -195,5 +222,75 @@ impl Tool for ProcessTool {
                 "unknown action `{other}`; use list, poll, log, write or kill"
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio_util::sync::CancellationToken;
+    use tokio_util::task::TaskTracker;
+
+    use super::*;
+    use crate::agent::tools::exec::job::Spec;
+
+    fn start(command: &str, tasks: &TaskTracker, shutdown: &CancellationToken) -> Arc<Job> {
+        let dir = std::env::temp_dir();
+        let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+        let spec = Spec {
+            command,
+            workdir: &dir,
+            env: &env,
+            timeout: Duration::from_secs(60),
+            stdin: false,
+            session_key: "s",
+            sandbox: None,
+        };
+        Job::start(&spec, tasks, shutdown).expect("starts")
+    }
+
+    /// At most [`MAX_RUNNING`] commands run in the background, and a full table refuses
+    /// the next one (a command yielding to the background included); finished ones are
+    /// kept up to [`MAX_FINISHED`], the oldest dropped first.
+    /// Catches: a table that grows without bound, or a yielded command that skips the
+    /// running limit.
+    #[tokio::test]
+    async fn the_table_is_bounded() {
+        let (tasks, shutdown) = (TaskTracker::new(), CancellationToken::new());
+        let procs = Processes::default();
+        let running: Vec<_> = (0..MAX_RUNNING)
+            .map(|_| start("sleep 30", &tasks, &shutdown))
+            .collect();
+        for job in &running {
+            assert!(procs.try_add(job.clone()));
+        }
+        assert!(!procs.has_room());
+        let one_more = start("sleep 30", &tasks, &shutdown);
+        assert!(!procs.try_add(one_more.clone()), "past the running limit");
+        one_more.kill("test");
+        procs.kill_all();
+        for job in &running {
+            job.wait().await;
+        }
+        assert!(procs.has_room());
+
+        let mut finished = Vec::new();
+        for _ in 0..MAX_FINISHED + 8 {
+            let job = start("true", &tasks, &shutdown);
+            job.wait().await;
+            assert!(
+                procs.try_add(job.clone()),
+                "finished commands never fill the table"
+            );
+            finished.push(job);
+        }
+        let kept: Vec<String> = procs.list("s").iter().map(|j| j.id.clone()).collect();
+        assert_eq!(kept.len(), MAX_FINISHED);
+        let newest: Vec<String> = finished[8..].iter().map(|j| j.id.clone()).collect();
+        assert_eq!(kept, newest, "the oldest finished commands are dropped");
+        shutdown.cancel();
+        tasks.close();
+        tasks.wait().await;
     }
 }

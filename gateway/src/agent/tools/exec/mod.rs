@@ -89,6 +89,18 @@ impl Exec {
     }
 }
 
+/// Whether the program at `path` lies in `workspace` (or is a link to something there).
+fn inside(path: &str, workspace: &std::path::Path) -> bool {
+    let path = std::path::Path::new(path);
+    if path.starts_with(workspace) {
+        return true;
+    }
+    match (path.canonicalize(), workspace.canonicalize()) {
+        (Ok(path), Ok(workspace)) => path.starts_with(workspace),
+        _ => false,
+    }
+}
+
 /// The programs of a command line, resolved, and whether the allowlists cover them all.
 struct Check {
     covered: bool,
@@ -107,24 +119,38 @@ async fn check(
     let parsed = shell::parse(command);
     let stored = ctx.rt.store.exec_allowed(ctx.agent_id).await?;
     let mut missing = Vec::new();
-    let mut reasons = Vec::new();
+    let mut reasons: Vec<String> = Vec::new();
+    let mut reason = |why: String| {
+        if !reasons.contains(&why) {
+            reasons.push(why);
+        }
+    };
     for word in &parsed.commands {
         match resolve::resolve(word, workdir, path_var) {
             Program::Builtin(b) if parsed.writes => {
-                let why = format!("the shell builtin `{b}` writes a file through a redirection");
-                if !reasons.contains(&why) {
-                    reasons.push(why);
-                }
+                reason(format!(
+                    "the shell builtin `{b}` writes a file through a redirection"
+                ));
             }
             Program::Builtin(_) => {}
+            Program::Found(p) if policy.globs_allow(&p) => {}
+            // The agent can rewrite what lies in its workspace (the `write` tool keeps a
+            // file's mode): remembering it would allow whatever it becomes.
+            Program::Found(p) if inside(&p, ctx.workspace) => reason(format!(
+                "{p} is in the agent's workspace, which the agent can change: it is asked \
+                 about every time (allow-always allows it this once)"
+            )),
             Program::Found(p) => {
-                if !policy.globs_allow(&p) && !stored.contains(&p) && !missing.contains(&p) {
-                    reasons.push(format!("{p} is not in the allowlist"));
+                if !stored.contains(&p) && !missing.contains(&p) {
+                    reason(format!("{p} is not in the allowlist"));
                     missing.push(p);
                 }
             }
-            Program::Missing(w) => reasons.push(format!("`{w}` was not found on PATH")),
+            Program::Missing(w) => reason(format!("`{w}` was not found on PATH")),
         }
+    }
+    if parsed.changes_dir && resolve::path_is_relative(path_var) {
+        reason("PATH has a relative entry and the command changes folder first".into());
     }
     if let Some(u) = &parsed.unsure {
         reasons.push(format!("the command cannot be checked: {u}"));
@@ -252,11 +278,14 @@ impl Tool for Exec {
             }
         }
 
-        if background && !self.procs.has_room() {
-            return Err(ToolError::Model(format!(
+        let no_room = || {
+            ToolError::Model(format!(
                 "{} background commands are running already; kill one with the process tool first",
                 super::process::MAX_RUNNING
-            )));
+            ))
+        };
+        if background && !self.procs.has_room() {
+            return Err(no_room());
         }
         let spec = Spec {
             command,
@@ -270,7 +299,11 @@ impl Tool for Exec {
         let job = Job::start(&spec, &ctx.rt.tasks, &ctx.rt.shutdown)
             .map_err(|e| ToolError::Model(format!("cannot start the command: {e}")))?;
         if background {
-            self.procs.add(job.clone());
+            if !self.procs.try_add(job.clone()) {
+                // Another call took the last place since the check above.
+                job.kill("too many background commands");
+                return Err(no_room());
+            }
             return Ok(running(&job));
         }
         // A foreground command is killed if this call goes away (the run stopped or
@@ -282,21 +315,30 @@ impl Tool for Exec {
         } else {
             u64::MAX / 4
         });
-        tokio::select! {
-            (end, took) = job.wait() => {
-                guard.0 = None;
-                Ok(job.result(&end, took))
-            }
-            _ = tokio::time::sleep(yield_after) => {
-                guard.0 = None;
-                self.procs.add(job.clone());
-                Ok(running(&job))
-            }
-            _ = ctx.cancel.cancelled() => {
-                job.kill("the run was stopped");
-                let (end, took) = job.wait().await;
-                guard.0 = None;
-                Ok(job.result(&end, took))
+        let yielding = tokio::time::sleep(yield_after);
+        tokio::pin!(yielding);
+        let mut may_yield = true;
+        loop {
+            tokio::select! {
+                (end, took) = job.wait() => {
+                    guard.0 = None;
+                    return Ok(job.result(&end, took));
+                }
+                () = &mut yielding, if may_yield => {
+                    if self.procs.try_add(job.clone()) {
+                        guard.0 = None;
+                        return Ok(running(&job));
+                    }
+                    // No place in the background: it goes on in the foreground until it
+                    // ends or times out.
+                    may_yield = false;
+                }
+                () = ctx.cancel.cancelled() => {
+                    job.kill("the run was stopped");
+                    let (end, took) = job.wait().await;
+                    guard.0 = None;
+                    return Ok(job.result(&end, took));
+                }
             }
         }
     }

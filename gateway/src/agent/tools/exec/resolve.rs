@@ -32,13 +32,20 @@ pub fn resolve(word: &str, workdir: &Path, path_var: &str) -> Program {
             Program::Missing(word.to_string())
         };
     }
-    for dir in path_var.split(':').filter(|d| !d.is_empty()) {
-        let p = Path::new(dir).join(word);
+    for dir in path_var.split(':') {
+        // An empty entry is the working directory, a relative one is taken from it.
+        let p = workdir.join(dir).join(word);
         if is_executable(&p) {
             return Program::Found(normalize(&p).display().to_string());
         }
     }
     Program::Missing(word.to_string())
+}
+
+/// Whether `PATH` has an entry that names a folder relative to the working directory
+/// (relative, or empty: the working directory itself).
+pub fn path_is_relative(path_var: &str) -> bool {
+    path_var.split(':').any(|d| !d.starts_with('/'))
 }
 
 /// `.` and `..` removed without touching the file system (symlinks are not resolved: the
@@ -85,5 +92,31 @@ mod tests {
             resolve("no-such-prog-x", dir, "/bin"),
             Program::Missing("no-such-prog-x".into())
         );
+    }
+
+    /// Catches: an empty or relative `PATH` entry skipped or taken from the daemon's own
+    /// folder, while the shell searches the command's working directory there.
+    #[test]
+    fn relative_path_entries_are_searched_from_the_working_directory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).expect("mkdir");
+        for p in [dir.path().join("tool"), bin.join("tool")] {
+            std::fs::write(&p, "#!/bin/sh\n").expect("write");
+            std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .expect("chmod");
+        }
+        let found = |path_var: &str| match resolve("tool", dir.path(), path_var) {
+            Program::Found(p) => p,
+            other => panic!("{path_var:?}: {other:?}"),
+        };
+        let top = dir.path().join("tool").display().to_string();
+        assert_eq!(found(":/usr/bin"), top);
+        assert_eq!(found("/nonexistent::/usr/bin"), top);
+        assert_eq!(found("."), top);
+        assert_eq!(found("bin"), bin.join("tool").display().to_string());
+        assert!(path_is_relative("/usr/bin:"));
+        assert!(path_is_relative("bin:/usr/bin"));
+        assert!(!path_is_relative("/usr/bin:/bin"));
     }
 }

@@ -5,6 +5,13 @@
 //! does not follow (here-documents, loops, a computed command name, `eval`, wrappers
 //! that run their arguments) makes it *unsure*, and an unsure command is always asked
 //! about: the parser may over-ask, never under-ask.
+//!
+//! Checking the programs is only worth something while the shell finds them where the
+//! check looked, so the parser is also unsure of a line that could move them: one that
+//! sets `PATH`, a loader variable (`LD_PRELOAD`, …) or a shell start-up file (`ENV`,
+//! `BASH_ENV`) — by an assignment, `export`/`readonly`/`local`/`unset`/`read`/…, `${V:=…}`
+//! or arithmetic —, a command name that is a glob pattern, and a relative program path
+//! after a `cd` (which the check would resolve from the wrong folder).
 
 /// Deepest nesting of substitutions followed before giving up (unsure).
 const MAX_DEPTH: usize = 8;
@@ -24,6 +31,20 @@ pub const WRAPPERS: &[&str] = &[
     "ltrace", "watch", "flock", "unbuffer", "busybox",
 ];
 
+/// Builtins whose arguments name variables they set or unset (and bash's `printf -v`).
+const VARIABLE_BUILTINS: &[&str] = &[
+    "export", "readonly", "local", "declare", "typeset", "unset", "read", "getopts",
+];
+/// Builtins that change the working directory of the commands after them.
+const DIRECTORY_BUILTINS: &[&str] = &["cd", "pushd", "popd"];
+
+/// Whether setting `name` can change which program a later command runs, or what code
+/// it loads: the search path, the dynamic loader's variables (`LD_PRELOAD`, …), glibc's
+/// module path, and the files a starting shell reads.
+pub fn steers_programs(name: &str) -> bool {
+    matches!(name, "PATH" | "ENV" | "BASH_ENV" | "CDPATH" | "GCONV_PATH") || name.starts_with("LD_")
+}
+
 /// What a command line runs.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Parsed {
@@ -34,16 +55,14 @@ pub struct Parsed {
     /// An output redirection writes a file (`> f`, `>> f`, `&> f`; not `2>&1` or
     /// `> /dev/null`): then even shell builtins write somewhere.
     pub writes: bool,
+    /// A `cd` (or `pushd`/`popd`) may run first: programs found through a relative `PATH`
+    /// entry may then be found in another folder.
+    pub changes_dir: bool,
 }
 
 /// Parse `line` as `sh -c` would see it.
 pub fn parse(line: &str) -> Parsed {
-    let mut p = Parser {
-        chars: line.chars().collect(),
-        pos: 0,
-        out: Parsed::default(),
-        output_redirect: false,
-    };
+    let mut p = Parser::new(line, false);
     p.sequence(0, None);
     p.out
 }
@@ -54,6 +73,36 @@ struct Parser {
     out: Parsed,
     /// The pending redirection target is written to.
     output_redirect: bool,
+    /// What the arguments of the current simple command may set.
+    args: Args,
+}
+
+/// What the arguments of a simple command may set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Args {
+    #[default]
+    Nothing,
+    /// A builtin that sets or unsets the variables its arguments name.
+    Variables,
+    /// `printf`, which sets a variable only after `-v` (bash).
+    Printf,
+}
+
+impl Parser {
+    /// A parser of `text`; `changes_dir` when a `cd` may have run before it (the text of
+    /// a backtick substitution inherits its line's).
+    fn new(text: &str, changes_dir: bool) -> Parser {
+        Parser {
+            chars: text.chars().collect(),
+            pos: 0,
+            out: Parsed {
+                changes_dir,
+                ..Parsed::default()
+            },
+            output_redirect: false,
+            args: Args::Nothing,
+        }
+    }
 }
 
 /// A word being read: its text and whether any part of it was expanded at run time.
@@ -62,6 +111,24 @@ struct Word {
     text: String,
     started: bool,
     expanded: bool,
+    /// An unquoted `*`, `?` or `[`: the shell may replace the word with file names.
+    pattern: bool,
+    /// How much of `text` was written out before the first expansion or pattern
+    /// character (all of it when there was none).
+    literal: Option<usize>,
+}
+
+impl Word {
+    /// A part expanded when the line runs begins here.
+    pub(super) fn expand(&mut self) {
+        self.expanded = true;
+        self.literal.get_or_insert(self.text.len());
+    }
+
+    /// The text written out before anything the shell computes.
+    fn literal_text(&self) -> &str {
+        &self.text[..self.literal.unwrap_or(self.text.len())]
+    }
 }
 
 impl Parser {
@@ -82,6 +149,12 @@ impl Parser {
             self.pos = self.chars.len();
             return;
         }
+        let outer_args = std::mem::take(&mut self.args);
+        self.commands(depth, close);
+        self.args = outer_args;
+    }
+
+    fn commands(&mut self, depth: usize, close: Option<char>) {
         let mut at_command = true;
         // The next word is a redirection target, not a command or argument.
         let mut redirect_target = false;
@@ -136,6 +209,7 @@ impl Parser {
                     }
                     self.pos += 1;
                     at_command = true;
+                    self.args = Args::Nothing;
                 }
                 '<' | '>' => {
                     // A file-descriptor number just before (`2>`) is part of the operator.
@@ -214,6 +288,10 @@ impl Parser {
                     self.expansion(&mut word, depth);
                 }
                 _ => {
+                    if matches!(c, '*' | '?' | '[') {
+                        word.pattern = true;
+                        word.literal.get_or_insert(word.text.len());
+                    }
                     word.text.push(c);
                     word.started = true;
                     self.pos += 1;
@@ -240,6 +318,21 @@ impl Parser {
             return;
         }
         if !*at_command {
+            match self.args {
+                Args::Nothing => {}
+                Args::Variables => self.variable_argument(&w),
+                Args::Printf if w.text == "-v" => {
+                    self.unsure("`printf -v` sets a variable");
+                }
+                Args::Printf => {}
+            }
+            return;
+        }
+        // An assignment's value may be expanded; its name is written out.
+        if let Some(name) = assigned_name(w.literal_text()) {
+            if steers_programs(name) {
+                self.unsure(format!("setting `{name}` changes which program runs"));
+            }
             return;
         }
         if w.expanded {
@@ -248,9 +341,6 @@ impl Parser {
             return;
         }
         let text = w.text;
-        if is_assignment(&text) {
-            return;
-        }
         if LEADING_KEYWORDS.contains(&text.as_str()) {
             return;
         }
@@ -258,16 +348,54 @@ impl Parser {
             *at_command = false;
             return;
         }
-        if UNSURE_KEYWORDS.contains(&text.as_str()) {
+        if w.pattern && text != "[" {
+            self.unsure("the command name is a file name pattern");
+        } else if UNSURE_KEYWORDS.contains(&text.as_str()) {
             self.unsure(format!("`{text}` constructs are not followed"));
         } else if WRAPPERS.contains(&text.as_str()) {
             self.unsure(format!("`{text}` runs other commands"));
         } else if text.is_empty() {
             self.unsure("an empty command name");
+        } else if self.out.changes_dir && text.contains('/') && !text.starts_with('/') {
+            self.unsure(format!(
+                "`{text}` is a relative path after a `cd`, which may run it from another folder"
+            ));
         }
+        if DIRECTORY_BUILTINS.contains(&text.as_str()) {
+            self.out.changes_dir = true;
+        }
+        self.args = if VARIABLE_BUILTINS.contains(&text.as_str()) {
+            Args::Variables
+        } else if text == "printf" {
+            Args::Printf
+        } else {
+            Args::Nothing
+        };
         self.out.commands.push(text);
         *at_command = false;
     }
+
+    /// An argument of a builtin that sets variables: `NAME`, `NAME=value` or an option.
+    fn variable_argument(&mut self, w: &Word) {
+        let literal = w.literal_text();
+        let name = match literal.split_once('=') {
+            Some((name, _)) => name,
+            None if !w.expanded && !w.pattern => literal,
+            None => {
+                self.unsure("a variable a builtin sets is named when it runs");
+                return;
+            }
+        };
+        if steers_programs(name) {
+            self.unsure(format!("setting `{name}` changes which program runs"));
+        }
+    }
+}
+
+/// The variable a `NAME=value` word assigns.
+fn assigned_name(word: &str) -> Option<&str> {
+    let (name, _) = word.split_once('=')?;
+    is_assignment(word).then_some(name)
 }
 
 /// `NAME=value` (a variable assignment before a command).

@@ -2,7 +2,7 @@
 //! parameters, `$(…)` / backtick substitutions (whose commands are collected), `${…}` and
 //! `$((…))`.
 
-use super::{Parsed, Parser, Word, MAX_DEPTH};
+use super::{steers_programs, Parser, Word, MAX_DEPTH};
 
 impl Parser {
     /// Inside `"…"` (the opening quote consumed).
@@ -43,7 +43,7 @@ impl Parser {
         let c = self.peek(0);
         if c == Some('`') {
             self.pos += 1;
-            word.expanded = true;
+            word.expand();
             // The text up to the closing backtick is a command line of its own.
             let start = self.pos;
             while self.peek(0).is_some_and(|x| x != '`') {
@@ -62,15 +62,11 @@ impl Parser {
                 self.unsure("substitutions nested too deep");
                 return;
             }
-            let mut sub = Parser {
-                chars: inner.chars().collect(),
-                pos: 0,
-                out: Parsed::default(),
-                output_redirect: false,
-            };
+            let mut sub = Parser::new(&inner, self.out.changes_dir);
             sub.sequence(depth + 1, None);
             self.out.commands.extend(sub.out.commands);
             self.out.writes |= sub.out.writes;
+            self.out.changes_dir |= sub.out.changes_dir;
             if let Some(u) = sub.out.unsure {
                 self.unsure(u);
             }
@@ -80,9 +76,18 @@ impl Parser {
         match self.peek(1) {
             Some('(') if self.peek(2) == Some('(') => {
                 // Arithmetic `$((…))`: an expression, which may hold substitutions.
-                word.expanded = true;
+                word.expand();
                 self.pos += 3;
+                let start = self.pos;
                 self.scan_until(depth, ')', 1);
+                // `$((PATH = 1))` assigns.
+                let expression: String = self.chars[start..self.pos].iter().collect();
+                if let Some(name) = expression
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .find(|name| steers_programs(name))
+                {
+                    self.unsure(format!("arithmetic on `{name}` may set it"));
+                }
                 if self.peek(0) == Some(')') {
                     self.pos += 1;
                 } else {
@@ -90,18 +95,26 @@ impl Parser {
                 }
             }
             Some('(') => {
-                word.expanded = true;
+                word.expand();
                 self.pos += 2;
                 self.sequence(depth + 1, Some(')'));
             }
             Some('{') => {
-                word.expanded = true;
+                word.expand();
                 self.pos += 2;
+                let name: String = self.chars[self.pos..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric() || **c == '_')
+                    .collect();
+                let rest = &self.chars[self.pos + name.chars().count()..];
+                if steers_programs(&name) && matches!(rest, ['=', ..] | [':', '=', ..]) {
+                    self.unsure(format!("`${{{name}:=…}}` may set `{name}`"));
+                }
                 // `${…}` may hold substitutions in its word (`${x:-$(cmd)}`).
                 self.scan_until(depth, '}', 0);
             }
             Some(x) if x.is_ascii_alphanumeric() || "_@*#?$!-".contains(x) => {
-                word.expanded = true;
+                word.expand();
                 self.pos += 2;
                 if x.is_ascii_alphabetic() || x == '_' {
                     while self

@@ -49,14 +49,97 @@ enum GitError {
     TimedOut(String),
 }
 
-/// `git -C dir args…`, its stdout trimmed. No prompts; killed when it overruns.
+/// Settings given to every git command the daemon runs, over any the repository has: the
+/// repository is the agent's workspace, which its tools can write (`.git/config`,
+/// `.git/hooks/` included), and git would otherwise run the programs named there — with
+/// the daemon's rights, outside any sandbox, and without an approval. No hooks, no file
+/// system monitor, no submodules followed, no transport to another repository.
+const NEUTRAL_CONFIG: &[(&str, &str)] = &[
+    ("core.hooksPath", "/dev/null"),
+    ("core.fsmonitor", "false"),
+    ("submodule.recurse", "false"),
+    ("protocol.allow", "never"),
+];
+
+/// `git -C dir args…`, its stdout trimmed. No prompts; killed when it overruns. It runs
+/// with a built environment (no provider key or token reaches it) and [`NEUTRAL_CONFIG`];
+/// the clean/smudge filters the repository's own config defines are emptied too (the
+/// operator's global and system config are kept: `git lfs install` puts its filter there).
 async fn git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
+    let mut config: Vec<(String, String)> = NEUTRAL_CONFIG
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    if args.first() != Some(&"--version") {
+        let listed = run_git(
+            dir,
+            &["config", "--show-scope", "--get-regexp", r"^filter\."],
+            &config,
+        )
+        .await;
+        match listed {
+            Ok(out) => config.extend(repository_filters(&out)),
+            // Exit code 1: no such key.
+            Err(GitError::Failed(_, ref stderr)) if stderr.is_empty() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    run_git(dir, args, &config).await
+}
+
+/// The filter settings to empty: every `filter.<driver>.clean|smudge|process` set outside
+/// the operator's global and system config (`--show-scope` lines: scope, tab, key, value).
+fn repository_filters(listed: &str) -> Vec<(String, String)> {
+    let mut drivers: Vec<&str> = Vec::new();
+    for line in listed.lines() {
+        let Some((scope, rest)) = line.split_once('\t') else {
+            continue;
+        };
+        if matches!(scope, "global" | "system") {
+            continue;
+        }
+        let key = rest.split_once(' ').map_or(rest, |(key, _)| key);
+        let Some(driver) = key
+            .strip_prefix("filter.")
+            .and_then(|k| k.rsplit_once('.'))
+            .map(|(driver, _)| driver)
+        else {
+            continue;
+        };
+        if !drivers.contains(&driver) {
+            drivers.push(driver);
+        }
+    }
+    drivers
+        .into_iter()
+        .flat_map(|d| {
+            ["clean", "smudge", "process"].map(|k| (format!("filter.{d}.{k}"), String::new()))
+        })
+        .collect()
+}
+
+/// One git command with `config` given through `GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n`
+/// (command-line scope: over every file's; a key or value cannot be split like a `-c`).
+async fn run_git(
+    dir: &Path,
+    args: &[&str],
+    config: &[(String, String)],
+) -> Result<String, GitError> {
     let mut cmd = tokio::process::Command::new("git");
     cmd.arg("-C")
         .arg(dir)
         .args(args)
+        .env_clear()
+        .envs(crate::agent::tools::exec::env::helper(&|k| {
+            std::env::var(k).ok()
+        }))
         .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
+        .env("GIT_CONFIG_COUNT", config.len().to_string());
+    for (i, (key, value)) in config.iter().enumerate() {
+        cmd.env(format!("GIT_CONFIG_KEY_{i}"), key)
+            .env(format!("GIT_CONFIG_VALUE_{i}"), value);
+    }
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
@@ -110,9 +193,12 @@ async fn safety_checks(workspace: &Path) -> Result<(PathBuf, String), Fallback> 
     let top = git(workspace, &["rev-parse", "--show-toplevel"])
         .await
         .map_err(|_| Fallback::NotARepo)?;
-    let status = git(workspace, &["status", "--porcelain"])
-        .await
-        .map_err(|_| Fallback::NotARepo)?;
+    let status = git(
+        workspace,
+        &["status", "--porcelain", "--ignore-submodules=all"],
+    )
+    .await
+    .map_err(|_| Fallback::NotARepo)?;
     if !status.is_empty() {
         return Err(Fallback::DirtyTree);
     }
@@ -247,7 +333,7 @@ async fn close(row: &WorktreeRow) -> Option<String> {
         return None;
     };
     let (repo, dir) = (Path::new(repo), Path::new(path));
-    let status = match git(dir, &["status", "--porcelain"]).await {
+    let status = match git(dir, &["status", "--porcelain", "--ignore-submodules=all"]).await {
         Ok(s) => s,
         Err(e) => {
             return Some(format!(
@@ -299,6 +385,103 @@ pub async fn sweep(rt: &Runtime) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A repository whose own config names programs at every point git could run one
+    /// (a file system monitor, a smudge and a clean filter — one of them from an included
+    /// file —, a checkout hook and a ref hook), each leaving a marker: the checks, a
+    /// worktree's creation and its removal run none of them.
+    /// Catches: the agent writing `.git/config` or `.git/hooks/` with its file tools and
+    /// having the daemon's own git run the program outside the sandbox, unapproved, with
+    /// the daemon's environment.
+    #[tokio::test]
+    async fn the_repository_s_own_config_runs_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let (repo, marks) = (root.join("repo"), root.join("marks"));
+        std::fs::create_dir_all(&repo).expect("mkdir");
+        std::fs::create_dir_all(&marks).expect("mkdir");
+        let sh = |script: &str| {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(script)
+                .current_dir(&repo)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .output()
+                .expect("sh");
+            assert!(out.status.success(), "{script}: {out:?}");
+        };
+        sh(
+            "git init -q . && git config user.email a@b && git config user.name a \
+            && printf '*.txt filter=evil\\n*.md filter=other\\n' > .gitattributes \
+            && echo hi > a.txt && echo hi > b.md && git add . && git commit -qm init",
+        );
+        let m = marks.display();
+        sh(&format!(
+            "git config core.fsmonitor 'touch {m}/fsmonitor; echo' \
+             && git config filter.evil.smudge 'touch {m}/smudge; cat' \
+             && git config filter.evil.clean 'touch {m}/clean; cat' \
+             && printf '[filter \"other\"]\\n\\tsmudge = touch {m}/included; cat\\n' > ../extra.cfg \
+             && git config include.path ../../extra.cfg \
+             && printf '#!/bin/sh\\ntouch {m}/hook\\n' > .git/hooks/post-checkout \
+             && cp .git/hooks/post-checkout .git/hooks/reference-transaction \
+             && chmod +x .git/hooks/post-checkout .git/hooks/reference-transaction \
+             && touch a.txt b.md"
+        ));
+        let (top, base) = safety_checks(&repo).await.expect("a clean repository");
+        let path = root.join("wt").display().to_string();
+        git(
+            &top,
+            &["worktree", "add", "-b", "switchboard/t", &path, &base],
+        )
+        .await
+        .expect("worktree made");
+        assert_eq!(
+            std::fs::read_to_string(root.join("wt/a.txt")).expect("checked out"),
+            "hi\n"
+        );
+        let row = WorktreeRow {
+            run_id: "r".into(),
+            child_session_key: "k".into(),
+            state: WorktreeState::Active,
+            reason: None,
+            repo: Some(top.display().to_string()),
+            path: Some(path.clone()),
+            workdir: None,
+            branch: Some("switchboard/t".into()),
+            base: Some(base),
+            note: None,
+        };
+        assert_eq!(close(&row).await, None, "a clean worktree is removed");
+        let ran: Vec<_> = std::fs::read_dir(&marks)
+            .expect("marks")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert!(ran.is_empty(), "git ran the repository's programs: {ran:?}");
+    }
+
+    /// Only filters defined outside the operator's own config are emptied.
+    #[test]
+    fn the_repository_s_filters_are_emptied_the_operator_s_kept() {
+        let listed = "global\tfilter.lfs.smudge git-lfs smudge -- %f\n\
+                      local\tfilter.evil.smudge touch x; cat\n\
+                      local\tfilter.evil.clean cat\n\
+                      worktree\tfilter.a.b.process run\n";
+        let keys: Vec<String> = repository_filters(listed)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "filter.evil.clean",
+                "filter.evil.smudge",
+                "filter.evil.process",
+                "filter.a.b.clean",
+                "filter.a.b.smudge",
+                "filter.a.b.process"
+            ]
+        );
+    }
 
     /// Catches: a label that makes an invalid or overlong ref name.
     #[test]

@@ -28,13 +28,7 @@ pub fn build(
     keys: &EnvKeys,
     host: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<(String, String)> {
-    let mut env: std::collections::BTreeMap<String, String> = PASSED
-        .iter()
-        .filter_map(|k| host(k).map(|v| (k.to_string(), v)))
-        .collect();
-    env.entry("PATH".into())
-        .or_insert_with(|| DEFAULT_PATH.into());
-    env.entry("LANG".into()).or_insert_with(|| "C.UTF-8".into());
+    let mut env = passed(PASSED, host);
     env.insert("TERM".into(), "dumb".into());
     let secrets = secrets(cfg, keys, host);
     for (k, v) in &cfg.tools.exec.env {
@@ -57,13 +51,7 @@ pub fn for_server(
     host: &dyn Fn(&str) -> Option<String>,
     extra: &std::collections::BTreeMap<String, String>,
 ) -> Vec<(String, String)> {
-    let mut env: std::collections::BTreeMap<String, String> = ["PATH", "HOME", "LANG"]
-        .iter()
-        .filter_map(|k| host(k).map(|v| (k.to_string(), v)))
-        .collect();
-    env.entry("PATH".into())
-        .or_insert_with(|| DEFAULT_PATH.into());
-    env.entry("LANG".into()).or_insert_with(|| "C.UTF-8".into());
+    let mut env = helper(host);
     let secrets = secrets(cfg, keys, host);
     for (k, v) in extra {
         if secrets.iter().any(|s| v.contains(s.as_str())) {
@@ -73,6 +61,28 @@ pub fn for_server(
         env.insert(k.clone(), v.clone());
     }
     env.into_iter().collect()
+}
+
+/// The environment of a helper program the daemon runs for itself (git, an MCP server
+/// before its own `env`): `PATH`, `HOME` and `LANG` of the daemon's own, defaults when it
+/// has none, and nothing else.
+pub fn helper(host: &dyn Fn(&str) -> Option<String>) -> std::collections::BTreeMap<String, String> {
+    passed(&["PATH", "HOME", "LANG"], host)
+}
+
+/// The variables `names` of the daemon's environment, with a default `PATH` and `LANG`.
+fn passed(
+    names: &[&str],
+    host: &dyn Fn(&str) -> Option<String>,
+) -> std::collections::BTreeMap<String, String> {
+    let mut env: std::collections::BTreeMap<String, String> = names
+        .iter()
+        .filter_map(|k| host(k).map(|v| (k.to_string(), v)))
+        .collect();
+    env.entry("PATH".into())
+        .or_insert_with(|| DEFAULT_PATH.into());
+    env.entry("LANG".into()).or_insert_with(|| "C.UTF-8".into());
+    env
 }
 
 /// Every secret the daemon knows (non-trivial ones: at least 8 characters).

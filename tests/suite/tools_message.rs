@@ -1,5 +1,6 @@
 //! `message` end to end: a message to another web chat the gateway knows, by channel +
-//! chat id and by session key, delivered through the outbox; an unknown chat refused.
+//! chat id and by session key, delivered through the outbox; an unknown chat refused, and
+//! written to with `tools.message.allowAnyChat`.
 
 use serde_json::json;
 use switchboard_testkit::fake_model::FakeModel;
@@ -56,5 +57,33 @@ async fn messages_go_to_known_chats_only() {
     );
     let r = call(&fake, &mut ws, "m4", "message", r#"{"text": "to nowhere"}"#).await;
     assert_eq!(r, "error: give either sessionKey, or channel and chatId");
+    fake.assert_no_violations();
+}
+
+/// With `tools.message.allowAnyChat`, a chat the gateway has no session with is written to
+/// as well (a web chat open on it receives the message).
+/// Catches: the switch ignored, or a message to a new chat never delivered.
+#[tokio::test]
+async fn allow_any_chat_reaches_a_chat_without_a_session() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(&fake, json!({"tools": {"message": {"allowAnyChat": true}}})).await;
+    let mut stranger = chat(&gw, "stranger").await;
+    let mut ws = chat(&gw, "main").await;
+    let r = call(
+        &fake,
+        &mut ws,
+        "a1",
+        "message",
+        r#"{"channel": "webchat", "chatId": "stranger", "text": "hello, new chat"}"#,
+    )
+    .await;
+    assert_eq!(
+        r,
+        r#"{"channel":"webchat","chatId":"stranger","status":"queued"}"#
+    );
+    assert_eq!(
+        stranger.next_message(WAIT).await.unwrap(),
+        "hello, new chat"
+    );
     fake.assert_no_violations();
 }

@@ -14,7 +14,8 @@ fn fetch(url: &str) -> String {
 }
 
 /// An allowed host's page comes back as Markdown; text is returned as is; a binary body
-/// is refused; a big body is cut. Catches: HTML passed raw, or unbounded bodies.
+/// is refused; a big body is read up to 2 MB; five redirects are followed and a sixth is
+/// refused. Catches: HTML passed raw, unbounded bodies, or a redirect loop followed.
 #[tokio::test]
 async fn an_allowed_page_comes_back_as_markdown() {
     let fake = FakeModel::start().await.unwrap();
@@ -60,6 +61,17 @@ async fn an_allowed_page_comes_back_as_markdown() {
         (r["truncated"].as_bool(), r["text"].as_str().map(str::len)),
         (Some(true), Some(1000))
     );
+    // The 3 MB body was read up to 2 MB only.
+    assert_eq!(
+        r["note"], "cut to 1000 characters (of 2097152, body cut at 2 MB)",
+        "{r}"
+    );
+    // Five redirects are followed, a sixth is not.
+    let chain = |hops: usize| (0..hops).fold(web.url("/text"), |to, _| web.redirect_to(&to));
+    let r = parse(&call(&fake, &mut ws, "f6", "web_fetch", &fetch(&chain(5))).await);
+    assert_eq!(r["text"], "plain text body", "{r}");
+    let r = call(&fake, &mut ws, "f7", "web_fetch", &fetch(&chain(6))).await;
+    assert!(r.contains("more than 5 redirects"), "{r}");
     let r = call(
         &fake,
         &mut ws,

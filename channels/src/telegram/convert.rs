@@ -37,7 +37,8 @@ pub(super) fn convert(update: &Update, me: &BotInfo) -> Converted {
             None => Converted::Ignored,
         },
         // teloxide turns an update it cannot parse into an empty `Error`. The adapter asks
-        // Telegram for messages only (polling and webhook), so this is a lost message.
+        // Telegram for messages and button presses only (polling and webhook), so this is a
+        // lost message or press.
         UpdateKind::Error(_) => Converted::Unreadable(
             "an update teloxide cannot parse (malformed or unknown fields)".to_string(),
         ),

@@ -343,6 +343,20 @@ mod tests {
         }
     }
 
+    /// The exec defaults of an empty config: ask on a miss of the allowlist, an empty
+    /// allowlist, and ten minutes for an answer. Catches: a default that runs commands
+    /// unasked, or a request that waits for ever.
+    #[test]
+    fn exec_defaults_ask_and_expire_after_ten_minutes() {
+        let cfg = crate::config::parse_config("{}", &|_| None).unwrap_or_else(|e| panic!("{e:?}"));
+        let exec = &cfg.tools.exec;
+        assert_eq!(
+            (exec.security, exec.ask, exec.allowlist.len()),
+            (ExecSecurity::Allowlist, ExecAsk::OnMiss, 0)
+        );
+        assert_eq!(exec.approval_timeout, Duration::from_secs(600));
+    }
+
     #[test]
     fn unknown_entries_are_named() {
         assert_eq!(check_entry("read"), None);

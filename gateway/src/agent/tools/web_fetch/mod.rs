@@ -18,12 +18,23 @@ use serde_json::{json, Value};
 use super::{opt_arg, str_arg, Tool, ToolContext, ToolError};
 use crate::agent::provider::ToolSpec;
 
-/// Redirects followed at most.
-const MAX_REDIRECTS: usize = 5;
-/// Largest body read; the rest is cut.
-const MAX_BODY: usize = 2 * 1024 * 1024;
-/// The whole fetch, redirects included.
-const TIMEOUT: Duration = Duration::from_secs(30);
+/// How far one fetch may go.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    /// Redirects followed at most.
+    redirects: usize,
+    /// Largest body read; the rest is cut.
+    body: usize,
+    /// The whole fetch, redirects included.
+    time: Duration,
+}
+
+/// The limits of every `web_fetch` call.
+const LIMITS: Limits = Limits {
+    redirects: 5,
+    body: 2 * 1024 * 1024,
+    time: Duration::from_secs(30),
+};
 /// Default and largest `maxChars`.
 const DEFAULT_CHARS: u64 = 50_000;
 const MAX_CHARS: u64 = 60_000;
@@ -68,23 +79,39 @@ impl Tool for WebFetch {
         let url =
             Url::parse(url).map_err(|e| refuse(format!("`{url}` is not a valid URL: {e}")))?;
         let allow = ctx.cfg.tools.web.fetch.allow_hosts.clone();
-        let fetch = fetch(url, allow, max_chars);
         tokio::select! {
-            r = tokio::time::timeout(TIMEOUT, fetch) => match r {
-                Ok(r) => r,
-                Err(_) => Err(refuse(format!("the fetch took longer than {}s", TIMEOUT.as_secs()))),
-            },
+            r = bounded(url, allow, max_chars, LIMITS) => r,
             _ = ctx.cancel.cancelled() => Err(refuse("the run was stopped")),
         }
     }
 }
 
-async fn fetch(mut url: Url, allow: Vec<String>, max_chars: usize) -> Result<String, ToolError> {
+/// [`fetch`] within `limits.time`.
+async fn bounded(
+    url: Url,
+    allow: Vec<String>,
+    max_chars: usize,
+    limits: Limits,
+) -> Result<String, ToolError> {
+    match tokio::time::timeout(limits.time, fetch(url, allow, max_chars, limits)).await {
+        Ok(r) => r,
+        Err(_) => Err(refuse(format!(
+            "the fetch took longer than {}s",
+            limits.time.as_secs_f64()
+        ))),
+    }
+}
+
+async fn fetch(
+    mut url: Url,
+    allow: Vec<String>,
+    max_chars: usize,
+    limits: Limits,
+) -> Result<String, ToolError> {
     let refused = Arc::new(Mutex::new(None));
     let client = reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
-        .timeout(TIMEOUT)
         .user_agent(concat!("switchboard-web-fetch/", env!("CARGO_PKG_VERSION")))
         .dns_resolver(Arc::new(ssrf::GuardedResolver {
             allow: allow.clone(),
@@ -119,8 +146,8 @@ async fn fetch(mut url: Url, allow: Vec<String>, max_chars: usize) -> Result<Str
             break resp;
         };
         hops += 1;
-        if hops > MAX_REDIRECTS {
-            return Err(refuse(format!("more than {MAX_REDIRECTS} redirects")));
+        if hops > limits.redirects {
+            return Err(refuse(format!("more than {} redirects", limits.redirects)));
         }
         url = url
             .join(location)
@@ -134,7 +161,7 @@ async fn fetch(mut url: Url, allow: Vec<String>, max_chars: usize) -> Result<Str
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_ascii_lowercase();
-    let (body, cut_body) = read_body(resp).await?;
+    let (body, cut_body) = read_body(resp, limits.body).await?;
     let is_html = content_type.contains("html");
     let textual = is_html
         || content_type.starts_with("text/")
@@ -164,7 +191,16 @@ async fn fetch(mut url: Url, allow: Vec<String>, max_chars: usize) -> Result<Str
         "status": status.as_u16(),
         "contentType": content_type,
         "truncated": truncated,
-        "note": if truncated { format!("cut to {} characters (of {total}{})", text.chars().count(), if cut_body { ", body cut at 2 MB" } else { "" }) } else { String::new() },
+        "note": if truncated {
+            let cut = if cut_body {
+                format!(", body cut at {} MB", limits.body / (1024 * 1024))
+            } else {
+                String::new()
+            };
+            format!("cut to {} characters (of {total}{cut})", text.chars().count())
+        } else {
+            String::new()
+        },
     });
     // Within the run's result limit, as valid JSON.
     Ok(super::exec::output::fit_json(v, "text", text))
@@ -195,15 +231,15 @@ fn check_url(url: &Url, allow: &[String]) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// At most [`MAX_BODY`] bytes of the body, and whether there was more.
-async fn read_body(mut resp: reqwest::Response) -> Result<(Vec<u8>, bool), ToolError> {
+/// At most `max` bytes of the body, and whether there was more.
+async fn read_body(mut resp: reqwest::Response, max: usize) -> Result<(Vec<u8>, bool), ToolError> {
     let mut body = Vec::new();
     while let Some(chunk) = resp
         .chunk()
         .await
         .map_err(|e| refuse(format!("reading the page failed: {}", error_chain(&e))))?
     {
-        let room = MAX_BODY - body.len();
+        let room = max - body.len();
         if chunk.len() > room {
             body.extend_from_slice(&chunk[..room]);
             return Ok((body, true));
@@ -221,4 +257,38 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server that takes the connection and never answers: the fetch ends at its time
+    /// limit with a clear error. Catches: a fetch (or its body read) that waits forever.
+    #[tokio::test]
+    async fn a_silent_server_is_given_up_on_at_the_time_limit() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                open.push(socket);
+            }
+        });
+        let limits = Limits {
+            time: Duration::from_millis(300),
+            ..LIMITS
+        };
+        let url = Url::parse(&format!("http://{addr}/slow")).expect("url");
+        let started = std::time::Instant::now();
+        let r = bounded(url, vec!["127.0.0.1".into()], 1000, limits).await;
+        held.abort();
+        match r {
+            Err(ToolError::Model(m)) => assert!(m.contains("took longer than 0.3s"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
 }

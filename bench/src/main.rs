@@ -83,6 +83,19 @@ struct Cli {
     /// `SWITCHBOARD_TEST_PG_URL` names.
     #[arg(long)]
     postgres: bool,
+    /// A JSON object merged into every daemon's config (objects key by key, any other value
+    /// replaced), e.g. '{"tools":{"allow":["group:sessions"]}}' to offer fewer tools.
+    #[arg(long, value_parser = json_object)]
+    config_merge: Option<serde_json::Value>,
+}
+
+/// `--config-merge`'s value: a JSON object.
+fn json_object(text: &str) -> Result<serde_json::Value, String> {
+    match serde_json::from_str(text) {
+        Ok(value @ serde_json::Value::Object(_)) => Ok(value),
+        Ok(_) => Err("expected a JSON object".into()),
+        Err(error) => Err(format!("not JSON: {error}")),
+    }
 }
 
 fn main() -> ExitCode {
@@ -152,6 +165,7 @@ async fn run(cli: Cli) -> anyhow::Result<bool> {
         gateway_log: cli.gateway_log.clone(),
         log_dir: cli.log_dir.clone(),
         postgres: cli.postgres.then(Default::default),
+        config_merge: cli.config_merge.clone(),
     };
     let mut report = Report {
         started_at: SystemTime::now()
@@ -166,6 +180,7 @@ async fn run(cli: Cli) -> anyhow::Result<bool> {
             "burstCaps": settings.burst_caps, "timeoutSeconds": cli.timeout_secs,
             "gatewayLog": settings.gateway_log, "mcpServers": cli.mcp_servers,
             "storage": if cli.postgres { "postgres" } else { "sqlite" },
+            "configMerge": cli.config_merge,
         }),
         figures: Vec::new(),
         scenarios: Vec::new(),

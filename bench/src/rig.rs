@@ -44,6 +44,9 @@ pub struct Settings {
     pub log_dir: Option<PathBuf>,
     /// With `--postgres`: the databases made for the daemons, dropped when the run ends.
     pub postgres: Option<Arc<Databases>>,
+    /// `--config-merge`: merged into every daemon's config (objects key by key, anything
+    /// else replaced), to compare one build under two configs with one bench binary.
+    pub config_merge: Option<Value>,
 }
 
 /// Fresh PostgreSQL databases, one per daemon (`--postgres`): on the test kit's throwaway
@@ -75,34 +78,40 @@ pub async fn storage_url(settings: &Settings) -> anyhow::Result<Option<String>> 
     Ok(Some(url))
 }
 
+/// What a daemon's config varies in from one scenario to another.
+#[derive(Debug, Clone, Copy)]
+pub struct DaemonConfig<'a> {
+    pub model_url: &'a str,
+    /// The web chat's port (0: a free one).
+    pub port: u16,
+    pub main_cap: u32,
+    pub subagent_cap: u32,
+    /// `storage.url`; `None`: the embedded SQLite in the daemon's state dir.
+    pub storage: Option<&'a str>,
+}
+
 /// The daemon's config: a web chat on a free (or given) loopback port, one instant model,
-/// the stdio MCP servers `mcp` (commands; named `kit1`, `kit2`, …) and, when given, the
-/// database (`storage.url`; else the embedded SQLite).
-pub fn config(
-    model_url: &str,
-    port: u16,
-    main_cap: u32,
-    subagent_cap: u32,
-    mcp: &[PathBuf],
-    storage: Option<&str>,
-) -> String {
-    let servers: serde_json::Map<String, Value> = mcp
+/// the stdio MCP servers of `--mcp-servers` (named `kit1`, `kit2`, …), the database when
+/// given (else the embedded SQLite), and `--config-merge` merged in last.
+pub fn config(settings: &Settings, daemon: &DaemonConfig<'_>) -> String {
+    let servers: serde_json::Map<String, Value> = settings
+        .mcp_servers
         .iter()
         .enumerate()
         .map(|(i, command)| (format!("kit{}", i + 1), json!({ "command": command })))
         .collect();
     let mut config = json!({
-        "gateway": { "port": port },
+        "gateway": { "port": daemon.port },
         "models": { "providers": { "fake": {
             "api": "openai-chat",
-            "baseUrl": model_url,
+            "baseUrl": daemon.model_url,
             "apiKey": "k",
             "models": [{ "id": "m", "cost": { "input": 1, "output": 2 } }],
         } } },
         "agents": { "defaults": {
             "model": "fake/m",
-            "maxConcurrent": main_cap,
-            "subagents": { "maxConcurrent": subagent_cap },
+            "maxConcurrent": daemon.main_cap,
+            "subagents": { "maxConcurrent": daemon.subagent_cap },
         } },
     });
     // Only with servers: the same config then runs builds from before MCP too, for a
@@ -110,10 +119,25 @@ pub fn config(
     if !servers.is_empty() {
         config["mcp"] = json!({ "servers": servers });
     }
-    if let Some(url) = storage {
+    if let Some(url) = daemon.storage {
         config["storage"] = json!({ "url": url });
     }
+    if let Some(extra) = &settings.config_merge {
+        merge(&mut config, extra);
+    }
     config.to_string()
+}
+
+/// `extra` merged into `base`: objects key by key, any other value replaced.
+fn merge(base: &mut Value, extra: &Value) {
+    match (base, extra) {
+        (Value::Object(base), Value::Object(extra)) => {
+            for (key, value) in extra {
+                merge(base.entry(key.clone()).or_insert(Value::Null), value);
+            }
+        }
+        (base, extra) => *base = extra.clone(),
+    }
 }
 
 /// Starts the daemon (logging at `settings.gateway_log`) against `model` in a fresh
@@ -127,12 +151,14 @@ pub async fn start_gateway(
     let storage = storage_url(settings).await?;
     GatewayBuilder::new(&settings.bin)
         .config(config(
-            &model.base_url(),
-            0,
-            main_cap,
-            subagent_cap,
-            &settings.mcp_servers,
-            storage.as_deref(),
+            settings,
+            &DaemonConfig {
+                model_url: &model.base_url(),
+                port: 0,
+                main_cap,
+                subagent_cap,
+                storage: storage.as_deref(),
+            },
         ))
         .env("RUST_LOG", &settings.gateway_log)
         .start()
@@ -149,12 +175,14 @@ pub async fn start_gateway_shared(
     url: &str,
 ) -> anyhow::Result<Gateway> {
     let base = config(
-        &model.base_url(),
-        0,
-        main_cap,
-        8,
-        &settings.mcp_servers,
-        Some(url),
+        settings,
+        &DaemonConfig {
+            model_url: &model.base_url(),
+            port: 0,
+            main_cap,
+            subagent_cap: 8,
+            storage: Some(url),
+        },
     );
     let mut config: Value = serde_json::from_str(&base)?;
     config["storage"]["processes"] = json!("shared");
@@ -503,8 +531,43 @@ pub mod procfs {
             .context("parsing Threads")
     }
 
-    /// CPU time (user + system) of a process so far, in seconds; `pid` `None` = this process.
-    pub fn cpu_seconds(pid: Option<u32>) -> anyhow::Result<f64> {
+    /// What `/proc/<pid>/stat` counts of a process so far.
+    #[derive(Debug, Clone, Copy, Default)]
+    pub struct Stat {
+        /// CPU seconds in user space.
+        pub user: f64,
+        /// CPU seconds in the kernel on the process's behalf.
+        pub system: f64,
+        /// Page faults served without IO (fresh or reclaimed pages).
+        pub minor_faults: u64,
+    }
+
+    impl std::ops::Sub for Stat {
+        type Output = Stat;
+
+        fn sub(self, before: Stat) -> Stat {
+            Stat {
+                user: self.user - before.user,
+                system: self.system - before.system,
+                minor_faults: self.minor_faults.saturating_sub(before.minor_faults),
+            }
+        }
+    }
+
+    impl std::ops::Add for Stat {
+        type Output = Stat;
+
+        fn add(self, other: Stat) -> Stat {
+            Stat {
+                user: self.user + other.user,
+                system: self.system + other.system,
+                minor_faults: self.minor_faults + other.minor_faults,
+            }
+        }
+    }
+
+    /// `/proc/<pid>/stat` of a process; `pid` `None` = this process.
+    pub fn stat(pid: Option<u32>) -> anyhow::Result<Stat> {
         let path = match pid {
             Some(pid) => format!("/proc/{pid}/stat"),
             None => "/proc/self/stat".to_owned(),
@@ -516,16 +579,25 @@ pub mod procfs {
             .map(|(_, rest)| rest)
             .ok_or_else(|| anyhow!("{path} is not a stat line"))?;
         let fields: Vec<&str> = after.split_whitespace().collect();
-        // After the name: state is field 3 of the line, utime 14 and stime 15.
-        let tick = |i: usize| -> anyhow::Result<f64> {
-            let v: f64 = fields
+        // After the name: state is field 3 of the line, minflt 10, utime 14 and stime 15.
+        let field = |i: usize| -> anyhow::Result<u64> {
+            fields
                 .get(i)
                 .ok_or_else(|| anyhow!("{path} is short"))?
                 .parse()
-                .with_context(|| format!("parsing {path}"))?;
-            Ok(v / TICKS_PER_SECOND)
+                .with_context(|| format!("parsing {path}"))
         };
-        Ok(tick(11)? + tick(12)?)
+        Ok(Stat {
+            user: field(11)? as f64 / TICKS_PER_SECOND,
+            system: field(12)? as f64 / TICKS_PER_SECOND,
+            minor_faults: field(7)?,
+        })
+    }
+
+    /// CPU time (user + system) of a process so far, in seconds; `pid` `None` = this process.
+    pub fn cpu_seconds(pid: Option<u32>) -> anyhow::Result<f64> {
+        let stat = stat(pid)?;
+        Ok(stat.user + stat.system)
     }
 
     /// Context switches (voluntary + involuntary) of every live thread of the process.

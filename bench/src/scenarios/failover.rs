@@ -17,13 +17,13 @@ use crate::rig::{self, Settings};
 
 pub const NAME: &str = "failover";
 /// The daemons' `storage.leaseTimeout`: a takeover cannot come sooner.
-const LEASE_SECONDS: u64 = 5;
+pub(super) const LEASE_SECONDS: u64 = 5;
 /// The issue's bound: the lease's expiry plus this.
-const TARGET_BEYOND_LEASE_SECONDS: f64 = 2.0;
-const ROUNDS: usize = 5;
-const TOKEN: &str = "123456:BENCH-token";
+pub(super) const TARGET_BEYOND_LEASE_SECONDS: f64 = 2.0;
+pub(super) const ROUNDS: usize = 5;
+pub(super) const TOKEN: &str = "123456:BENCH-token";
 /// Longest wait for an answer after a kill: the lease plus a generous start.
-const ANSWER_WAIT: Duration = Duration::from_secs(LEASE_SECONDS + 30);
+pub(super) const ANSWER_WAIT: Duration = Duration::from_secs(LEASE_SECONDS + 30);
 
 pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Result<()> {
     if settings.postgres.is_none() {
@@ -34,7 +34,7 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     let storage = rig::storage_url(settings)
         .await?
         .context("no database for the failover scenario")?;
-    let config = config(settings, &model, &tg, &storage)?;
+    let config = config(settings, &model, &tg, &storage)?.to_string();
     let start = |config: String| GatewayBuilder::new(&settings.bin).config(config);
 
     let mut active = start(config.clone()).start().await?;
@@ -59,25 +59,12 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     }
     let _ = active.terminate().await;
 
-    let worst = failovers.iter().copied().fold(0.0, f64::max);
-    let mut sorted = failovers.clone();
-    sorted.sort_by(f64::total_cmp);
-    let median = sorted[sorted.len() / 2];
-    let bound = LEASE_SECONDS as f64 + TARGET_BEYOND_LEASE_SECONDS;
-    report.figures.push(Figure::with_target(
+    figures(
+        report,
         NAME,
-        format!("SIGKILL of the active -> answer by the standby, median (leaseTimeout {LEASE_SECONDS}s)"),
-        median,
-        "s",
-        Target::AtMost(bound),
-    ));
-    report.figures.push(Figure::with_target(
-        NAME,
-        "SIGKILL of the active -> answer by the standby, worst",
-        worst,
-        "s",
-        Target::AtMost(bound),
-    ));
+        "SIGKILL of the active -> answer by the standby",
+        &failovers,
+    );
     report.method = format!(
         "two daemons on one PostgreSQL database, Telegram on the fake Bot API (long polling, \
          1 s poll timeout), storage.leaseTimeout {LEASE_SECONDS}s; {ROUNDS} rounds, each: a new \
@@ -89,20 +76,51 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     Ok(())
 }
 
-/// The bench's daemon config with Telegram on `tg` and the database `storage`.
-fn config(
+/// The median and worst of `failovers` (seconds), each held to the lease + 2 s.
+pub(super) fn figures(
+    report: &mut ScenarioReport,
+    name: &'static str,
+    what: &str,
+    failovers: &[f64],
+) {
+    let worst = failovers.iter().copied().fold(0.0, f64::max);
+    let mut sorted = failovers.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN);
+    let bound = LEASE_SECONDS as f64 + TARGET_BEYOND_LEASE_SECONDS;
+    report.figures.push(Figure::with_target(
+        name,
+        format!("{what}, median (leaseTimeout {LEASE_SECONDS}s)"),
+        median,
+        "s",
+        Target::AtMost(bound),
+    ));
+    report.figures.push(Figure::with_target(
+        name,
+        format!("{what}, worst"),
+        worst,
+        "s",
+        Target::AtMost(bound),
+    ));
+}
+
+/// The failover scenarios' daemon config: Telegram on `tg` (one allowed user, 42, polled
+/// with a 1 s timeout) and the database `storage` with a lease of [`LEASE_SECONDS`].
+pub(super) fn config(
     settings: &Settings,
     model: &FakeModel,
     tg: &FakeTelegram,
     storage: &str,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<Value> {
     let base = rig::config(
-        &model.base_url(),
-        0,
-        64,
-        8,
-        &settings.mcp_servers,
-        Some(storage),
+        settings,
+        &rig::DaemonConfig {
+            model_url: &model.base_url(),
+            port: 0,
+            main_cap: 64,
+            subagent_cap: 8,
+            storage: Some(storage),
+        },
     );
     let mut config: Value = serde_json::from_str(&base)?;
     config["storage"]["leaseTimeout"] = json!(format!("{LEASE_SECONDS}s"));
@@ -110,9 +128,10 @@ fn config(
         "enabled": true, "botToken": TOKEN, "apiUrl": tg.api_url(),
         "allowFrom": ["42"], "pollTimeoutSeconds": 1,
     } });
-    Ok(config.to_string())
+    Ok(config)
 }
 
-fn user() -> User {
+/// The user who writes to the bot.
+pub(super) fn user() -> User {
     User::new(42, "ann", "Ann")
 }

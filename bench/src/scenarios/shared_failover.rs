@@ -10,21 +10,16 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use serde_json::{json, Value};
 use switchboard_testkit::fake_model::FakeModel;
-use switchboard_testkit::fake_telegram::{Chat, FakeTelegram, User};
+use switchboard_testkit::fake_telegram::{Chat, FakeTelegram};
 use switchboard_testkit::harness::{Gateway, GatewayBuilder};
 
-use crate::report::{Figure, ScenarioReport, Target};
+use super::failover::{
+    config, figures, user, ANSWER_WAIT, LEASE_SECONDS, ROUNDS, TARGET_BEYOND_LEASE_SECONDS, TOKEN,
+};
+use crate::report::ScenarioReport;
 use crate::rig::{self, Settings};
 
 pub const NAME: &str = "shared-failover";
-/// The daemons' `storage.leaseTimeout`: a takeover cannot come sooner.
-const LEASE_SECONDS: u64 = 5;
-/// The issue's bound: the lease's expiry plus this.
-const TARGET_BEYOND_LEASE_SECONDS: f64 = 2.0;
-const ROUNDS: usize = 5;
-const TOKEN: &str = "123456:BENCH-token";
-/// Longest wait for an answer after a kill: the lease plus a generous start.
-const ANSWER_WAIT: Duration = Duration::from_secs(LEASE_SECONDS + 30);
 const TELEGRAM_LEASE: &str = "channel:telegram";
 
 pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Result<()> {
@@ -36,7 +31,9 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     let storage = rig::storage_url(settings)
         .await?
         .context("no database for the shared-failover scenario")?;
-    let config = config(settings, &model, &tg, &storage)?;
+    let mut config = config(settings, &model, &tg, &storage)?;
+    config["storage"]["processes"] = json!("shared");
+    let config = config.to_string();
     let start = |config: String| GatewayBuilder::new(&settings.bin).config(config).start();
 
     let mut holder = start(config.clone()).await?;
@@ -61,25 +58,12 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     }
     let _ = holder.terminate().await;
 
-    let worst = failovers.iter().copied().fold(0.0, f64::max);
-    let mut sorted = failovers.clone();
-    sorted.sort_by(f64::total_cmp);
-    let median = sorted[sorted.len() / 2];
-    let bound = LEASE_SECONDS as f64 + TARGET_BEYOND_LEASE_SECONDS;
-    report.figures.push(Figure::with_target(
+    figures(
+        report,
         NAME,
-        format!("SIGKILL of the Telegram holder -> answer by the other process, median (leaseTimeout {LEASE_SECONDS}s)"),
-        median,
-        "s",
-        Target::AtMost(bound),
-    ));
-    report.figures.push(Figure::with_target(
-        NAME,
-        "SIGKILL of the Telegram holder -> answer by the other process, worst",
-        worst,
-        "s",
-        Target::AtMost(bound),
-    ));
+        "SIGKILL of the Telegram holder -> answer by the other process",
+        &failovers,
+    );
     report.method = format!(
         "two daemons in shared mode on one PostgreSQL database, Telegram on the fake Bot API \
          (long polling, 1 s poll timeout), storage.leaseTimeout {LEASE_SECONDS}s; {ROUNDS} \
@@ -125,33 +109,4 @@ async fn wait_holding(gw: &Gateway) -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     Ok(())
-}
-
-/// The bench's daemon config in shared mode with Telegram on `tg` and the database `storage`.
-fn config(
-    settings: &Settings,
-    model: &FakeModel,
-    tg: &FakeTelegram,
-    storage: &str,
-) -> anyhow::Result<String> {
-    let base = rig::config(
-        &model.base_url(),
-        0,
-        64,
-        8,
-        &settings.mcp_servers,
-        Some(storage),
-    );
-    let mut config: Value = serde_json::from_str(&base)?;
-    config["storage"]["leaseTimeout"] = json!(format!("{LEASE_SECONDS}s"));
-    config["storage"]["processes"] = json!("shared");
-    config["channels"] = json!({ "telegram": {
-        "enabled": true, "botToken": TOKEN, "apiUrl": tg.api_url(),
-        "allowFrom": ["42"], "pollTimeoutSeconds": 1,
-    } });
-    Ok(config.to_string())
-}
-
-fn user() -> User {
-    User::new(42, "ann", "Ann")
 }

@@ -35,20 +35,12 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
         .prefix("switchboard-bench-startup-")
         .tempdir()?;
     let state_dir = state.path().to_owned();
-    let bin = settings.bin.clone();
     let model_url = model.base_url();
 
     // First start creates and migrates the database; a few turns give it rows.
     // One database for every restart, as one state dir: a restart finds its schema.
     let storage = rig::storage_url(settings).await?;
-    let first = Daemon::start(
-        &bin,
-        &state_dir,
-        &model_url,
-        &settings.mcp_servers,
-        &storage,
-    )
-    .await?;
+    let first = Daemon::start(settings, &state_dir, &model_url, &storage).await?;
     let api = Api::new(&format!("http://{}", first.addr))?;
     for i in 0..SEED_TURNS {
         api.turn(
@@ -65,14 +57,7 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     let mut to_exit = Vec::new();
     for i in 0..settings.restarts {
         eprintln!("  [startup] restart {}/{}", i + 1, settings.restarts);
-        let daemon = Daemon::start(
-            &bin,
-            &state_dir,
-            &model_url,
-            &settings.mcp_servers,
-            &storage,
-        )
-        .await?;
+        let daemon = Daemon::start(settings, &state_dir, &model_url, &storage).await?;
         to_healthy.push(daemon.healthy_after);
         if let Some(ready) = daemon.ready_after() {
             to_ready_line.push(ready);
@@ -145,39 +130,44 @@ struct Stopped {
 
 impl Daemon {
     async fn start(
-        bin: &Path,
+        settings: &Settings,
         state_dir: &Path,
         model_url: &str,
-        mcp: &[PathBuf],
         storage: &Option<String>,
     ) -> anyhow::Result<Daemon> {
-        let (bin, state_dir, model_url, mcp, storage) = (
-            bin.to_owned(),
+        let (settings, state_dir, model_url, storage) = (
+            settings.clone(),
             state_dir.to_owned(),
             model_url.to_owned(),
-            mcp.to_vec(),
             storage.clone(),
         );
         tokio::task::spawn_blocking(move || {
-            Daemon::start_blocking(&bin, &state_dir, &model_url, &mcp, storage.as_deref())
+            Daemon::start_blocking(&settings, &state_dir, &model_url, storage.as_deref())
         })
         .await?
     }
 
     /// Writes the config with a port picked now, spawns, and polls `/healthz` until 200.
     fn start_blocking(
-        bin: &Path,
+        settings: &Settings,
         state_dir: &Path,
         model_url: &str,
-        mcp: &[PathBuf],
         storage: Option<&str>,
     ) -> anyhow::Result<Daemon> {
+        let bin = &settings.bin;
         let port = free_port()?;
         let config_path = state_dir.join("config.json5");
-        std::fs::write(
-            &config_path,
-            rig::config(model_url, port, 64, 8, mcp, storage),
-        )?;
+        let config = rig::config(
+            settings,
+            &rig::DaemonConfig {
+                model_url,
+                port,
+                main_cap: 64,
+                subagent_cap: 8,
+                storage,
+            },
+        );
+        std::fs::write(&config_path, config)?;
         let home = state_dir.join("home");
         std::fs::create_dir_all(&home)?;
         let stderr_path = state_dir.join("stderr.log");

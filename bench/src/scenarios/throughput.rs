@@ -119,7 +119,7 @@ async fn drive(
         shared.done.load(Ordering::Relaxed),
         shared.errors.load(Ordering::Relaxed),
     );
-    let cpu_before = daemons_cpu(&pids)?;
+    let stat_before = daemons_stat(&pids)?;
     let switches_before = daemons_switches(&pids)?;
     let bench_cpu_before = procfs::cpu_seconds(None)?;
     let opened = Instant::now();
@@ -130,7 +130,8 @@ async fn drive(
     let window = opened.elapsed();
     let done = shared.done.load(Ordering::Relaxed) - done_before;
     let errors = shared.errors.load(Ordering::Relaxed) - errors_before;
-    let cpu = daemons_cpu(&pids)? - cpu_before;
+    let stat = daemons_stat(&pids)? - stat_before;
+    let cpu = stat.user + stat.system;
     let switches = daemons_switches(&pids)?.saturating_sub(switches_before);
     let bench_cpu = procfs::cpu_seconds(None)? - bench_cpu_before;
     let mut rss = 0;
@@ -190,6 +191,18 @@ async fn drive(
     ));
     report.figures.push(Figure::info(
         name,
+        "daemon CPU per turn in the kernel",
+        stat.system * 1e3 / done.max(1) as f64,
+        "ms",
+    ));
+    report.figures.push(Figure::info(
+        name,
+        "daemon page faults per turn",
+        stat.minor_faults as f64 / done.max(1) as f64,
+        "",
+    ));
+    report.figures.push(Figure::info(
+        name,
         "CPU used by the daemon",
         cpu / window.as_secs_f64() * 100.0,
         "% of 1 core",
@@ -239,17 +252,17 @@ async fn drive(
     }
     report.details = json!({
         "turns": done, "errors": errors, "windowSeconds": window.as_secs_f64(), "turnsPerSecond": per_second,
-        "latencyMs": latency, "daemonCpuSeconds": cpu, "daemonContextSwitches": switches, "benchCpuSeconds": bench_cpu, "rssBytesAfter": rss,
+        "latencyMs": latency, "daemonCpuSeconds": cpu, "daemonSystemCpuSeconds": stat.system, "daemonPageFaults": stat.minor_faults, "daemonContextSwitches": switches, "benchCpuSeconds": bench_cpu, "rssBytesAfter": rss,
         "modelRequests": model.request_count(), "modelMaxInFlight": model.max_in_flight(),
     });
     Ok(())
 }
 
-/// The daemons' CPU seconds together.
-fn daemons_cpu(pids: &[u32]) -> anyhow::Result<f64> {
-    let mut total = 0.0;
+/// The daemons' CPU seconds and page faults together.
+fn daemons_stat(pids: &[u32]) -> anyhow::Result<procfs::Stat> {
+    let mut total = procfs::Stat::default();
     for pid in pids {
-        total += procfs::cpu_seconds(Some(*pid))?;
+        total = total + procfs::stat(Some(*pid))?;
     }
     Ok(total)
 }

@@ -46,6 +46,10 @@ async fn commands_run_in_the_workspace_without_the_daemon_s_secrets() {
     );
     assert_eq!(r["status"], "exited");
     assert_eq!(r["exitCode"], 3);
+    assert!(
+        r["durationMs"].as_u64().is_some_and(|ms| ms < 60_000),
+        "{r}"
+    );
     let out = r["output"].as_str().unwrap();
     let ws_dir = workspace(&gw).canonicalize().unwrap();
     assert!(out.starts_with(&format!("{}\n", ws_dir.display())), "{out}");

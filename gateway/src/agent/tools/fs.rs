@@ -1,15 +1,17 @@
 //! `read`, `write`, `edit` (`group:fs`): text files in the agent's workspace (paths
-//! confined by `paths::confine`). Reads are bounded in lines and bytes and say where they
-//! stopped; writes are atomic (a temp file in the same folder, then a rename), so a crash
-//! never leaves half a file.
+//! confined by `paths::confine`, then opened beneath the workspace by `beneath`, so the
+//! file opened is the file checked). Reads are bounded in lines and bytes and say where
+//! they stopped; writes are atomic (a temp file in the same folder, then a rename), so a
+//! crash never leaves half a file.
 
-use std::io::{BufRead, Read as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::io::{BufRead, Read as _, Seek as _};
+use std::path::Path;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::args::any_str;
+use super::beneath::Target;
 use super::paths::{confine, shown};
 use super::{opt_arg, str_arg, Tool, ToolContext, ToolError};
 use crate::agent::provider::ToolSpec;
@@ -81,28 +83,44 @@ impl Tool for Read {
         blocking(move || {
             std::fs::create_dir_all(&ws).map_err(|e| io_error("create", "the workspace", e))?;
             let file = confine(&ws, &path, only)?;
-            read_lines(&file, &shown(&ws, &file), offset, limit)
+            let name = shown(&ws, &file);
+            let target = target(&ws, &file, only, &name)?;
+            read_lines(&target, &name, offset, limit)
         })
         .await
     }
 }
 
-fn read_lines(file: &Path, name: &str, offset: u64, limit: usize) -> Result<String, ToolError> {
-    let meta = std::fs::metadata(file).map_err(|e| io_error("read", name, e))?;
+/// The file to open for a checked path `file`.
+fn target(ws: &Path, file: &Path, confined: bool, name: &str) -> Result<Target, ToolError> {
+    Target::new(ws, file, confined).map_err(|e| io_error("open", name, e))
+}
+
+/// The regular file `target` opened for reading, with its size.
+fn open_file(target: &Target, name: &str) -> Result<(std::fs::File, u64), ToolError> {
+    let f = target.open_read().map_err(|e| io_error("read", name, e))?;
+    let meta = f.metadata().map_err(|e| io_error("read", name, e))?;
     if meta.is_dir() {
         return Err(ToolError::Model(format!("{name} is a folder, not a file")));
     }
-    let mut f = std::fs::File::open(file).map_err(|e| io_error("read", name, e))?;
+    if !meta.is_file() {
+        return Err(ToolError::Model(format!(
+            "{name} is not a regular file (a device, socket or pipe); the file tools read files only"
+        )));
+    }
+    Ok((f, meta.len()))
+}
+
+fn read_lines(target: &Target, name: &str, offset: u64, limit: usize) -> Result<String, ToolError> {
+    let (mut f, len) = open_file(target, name)?;
     let mut sniff = vec![0u8; SNIFF];
     let n = f.read(&mut sniff).map_err(|e| io_error("read", name, e))?;
     if sniff[..n].contains(&0) {
         return Err(ToolError::Model(format!(
-            "{name} is a binary file ({} bytes); read shows text files only",
-            meta.len()
+            "{name} is a binary file ({len} bytes); read shows text files only"
         )));
     }
-    drop(f);
-    let f = std::fs::File::open(file).map_err(|e| io_error("read", name, e))?;
+    f.rewind().map_err(|e| io_error("read", name, e))?;
     let mut reader = std::io::BufReader::new(f);
     let mut out = String::new();
     let mut line_no: u64 = 0;
@@ -177,40 +195,6 @@ fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<(usize,
     }
 }
 
-/// Write `content` to `file` atomically: a temp file beside it, synced, then renamed over
-/// it (an existing file keeps its permissions).
-fn write_atomic(file: &Path, content: &[u8], name: &str) -> Result<(), ToolError> {
-    let dir = file
-        .parent()
-        .ok_or_else(|| ToolError::Model(format!("{name} has no parent folder")))?;
-    std::fs::create_dir_all(dir).map_err(|e| io_error("create the folder of", name, e))?;
-    if file.is_dir() {
-        return Err(ToolError::Model(format!("{name} is a folder, not a file")));
-    }
-    let file_name = file
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp: PathBuf = dir.join(format!(
-        ".{file_name}.{}.tmp",
-        uuid::Uuid::new_v4().simple()
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(content)?;
-        f.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(file) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        std::fs::rename(&tmp, file)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io_error("write", name, e));
-    }
-    Ok(())
-}
-
 fn too_big(what: &str, len: usize) -> ToolError {
     ToolError::Model(format!(
         "{what} is {len} bytes; the file tools handle at most {} MB",
@@ -242,7 +226,9 @@ impl Tool for Write {
             std::fs::create_dir_all(&ws).map_err(|e| io_error("create", "the workspace", e))?;
             let file = confine(&ws, &path, only)?;
             let name = shown(&ws, &file);
-            write_atomic(&file, content.as_bytes(), &name)?;
+            target(&ws, &file, only, &name)?
+                .write_atomic(content.as_bytes())
+                .map_err(|e| io_error("write", &name, e))?;
             Ok(format!("wrote {} bytes to {name}", content.len()))
         })
         .await
@@ -276,11 +262,18 @@ impl Tool for Edit {
             std::fs::create_dir_all(&ws).map_err(|e| io_error("create", "the workspace", e))?;
             let file = confine(&ws, &path, only)?;
             let name = shown(&ws, &file);
-            let meta = std::fs::metadata(&file).map_err(|e| io_error("read", &name, e))?;
-            if meta.len() as usize > MAX_FILE {
-                return Err(too_big(&name, meta.len() as usize));
+            let target = target(&ws, &file, only, &name)?;
+            let (f, len) = open_file(&target, &name)?;
+            if len as usize > MAX_FILE {
+                return Err(too_big(&name, len as usize));
             }
-            let bytes = std::fs::read(&file).map_err(|e| io_error("read", &name, e))?;
+            let mut bytes = Vec::new();
+            f.take(MAX_FILE as u64 + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| io_error("read", &name, e))?;
+            if bytes.len() > MAX_FILE {
+                return Err(too_big(&name, bytes.len()));
+            }
             let text = String::from_utf8(bytes)
                 .map_err(|_| ToolError::Model(format!("{name} is not UTF-8 text; edit changes text files only")))?;
             let count = text.matches(old.as_str()).count();
@@ -305,7 +298,9 @@ impl Tool for Edit {
             if edited.len() > MAX_FILE {
                 return Err(too_big("the edited file", edited.len()));
             }
-            write_atomic(&file, edited.as_bytes(), &name)?;
+            target
+                .write_atomic(edited.as_bytes())
+                .map_err(|e| io_error("write", &name, e))?;
             let n = if all { count } else { 1 };
             Ok(format!("replaced {n} occurrence{} in {name}", if n == 1 { "" } else { "s" }))
         })
@@ -318,13 +313,24 @@ impl Tool for Edit {
 mod tests {
     use super::*;
 
+    /// The confined target of `file`, in its folder as the workspace.
+    fn at(file: &Path) -> Target {
+        let file = file
+            .parent()
+            .unwrap()
+            .canonicalize()
+            .unwrap()
+            .join(file.file_name().unwrap());
+        Target::new(file.parent().unwrap(), &file, true).unwrap()
+    }
+
     #[test]
     fn reads_are_numbered_bounded_and_say_where_they_stopped() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("f.txt");
         let body: String = (1..=5000).map(|i| format!("line {i}\n")).collect();
         std::fs::write(&f, body).unwrap();
-        let out = read_lines(&f, "f.txt", 1, MAX_LINES).unwrap();
+        let out = read_lines(&at(&f), "f.txt", 1, MAX_LINES).unwrap();
         assert!(out.starts_with("     1\tline 1\n     2\tline 2\n"), "{out}");
         assert!(
             out.ends_with(
@@ -332,14 +338,14 @@ mod tests {
             ),
             "{out}"
         );
-        let out = read_lines(&f, "f.txt", 4999, 10).unwrap();
+        let out = read_lines(&at(&f), "f.txt", 4999, 10).unwrap();
         assert_eq!(
             out,
             "  4999\tline 4999\n  5000\tline 5000\n[end of file: 5000 lines]"
         );
         let long = dir.path().join("long.txt");
         std::fs::write(&long, "x".repeat(10 * 1024 * 1024)).unwrap();
-        let out = read_lines(&long, "long.txt", 1, 10).unwrap();
+        let out = read_lines(&at(&long), "long.txt", 1, 10).unwrap();
         assert!(
             out.len() < MAX_LINE + 100 && out.contains("…[line cut]"),
             "{}",
@@ -348,7 +354,7 @@ mod tests {
         let bin = dir.path().join("b.bin");
         std::fs::write(&bin, [0u8, 1, 2, 255]).unwrap();
         assert!(
-            matches!(read_lines(&bin, "b.bin", 1, 10), Err(ToolError::Model(m)) if m.contains("binary file"))
+            matches!(read_lines(&at(&bin), "b.bin", 1, 10), Err(ToolError::Model(m)) if m.contains("binary file"))
         );
     }
 
@@ -356,10 +362,12 @@ mod tests {
     fn writes_replace_atomically_and_keep_permissions() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("sub/x.sh");
-        write_atomic(&f, b"one", "x.sh").unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let f = ws.join("sub/x.sh");
+        let target = Target::new(&ws, &f, true).unwrap();
+        target.write_atomic(b"one").unwrap();
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
-        write_atomic(&f, b"two", "x.sh").unwrap();
+        target.write_atomic(b"two").unwrap();
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "two");
         assert_eq!(
             std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,
@@ -367,5 +375,51 @@ mod tests {
         );
         let leftovers = std::fs::read_dir(dir.path().join("sub")).unwrap().count();
         assert_eq!(leftovers, 1, "no temp file left behind");
+    }
+
+    /// A folder of a checked path swapped for a symlink out of the workspace before the
+    /// open (the target is built as `confine` would have returned it): reading and writing
+    /// through it are refused, and nothing outside changes. A FIFO is refused at once
+    /// instead of blocking the read. Catches: opening the checked path by name, which
+    /// follows whatever the path has become.
+    #[test]
+    fn a_symlink_swapped_in_after_the_check_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (ws, outside) = (root.join("ws"), root.join("outside"));
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret.txt"), "secret").unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join("sub")).unwrap();
+        let swapped = Target::new(&ws, &ws.join("sub/secret.txt"), true).unwrap();
+        let read = read_lines(&swapped, "sub/secret.txt", 1, 10);
+        assert!(
+            matches!(&read, Err(ToolError::Model(m)) if m.contains("a symlink appeared")),
+            "{read:?}"
+        );
+        let written = swapped.write_atomic(b"changed");
+        assert!(written.is_err(), "{written:?}");
+        assert_eq!(
+            std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+            "secret"
+        );
+        let new_file = Target::new(&ws, &ws.join("sub/new.txt"), true).unwrap();
+        assert!(new_file.write_atomic(b"x").is_err());
+        assert!(!outside.join("new.txt").exists());
+
+        let fifo = ws.join("pipe");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let read = read_lines(&at(&fifo), "pipe", 1, 10);
+        assert!(
+            matches!(&read, Err(ToolError::Model(m)) if m.contains("not a regular file")),
+            "{read:?}"
+        );
     }
 }

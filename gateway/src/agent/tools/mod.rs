@@ -8,6 +8,7 @@
 
 pub mod approvals;
 pub mod args;
+mod beneath;
 pub mod exec;
 mod fs;
 mod message;

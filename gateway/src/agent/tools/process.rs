@@ -38,8 +38,7 @@ pub struct Processes {
 impl Processes {
     /// Whether another background command may start.
     pub fn has_room(&self) -> bool {
-        let entries = self.entries.lock();
-        entries.iter().filter(|e| e.job.ended().is_none()).count() < MAX_RUNNING
+        running(&self.entries.lock()) < MAX_RUNNING
     }
 
     /// Keep `job` as a background command, unless [`MAX_RUNNING`] are running already
@@ -48,7 +47,7 @@ impl Processes {
     #[must_use]
     pub fn try_add(&self, job: Arc<Job>) -> bool {
         let mut entries = self.entries.lock();
-        if entries.iter().filter(|e| e.job.ended().is_none()).count() >= MAX_RUNNING {
+        if running(&entries) >= MAX_RUNNING {
             return false;
         }
         entries.push(Entry { job });
@@ -92,6 +91,11 @@ impl Processes {
             e.job.kill("killed");
         }
     }
+}
+
+/// How many of `entries` are still running.
+fn running(entries: &[Entry]) -> usize {
+    entries.iter().filter(|e| e.job.ended().is_none()).count()
 }
 
 pub struct ProcessTool {

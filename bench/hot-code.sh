@@ -47,34 +47,15 @@ out=gateway/link/hot-code.ld
 mkdir -p "$(dirname "$out")"
 
 work=$(mktemp -d)
-stop_daemons() {
-    # The bench kills the wrapper with SIGKILL; the daemon under valgrind runs on in its own
-    # session until it gets SIGTERM, then callgrind writes its profile.
-    [[ -f $work/pids ]] || return 0
-    while read -r pid; do kill -TERM "$pid" 2>/dev/null || true; done <"$work/pids"
-    for _ in $(seq 1 600); do
-        alive=0
-        while read -r pid; do kill -0 "$pid" 2>/dev/null && alive=1; done <"$work/pids"
-        ((alive)) || return 0
-        sleep 0.1
-    done
-    echo "daemons under valgrind still running after 60 s" >&2
-}
-trap 'stop_daemons; rm -rf "$work"' EXIT
-
-cat >"$work/daemon" <<EOF
-#!/usr/bin/env bash
-setsid valgrind --tool=callgrind --callgrind-out-file=$work/callgrind.%p \\
-    --dump-instr=no --dump-line=no --demangle=no "$bin" "\$@" &
-echo \$! >>"$work/pids"
-wait
-EOF
-chmod +x "$work/daemon"
+# shellcheck source=bench/callgrind.sh
+source bench/callgrind.sh
+trap 'callgrind_stop "$work"; rm -rf "$work"' EXIT
+callgrind_wrapper "$work" "$work/callgrind" "$bin" --demangle=no
 
 target/release/switchboard-bench idle-rss turn-latency spawn-announce \
     --idle-secs 1 --warmup 10 --samples 50 --timeout-secs 300 \
     --bin "$work/daemon" --out "$work/report.json" >/dev/null
-stop_daemons
+callgrind_stop "$work"
 
 # Callgrind names a function in full the first time a file mentions it (`fn=(id) name`).
 # Two sets of rules, in this order (the first rule that matches a section places it):

@@ -31,31 +31,22 @@ command -v valgrind >/dev/null || {
 bench=target/release/switchboard-bench
 [[ -x $bench ]] || cargo build --release -p switchboard-bench
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=bench/callgrind.sh
+source bench/callgrind.sh
+trap 'callgrind_stop "$work"; rm -rf "$work"' EXIT
 
 # One profile of `turns` measured turns; prints its total instructions.
 profile() {
     local name=$1 turns=$2
-    cat >"$work/daemon" <<WRAP
-#!/usr/bin/env bash
-# The bench kills this wrapper; the daemon under valgrind is stopped with SIGTERM below.
-setsid valgrind --tool=callgrind --callgrind-out-file=$work/$name.%p \\
-    --dump-instr=no --dump-line=no "$bin" "\$@" &
-echo \$! >"$work/pid"
-wait
-WRAP
-    chmod +x "$work/daemon"
+    callgrind_wrapper "$work" "$work/$name" "$bin"
     "$bench" turn-latency --warmup 20 --samples "$turns" --timeout-secs 600 \
         --bin "$work/daemon" --out "$work/$name.json" "${merge[@]}" >/dev/null 2>"$work/$name.log" || {
         cat "$work/$name.log" >&2
         exit 1
     }
-    local pid
-    pid=$(cat "$work/pid")
-    kill -TERM "$pid" 2>/dev/null || true
-    while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+    callgrind_stop "$work" || exit 1
     # `summary: N` is the profile's total of the default event (Ir).
-    grep -h '^summary:' "$work/$name".* | awk '{ total += $2 } END { print total }'
+    grep -h '^summary:' "$work/$name".[0-9]* | awk '{ total += $2 } END { print total }'
 }
 
 long_total=$(profile long "$long")

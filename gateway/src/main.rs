@@ -101,6 +101,7 @@ fn main() -> ExitCode {
 }
 
 async fn run(config_path: Option<PathBuf>, env: config::SharedEnv) -> ExitCode {
+    non_dumpable();
     let paths = Paths::resolve(config_path, env.as_ref());
     let cfg = match config::load_file(&paths.config, env.as_ref()).await {
         Ok(Some(cfg)) => cfg,
@@ -119,6 +120,11 @@ async fn run(config_path: Option<PathBuf>, env: config::SharedEnv) -> ExitCode {
             return ExitCode::from(EXIT_CONFIG);
         }
     };
+    let clashes = config::workspace_issues(&cfg, &paths);
+    if !clashes.is_empty() {
+        cli::print_config_errors(&paths.config, &clashes);
+        return ExitCode::from(EXIT_CONFIG);
+    }
     let shutdown = CancellationToken::new();
     let signal_token = shutdown.clone();
     tokio::spawn(async move {
@@ -149,6 +155,30 @@ async fn run(config_path: Option<PathBuf>, env: config::SharedEnv) -> ExitCode {
             tracing::error!(error = %e, "switchboard failed to start");
             eprintln!("switchboard: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// A daemon not running as root makes itself non-dumpable: a process of the same user —
+/// an agent's command — can then read neither its environment (`/proc/<pid>/environ`: the
+/// API keys and tokens) nor its memory or descriptors, nor attach a debugger to it. The
+/// commands it starts are dumpable again (exec resets the flag). Root is left as it is:
+/// root reads every process anyway (`doctor` warns about running as root).
+fn non_dumpable() {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{geteuid, set_dumpable_behavior, DumpableBehavior};
+        if geteuid().is_root() {
+            tracing::warn!("running as root: agents' commands run as root and can read the daemon's environment and files; run it as a user of its own (deploy/switchboard.service)");
+            return;
+        }
+        match set_dumpable_behavior(DumpableBehavior::NotDumpable) {
+            Ok(()) => tracing::debug!(
+                "the daemon is not dumpable: its /proc files are closed to its own user"
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot make the daemon non-dumpable: commands of its user can read its environment")
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! A small web site on 127.0.0.1 for `web_fetch` tests: an HTML page, a redirect to any
 //! URL, a binary file and a big text, with a count of the requests each path received
-//! (to prove a refused fetch never reached it).
+//! (to prove a refused fetch never reached it); and hostile pages (`fake_web_hostile`):
+//! 100,000-deep nestings, a tag soup, a gzip bomb and an endless body.
 //!
 //! ```ignore
 //! let web = FakeWeb::start().await?;
@@ -20,6 +21,10 @@ use axum::Router;
 use tokio_util::sync::CancellationToken;
 
 use crate::fake_support::{bind, ServerTask};
+
+#[path = "fake_web_hostile.rs"]
+mod hostile;
+pub use hostile::{gzip_zeros, DEEPEST, DEPTH, KINDS};
 
 /// The HTML of `/page`.
 pub const PAGE: &str = "<html><head><title>T</title><script>var x = 1;</script></head><body>\
@@ -69,6 +74,9 @@ impl FakeWeb {
                 }),
             )
             .route("/redirect", get(redirect))
+            .route("/deep/{kind}", get(hostile::deep))
+            .route("/gzip-bomb", get(hostile::gzip_bomb))
+            .route("/endless", get(hostile::endless))
             .fallback(|| async { StatusCode::NOT_FOUND })
             .layer(axum::middleware::from_fn_with_state(hits.clone(), count))
             .with_state(hits.clone());

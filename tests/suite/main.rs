@@ -35,6 +35,8 @@ mod discord_delivery;
 mod faults_channels;
 mod faults_model;
 mod faults_restart;
+mod hostile_files;
+mod hostile_pages;
 mod http_limits;
 mod lanes;
 mod lifecycle;

@@ -70,6 +70,32 @@ mod examples {
     fn an_unclosed_fence_runs_to_the_end() {
         assert_eq!(to_html("```\nx < y"), "<pre>x &lt; y</pre>");
     }
+
+    /// 100,000 levels of every construct that nests convert, the text kept. Catches: a
+    /// recursive walk of the parsed Markdown (a stack overflow ends the daemon).
+    #[test]
+    fn deep_nestings_convert() {
+        const N: usize = 100_000;
+        let indented_list: String = (0..N)
+            .map(|i| format!("{}- x\n", " ".repeat(i % 64)))
+            .collect();
+        for (what, text) in [
+            ("quotes", ">".repeat(N) + " deep"),
+            ("lists", "- ".repeat(N) + "deep"),
+            ("indented lists", indented_list + "deep"),
+            ("emphasis", "*".repeat(N) + "deep" + &"*".repeat(N)),
+            ("strong", "**".repeat(N) + "deep" + &"**".repeat(N)),
+            (
+                "links",
+                "[".repeat(N) + "deep" + &"](https://x.dev)".repeat(N),
+            ),
+            ("backticks", "`".repeat(N) + "deep"),
+            ("mixed", "> - *[**~~".repeat(N / 10) + "deep"),
+        ] {
+            let out = to_html(&text);
+            assert!(out.contains("deep"), "{what}");
+        }
+    }
 }
 
 mod properties {

@@ -46,6 +46,7 @@ pub use reload::{plan_reload, ReloadPlan};
 pub use sandbox::*;
 pub use schema::*;
 pub use tools::*;
+pub use validate::workspace_issues;
 pub use watch::{spawn_watcher, SharedEnv};
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ mod hooks;
 mod mcp_cron;
 mod sandbox;
 mod tools;
+mod workspaces;
 
 use std::collections::BTreeMap;
 
@@ -30,7 +31,25 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     sandbox::sandbox(config, &mut out);
     mcp_cron::mcp_cron(config, &mut out);
     hooks::hooks(config, &mut out);
+    // The daemon's own paths as the environment names them (`run --config` elsewhere is
+    // checked again at start with the real path: `workspace_issues`).
+    workspaces::workspaces(config, &super::Paths::resolve(None, env), &mut out);
     out
+}
+
+/// The workspaces of `config` that contain the state dir or the config file of `paths`,
+/// as config errors (checked at start with the paths in force).
+pub fn workspace_issues(config: &Config, paths: &super::Paths) -> Vec<super::ConfigError> {
+    let mut out = Vec::new();
+    workspaces::workspaces(config, paths, &mut out);
+    out.into_iter()
+        .map(|i| super::ConfigError {
+            path: i.path.to_string(),
+            line: None,
+            column: None,
+            message: i.message,
+        })
+        .collect()
 }
 
 fn storage(config: &Config, out: &mut Vec<Issue>) {

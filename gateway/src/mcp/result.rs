@@ -113,6 +113,17 @@ mod tests {
     use super::*;
     use rmcp::model::{Content, RawResource};
 
+    /// An MCP result nested 100,000 levels deep is refused when it is read (serde_json
+    /// stops at 128 levels), never a stack overflow. Catches: a result parsed without
+    /// that limit.
+    #[test]
+    fn a_deeply_nested_result_is_refused() {
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let text = format!(r#"{{"content": [], "structuredContent": {{"a": {deep}}}}}"#);
+        let e = serde_json::from_str::<CallToolResult>(&text).expect_err("refused");
+        assert!(e.to_string().contains("recursion limit exceeded"), "{e}");
+    }
+
     #[test]
     fn parts_are_joined_and_other_types_named() {
         let r = CallToolResult::success(vec![

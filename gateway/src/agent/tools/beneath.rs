@@ -29,6 +29,10 @@ pub enum Target {
     Path(PathBuf),
 }
 
+/// Permission bits a written file keeps from the file it replaces: setuid and setgid are
+/// dropped (a file the agent wrote must not run with its owner's or group's rights).
+const KEPT_MODE: u32 = 0o1777;
+
 /// Whether the fallback's warning was logged.
 static WARNED: AtomicBool = AtomicBool::new(false);
 
@@ -101,7 +105,7 @@ impl Target {
     }
 
     /// Replace the file's content atomically: a temp file beside it, synced, renamed over
-    /// it (an existing file keeps its permissions), the folder synced. Missing folders on
+    /// it (an existing file keeps its permissions, less setuid and setgid), the folder synced. Missing folders on
     /// the way are created.
     pub fn write_atomic(&self, content: &[u8]) -> io::Result<()> {
         match self {
@@ -197,7 +201,7 @@ fn write_in(dir: &OwnedFd, name: &std::ffi::OsStr, content: &[u8]) -> io::Result
             Mode::from_raw_mode(0o666),
         )?;
         if let Some(st) = &existing {
-            rustix::fs::fchmod(&fd, Mode::from_raw_mode(st.st_mode & 0o7777))?;
+            rustix::fs::fchmod(&fd, Mode::from_raw_mode(st.st_mode & KEPT_MODE))?;
         }
         let mut f = File::from(fd);
         f.write_all(content)?;

@@ -2,7 +2,11 @@
 //! confined by `paths::confine`, then opened beneath the workspace by `beneath`, so the
 //! file opened is the file checked). Reads are bounded in lines and bytes and say where
 //! they stopped; writes are atomic (a temp file in the same folder, then a rename), so a
-//! crash never leaves half a file.
+//! crash never leaves half a file. The gateway's own files are refused, and a write to a
+//! workspace control file is asked about first (`guarded`).
+
+#[path = "guarded.rs"]
+mod guarded;
 
 use std::io::{BufRead, Read as _, Seek as _};
 use std::path::Path;
@@ -10,11 +14,13 @@ use std::path::Path;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use super::approvals::{self, Ask};
 use super::args::any_str;
 use super::beneath::Target;
 use super::paths::{confine, shown};
 use super::{opt_arg, str_arg, Tool, ToolContext, ToolError};
 use crate::agent::provider::ToolSpec;
+use guarded::{Access, Own};
 
 /// Most lines one `read` returns (and its default `limit`).
 const MAX_LINES: usize = 2000;
@@ -78,16 +84,82 @@ impl Tool for Read {
         let limit = opt_arg(&args, "limit", "a positive integer", Value::as_u64)?
             .unwrap_or(MAX_LINES as u64)
             .clamp(1, MAX_LINES as u64) as usize;
-        let ws = ctx.workspace.to_path_buf();
-        let only = ctx.cfg.tools.fs.workspace_only;
+        let Checked {
+            ws,
+            file,
+            name,
+            only,
+        } = check(ctx, "read", path).await?;
         blocking(move || {
-            std::fs::create_dir_all(&ws).map_err(|e| io_error("create", "the workspace", e))?;
-            let file = confine(&ws, &path, only)?;
-            let name = shown(&ws, &file);
             let target = target(&ws, &file, only, &name)?;
             read_lines(&target, &name, offset, limit)
         })
         .await
+    }
+}
+
+/// A tool's path, confined and cleared for use.
+struct Checked {
+    ws: std::path::PathBuf,
+    file: std::path::PathBuf,
+    /// The path as shown to the model.
+    name: String,
+    /// `tools.fs.workspaceOnly`.
+    only: bool,
+}
+
+/// `path` confined to the workspace, then cleared for `tool`: the gateway's own files are
+/// refused; a write (`tool` other than `read`) to a workspace control file is asked
+/// about, like a command, and refused when nobody allows it.
+async fn check(ctx: &ToolContext<'_>, tool: &str, path: String) -> Result<Checked, ToolError> {
+    let ws = ctx.workspace.to_path_buf();
+    let only = ctx.cfg.tools.fs.workspace_only;
+    let own = Own::of(ctx.cfg, &ctx.rt.state_dir);
+    let (checked, access) = blocking(move || {
+        std::fs::create_dir_all(&ws).map_err(|e| io_error("create", "the workspace", e))?;
+        let file = confine(&ws, &path, only)?;
+        let name = shown(&ws, &file);
+        let access = own.access(&guarded::canonical(&ws), &file);
+        Ok((
+            Checked {
+                ws,
+                file,
+                name,
+                only,
+            },
+            access,
+        ))
+    })
+    .await?;
+    match access {
+        Access::Free => Ok(checked),
+        Access::Refused(why) => Err(ToolError::Model(format!(
+            "{}: refused, {why}; the file tools do not touch the gateway's own files",
+            checked.name
+        ))),
+        Access::AskToWrite(_) if tool == "read" => Ok(checked),
+        Access::AskToWrite(why) => {
+            let workdir = checked.ws.display().to_string();
+            let status = approvals::ask(
+                ctx,
+                &Ask {
+                    workdir: &workdir,
+                    command: &format!("{tool} {}", checked.name),
+                    executables: &[],
+                    why: &format!("{} is a protected file: {why}", checked.name),
+                },
+            )
+            .await?;
+            if status.allows() {
+                Ok(checked)
+            } else {
+                Err(ToolError::Model(format!(
+                    "{} is a protected file ({why}); the {tool} was not allowed ({}): it was not done, do not retry it unless the user asks you to",
+                    checked.name,
+                    status.as_str()
+                )))
+            }
+        }
     }
 }
 
@@ -220,12 +292,13 @@ impl Tool for Write {
         if content.len() > MAX_FILE {
             return Err(too_big("the content", content.len()));
         }
-        let ws = ctx.workspace.to_path_buf();
-        let only = ctx.cfg.tools.fs.workspace_only;
+        let Checked {
+            ws,
+            file,
+            name,
+            only,
+        } = check(ctx, "write", path).await?;
         blocking(move || {
-            std::fs::create_dir_all(&ws).map_err(|e| io_error("create", "the workspace", e))?;
-            let file = confine(&ws, &path, only)?;
-            let name = shown(&ws, &file);
             target(&ws, &file, only, &name)?
                 .write_atomic(content.as_bytes())
                 .map_err(|e| io_error("write", &name, e))?;
@@ -256,12 +329,13 @@ impl Tool for Edit {
         if old.is_empty() {
             return Err(ToolError::Model("`oldText` must not be empty".into()));
         }
-        let ws = ctx.workspace.to_path_buf();
-        let only = ctx.cfg.tools.fs.workspace_only;
+        let Checked {
+            ws,
+            file,
+            name,
+            only,
+        } = check(ctx, "edit", path).await?;
         blocking(move || {
-            std::fs::create_dir_all(&ws).map_err(|e| io_error("create", "the workspace", e))?;
-            let file = confine(&ws, &path, only)?;
-            let name = shown(&ws, &file);
             let target = target(&ws, &file, only, &name)?;
             let (f, len) = open_file(&target, &name)?;
             if len as usize > MAX_FILE {
@@ -274,44 +348,114 @@ impl Tool for Edit {
             if bytes.len() > MAX_FILE {
                 return Err(too_big(&name, bytes.len()));
             }
-            let text = String::from_utf8(bytes)
-                .map_err(|_| ToolError::Model(format!("{name} is not UTF-8 text; edit changes text files only")))?;
-            let count = text.matches(old.as_str()).count();
-            match count {
-                0 => {
-                    return Err(ToolError::Model(format!(
-                        "oldText was not found in {name}; read the file and copy the text exactly (whitespace included)"
-                    )))
-                }
-                n if n > 1 && !all => {
-                    return Err(ToolError::Model(format!(
-                        "oldText occurs {n} times in {name}; add surrounding text to make it unique, or set replaceAll: true"
-                    )))
-                }
-                _ => {}
-            }
-            let edited = if all {
-                text.replace(old.as_str(), &new)
-            } else {
-                text.replacen(old.as_str(), &new, 1)
-            };
-            if edited.len() > MAX_FILE {
-                return Err(too_big("the edited file", edited.len()));
-            }
+            let text = String::from_utf8(bytes).map_err(|_| {
+                ToolError::Model(format!(
+                    "{name} is not UTF-8 text; edit changes text files only"
+                ))
+            })?;
+            let (edited, n) = replace(&text, &old, &new, all, &name)?;
             target
                 .write_atomic(edited.as_bytes())
                 .map_err(|e| io_error("write", &name, e))?;
-            let n = if all { count } else { 1 };
-            Ok(format!("replaced {n} occurrence{} in {name}", if n == 1 { "" } else { "s" }))
+            Ok(format!(
+                "replaced {n} occurrence{} in {name}",
+                if n == 1 { "" } else { "s" }
+            ))
         })
         .await
     }
+}
+
+/// `text` with `old` replaced by `new` (every occurrence with `all`, else the one), and
+/// how many were replaced. The result's size is known before it is built: a small file
+/// with many matches must not grow past [`MAX_FILE`] in memory first.
+fn replace(
+    text: &str,
+    old: &str,
+    new: &str,
+    all: bool,
+    name: &str,
+) -> Result<(String, usize), ToolError> {
+    let count = text.matches(old).count();
+    match count {
+        0 => {
+            return Err(ToolError::Model(format!(
+                "oldText was not found in {name}; read the file and copy the text exactly (whitespace included)"
+            )))
+        }
+        n if n > 1 && !all => {
+            return Err(ToolError::Model(format!(
+                "oldText occurs {n} times in {name}; add surrounding text to make it unique, or set replaceAll: true"
+            )))
+        }
+        _ => {}
+    }
+    let replaced = if all { count } else { 1 };
+    // Matches do not overlap: `replaced * old.len()` is at most `text.len()`.
+    let size = (text.len() - replaced * old.len()) as u128 + replaced as u128 * new.len() as u128;
+    if size > MAX_FILE as u128 {
+        return Err(too_big(
+            "the edited file",
+            usize::try_from(size).unwrap_or(usize::MAX),
+        ));
+    }
+    let edited = if all {
+        text.replace(old, new)
+    } else {
+        text.replacen(old, new, 1)
+    };
+    Ok((edited, replaced))
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// An 8 MB file of one letter, every letter replaced by 4 KB: refused with the size
+    /// the result would have had, without building it. Catches: building the 32 GB result
+    /// before the size check (which aborted the process on a failed allocation).
+    #[test]
+    fn replace_all_refuses_an_oversized_result_before_building_it() {
+        let text = "a".repeat(MAX_FILE);
+        let new = "b".repeat(4096);
+        match replace(&text, "a", &new, true, "f.txt") {
+            Err(ToolError::Model(m)) => assert_eq!(
+                m,
+                format!(
+                    "the edited file is {} bytes; the file tools handle at most 8 MB",
+                    MAX_FILE * 4096
+                )
+            ),
+            other => panic!("{:?}", other.map(|(_, n)| n)),
+        }
+        let (edited, n) = replace("a-a-a", "a", "bb", true, "f.txt").unwrap();
+        assert_eq!((edited.as_str(), n), ("bb-bb-bb", 3));
+    }
+
+    /// A setuid/setgid program rewritten by `write` loses those bits and keeps the rest.
+    /// Catches: an agent-written file that runs with its owner's rights.
+    #[test]
+    fn writes_drop_setuid_and_setgid() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let f = ws.join("tool");
+        std::fs::write(&f, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o6755)).unwrap();
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().permissions().mode() & 0o7777,
+            0o6755
+        );
+        Target::new(&ws, &f, true)
+            .unwrap()
+            .write_atomic(b"x")
+            .unwrap();
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().permissions().mode() & 0o7777,
+            0o755
+        );
+    }
 
     /// The confined target of `file`, in its folder as the workspace.
     fn at(file: &Path) -> Target {

@@ -35,6 +35,20 @@ fn outcome(r: Result<ModelResponse, ProviderError>) -> Result<Read, String> {
     .map_err(|e| e.to_string())
 }
 
+/// A streamed chunk nested 100,000 levels deep is an error, not a stack overflow (serde_json
+/// stops at 128 levels). Catches: a reader that parses model output without that limit.
+#[test]
+fn a_deeply_nested_chunk_is_an_error() {
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let body = format!("data: {{\"choices\": {deep}}}\n\ndata: [DONE]\n\n");
+    let e = outcome(read(&[body.as_bytes()])).expect_err("refused");
+    assert!(
+        e.contains("recursion limit exceeded"),
+        "{}",
+        e.chars().take(200).collect::<String>()
+    );
+}
+
 fn sse(events: &[serde_json::Value]) -> String {
     let mut s: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
     s.push_str("data: [DONE]\n\n");

@@ -1,8 +1,10 @@
 //! `web_fetch {url, maxChars?}` (`group:web`): an HTTP(S) GET with bounded redirects (5,
 //! each checked), size (2 MB) and time (30 s); HTML becomes Markdown (htmd), other text
-//! is returned as is. Internal addresses are refused at every hop unless the host is in
-//! `tools.web.fetch.allowHosts` (`ssrf`).
+//! is returned as is. The conversion is bounded in depth and runs on a thread of its own
+//! (`html`), so no page can overflow a runtime worker's stack. Internal addresses are
+//! refused at every hop unless the host is in `tools.web.fetch.allowHosts` (`ssrf`).
 
+pub mod html;
 pub mod ssrf;
 
 use std::net::IpAddr;
@@ -173,15 +175,14 @@ async fn fetch(
             "{final_url} is not text (Content-Type: {content_type}); web_fetch returns text and HTML pages only"
         )));
     }
-    let raw = String::from_utf8_lossy(&body);
+    let raw = String::from_utf8_lossy(&body).into_owned();
+    drop(body);
     let text = if is_html {
-        htmd::HtmlToMarkdown::builder()
-            .skip_tags(SKIPPED_TAGS.to_vec())
-            .build()
-            .convert(&raw)
+        html::to_markdown(raw, SKIPPED_TAGS)
+            .await
             .map_err(|e| refuse(format!("cannot convert the HTML: {e}")))?
     } else {
-        raw.into_owned()
+        raw
     };
     let total = text.chars().count();
     let truncated = total > max_chars || cut_body;

@@ -144,7 +144,8 @@ async fn a_workspace_holding_the_state_dir_is_refused() {
         json!({"agents": {"defaults": {"workspace": root.path().display().to_string()}}}),
     );
     std::fs::write(state.join("config.json5"), cfg).unwrap();
-    let validate = output(cli(&state).args(["config", "validate"])).await;
+    let config = state.join("config.json5").display().to_string();
+    let validate = output(cli(&state).args(["config", "validate", &config])).await;
     let said = String::from_utf8_lossy(&validate.stdout).into_owned()
         + &String::from_utf8_lossy(&validate.stderr);
     assert!(!validate.status.success(), "{said}");
@@ -153,7 +154,6 @@ async fn a_workspace_holding_the_state_dir_is_refused() {
             && said.contains("contains the gateway's state dir"),
         "{said}"
     );
-    let config = state.join("config.json5").display().to_string();
     let run = output(cli(&state).args(["run", "--config", &config])).await;
     let said = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(64), "{said}");
@@ -229,6 +229,14 @@ async fn a_process_of_the_same_user_cannot_read_the_daemons_environment() {
         c
     };
     let mut other = other.spawn().unwrap();
+    // Until `setpriv` has become `sleep`, the process is the one that changed its user
+    // (which the kernel makes non-dumpable).
+    let comm = format!("/proc/{}/comm", other.id());
+    let deadline = std::time::Instant::now() + WAIT;
+    while std::fs::read_to_string(&comm).unwrap_or_default() != "sleep\n" {
+        assert!(std::time::Instant::now() < deadline, "sleep did not start");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     let read = same_user(&["cat", &format!("/proc/{}/environ", other.id())]);
     let _ = other.kill();
     let _ = other.wait();

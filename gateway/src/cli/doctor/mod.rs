@@ -10,6 +10,7 @@
 mod local;
 mod remote;
 mod security;
+mod user;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -93,6 +94,7 @@ pub async fn run(args: DoctorArgs, env: &dyn Fn(&str) -> Option<String>) -> Exit
     let mut report = Report::default();
     let cfg = local::config(&paths.config, env, &mut report).await;
     local::state_dir(&paths.state_dir, args.fix, &mut report);
+    user::daemon_user(&paths.state_dir, &mut report);
     local::config_file(&paths.config, args.fix, &mut report).await;
     let db_cfg = cfg.clone().unwrap_or_default();
     let approved = local::database(

@@ -247,6 +247,7 @@ impl Adapters {
             poll_timeout: Duration::from_secs(want.poll_timeout_seconds),
             mode,
             commands: crate::commands::menu::menu(),
+            link_preview: want.link_preview,
         };
         // Standby mode: the held `gateway` lease; shared mode: the channel's lease, set by
         // the lease loop at each takeover; SQLite: none.
@@ -284,6 +285,7 @@ impl Adapters {
             api_url: want.api_url.clone(),
             text_limit: want.text_chunk_limit,
             commands: crate::commands::menu::menu(),
+            link_preview: want.link_preview,
         };
         match Discord::new(settings) {
             Ok(a) => Some((Arc::new(a), None)),

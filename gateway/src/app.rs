@@ -128,6 +128,9 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     );
     // Read the agent files now, so a bad one is reported at start, not at first use.
     rt.agents(&rt.config());
+    if rt.config().tools.message.allow_any_chat {
+        tracing::warn!("tools.message.allowAnyChat is an old key: it lets runs write to any chat, as tools.message.allowTargets: [\"*\"] does; list the chats instead");
+    }
     crate::agent::tools::exec::sandbox::set_config_file(&opts.config_path);
 
     match spawn_watcher(

@@ -84,12 +84,13 @@ async fn a_config_job_runs_and_is_delivered_headed_with_its_name() {
     fake.assert_no_violations();
 }
 
-/// The `cron` tool's `add` without `deliver` delivers to the chat it was called from;
-/// `remove` takes the job away. Catches: a tool-added job answering nowhere.
+/// The `cron` tool's `add` delivers to the chat it was called from; `remove` takes the
+/// job away. (`cron.minInterval` is lowered so the job runs within the test.)
+/// Catches: a tool-added job answering nowhere.
 #[tokio::test]
 async fn the_cron_tool_adds_a_job_for_this_chat() {
     let fake = FakeModel::start().await.unwrap();
-    let gw = start(&fake, json!({})).await;
+    let gw = start(&fake, json!({"cron": {"minInterval": "1s"}})).await;
     let mut ws = chat(&gw, "main").await;
     let r = call(
         &fake,

@@ -21,6 +21,8 @@ mod api;
 mod approvals_discord;
 mod approvals_telegram;
 mod approvals_webchat;
+mod authority_approvals;
+mod authority_chats;
 mod bad_input;
 mod browser;
 mod cli_config;

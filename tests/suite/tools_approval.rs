@@ -81,11 +81,11 @@ async fn a_command_off_the_allowlist_runs_once_approved_in_its_chat() {
     let ws_dir = workspace(&gw).canonicalize().unwrap();
     assert!(
         text.contains("\nAgent: main\n")
-            && text.contains(&format!("\nDirectory: {}\n", ws_dir.display())),
+            && text.contains(&format!("\nDirectory: `{}`\n", ws_dir.display())),
         "{text}"
     );
     assert!(
-        text.contains("\nCommand: touch approved.txt\n")
+        text.contains("\nCommand:\n```\ntouch approved.txt\n```\n")
             && text.contains("touch is not in the allowlist"),
         "{text}"
     );

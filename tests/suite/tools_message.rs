@@ -1,6 +1,7 @@
-//! `message` end to end: a message to another web chat the gateway knows, by channel +
-//! chat id and by session key, delivered through the outbox; an unknown chat refused, and
-//! written to with `tools.message.allowAnyChat`.
+//! `message` end to end: a message to another web chat listed in
+//! `tools.message.allowTargets`, by channel + chat id and by session key, delivered through
+//! the outbox; a chat not listed refused, and any chat written to with the old
+//! `tools.message.allowAnyChat`. (The attacks on other chats: `authority_chats`.)
 
 use serde_json::json;
 use switchboard_testkit::fake_model::FakeModel;
@@ -8,11 +9,15 @@ use switchboard_testkit::fake_model::FakeModel;
 use crate::common::{chat, start, WAIT};
 use crate::tools_support::call;
 
-/// Catches: `message` writing to arbitrary chats, or not delivering through the outbox.
+/// Catches: `message` writing to chats not listed, or not delivering through the outbox.
 #[tokio::test]
-async fn messages_go_to_known_chats_only() {
+async fn messages_go_to_listed_chats_only() {
     let fake = FakeModel::start().await.unwrap();
-    let gw = start(&fake, json!({})).await;
+    let gw = start(
+        &fake,
+        json!({"tools": {"message": {"allowTargets": ["webchat:team"]}}}),
+    )
+    .await;
     let mut team = chat(&gw, "team").await;
     team.send_text("hello from team").await.unwrap();
     assert_eq!(
@@ -52,7 +57,7 @@ async fn messages_go_to_known_chats_only() {
     )
     .await;
     assert!(
-        r.starts_with("error: the gateway has no session with webchat chat stranger"),
+        r.starts_with("error: this run writes only to its own chat; webchat chat stranger is not in tools.message.allowTargets"),
         "{r}"
     );
     let r = call(&fake, &mut ws, "m4", "message", r#"{"text": "to nowhere"}"#).await;

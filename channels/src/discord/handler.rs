@@ -87,6 +87,7 @@ impl EventHandler for Handler {
             ctx.http.clone(),
             cmd.clone(),
             self.inner.settings.text_limit,
+            !self.inner.settings.link_preview,
         );
         self.push(convert::command(
             &cmd,

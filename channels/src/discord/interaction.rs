@@ -9,7 +9,8 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use serenity::all::{
     CommandInteraction, CreateInteractionResponse, CreateInteractionResponseFollowup,
-    CreateInteractionResponseMessage, EditInteractionResponse, Http,
+    CreateInteractionResponseMessage, EditInteractionResponse, Http, InteractionResponseFlags,
+    MessageFlags,
 };
 use tokio::sync::oneshot;
 use tokio_util::task::TaskTracker;
@@ -46,11 +47,17 @@ impl Pending {
         http: Arc<Http>,
         cmd: CommandInteraction,
         limit: usize,
+        suppress_embeds: bool,
     ) -> String {
         let handle = format!("interaction:{}", cmd.id.get());
         let (tx, rx) = oneshot::channel();
         self.waiting.lock().insert(handle.clone(), tx);
-        tasks.spawn(respond(http, cmd, rx, limit));
+        let flags = if suppress_embeds {
+            InteractionResponseFlags::SUPPRESS_EMBEDS
+        } else {
+            InteractionResponseFlags::empty()
+        };
+        tasks.spawn(respond(http, cmd, rx, limit, flags));
         handle
     }
 
@@ -72,6 +79,7 @@ async fn respond(
     cmd: CommandInteraction,
     mut rx: oneshot::Receiver<Answer>,
     limit: usize,
+    flags: InteractionResponseFlags,
 ) {
     let quick = tokio::time::timeout(ANSWER_WITHIN, &mut rx).await;
     let result = match quick {
@@ -82,11 +90,13 @@ async fn respond(
                 .create_response(
                     &http,
                     CreateInteractionResponse::Message(
-                        CreateInteractionResponseMessage::new().content(first),
+                        CreateInteractionResponseMessage::new()
+                            .content(first)
+                            .flags(flags),
                     ),
                 )
                 .await;
-            follow_up(&http, &cmd, parts).await;
+            follow_up(&http, &cmd, parts, flags).await;
             r
         }
         Ok(Err(_)) => return,
@@ -113,7 +123,7 @@ async fn respond(
                 .edit_response(&http, EditInteractionResponse::new().content(first))
                 .await
                 .map(|_| ());
-            follow_up(&http, &cmd, parts).await;
+            follow_up(&http, &cmd, parts, flags).await;
             r
         }
     };
@@ -122,12 +132,17 @@ async fn respond(
     }
 }
 
-async fn follow_up(http: &Http, cmd: &CommandInteraction, parts: impl Iterator<Item = String>) {
+async fn follow_up(
+    http: &Http,
+    cmd: &CommandInteraction,
+    parts: impl Iterator<Item = String>,
+    flags: InteractionResponseFlags,
+) {
     for part in parts {
-        if let Err(e) = cmd
-            .create_followup(http, CreateInteractionResponseFollowup::new().content(part))
-            .await
-        {
+        let message = CreateInteractionResponseFollowup::new()
+            .content(part)
+            .flags(MessageFlags::from_bits_truncate(flags.bits()));
+        if let Err(e) = cmd.create_followup(http, message).await {
             tracing::warn!(error = %e, "discord: interaction follow-up failed");
         }
     }

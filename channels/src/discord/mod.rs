@@ -37,6 +37,9 @@ pub struct DiscordSettings {
     pub text_limit: usize,
     /// Application commands registered at start, with their options and choices.
     pub commands: Vec<MenuCommand>,
+    /// Let Discord show embeds of links in what the bot sends (off: an embed fetches a
+    /// link the model wrote, with no click).
+    pub link_preview: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +75,7 @@ impl Discord {
             .proxy(base.clone())
             .ratelimiter_disabled(true)
             .build();
-        let rest = rest::Rest::new(&base, &settings.token)
+        let rest = rest::Rest::new(&base, &settings.token, !settings.link_preview)
             .map_err(|e| SetupError::Client(e.to_string()))?;
         Ok(Discord {
             inner: Arc::new(Inner {

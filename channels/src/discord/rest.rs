@@ -24,6 +24,8 @@ const MAX_INLINE_WAIT: Duration = Duration::from_secs(30);
 const UNKNOWN_MESSAGE: u64 = 10008;
 /// Discord's JSON error code for editing a message another user wrote.
 const OTHER_AUTHOR: u64 = 50005;
+/// The message flag that keeps Discord from embedding the links of a message.
+const SUPPRESS_EMBEDS: u64 = 1 << 2;
 
 /// A failed REST call: refused by Discord (4xx but 429), or a channel error.
 enum RestError {
@@ -47,10 +49,16 @@ pub(super) struct Rest {
     auth: String,
     /// Per channel: sending must wait until this instant (an exhausted bucket).
     blocked_until: Mutex<HashMap<u64, Instant>>,
+    /// Create messages with `SUPPRESS_EMBEDS`: no embed of a link the bot posts.
+    suppress_embeds: bool,
 }
 
 impl Rest {
-    pub(super) fn new(base: &str, token: &str) -> Result<Rest, reqwest::Error> {
+    pub(super) fn new(
+        base: &str,
+        token: &str,
+        suppress_embeds: bool,
+    ) -> Result<Rest, reqwest::Error> {
         let token = token.trim();
         let auth = if token.starts_with("Bot ") {
             token.to_string()
@@ -64,6 +72,7 @@ impl Rest {
             base: base.trim_end_matches('/').to_string(),
             auth,
             blocked_until: Mutex::new(HashMap::new()),
+            suppress_embeds,
         })
     }
 
@@ -76,6 +85,9 @@ impl Rest {
     ) -> Result<String, ChannelError> {
         let url = format!("{}/api/v10/channels/{channel}/messages", self.base);
         let mut body = json!({"content": content, "allowed_mentions": {"parse": []}});
+        if self.suppress_embeds {
+            body["flags"] = json!(SUPPRESS_EMBEDS);
+        }
         if let Some(c) = components {
             body["components"] = c.clone();
         }
@@ -97,7 +109,10 @@ impl Rest {
         content: &str,
     ) -> Result<(), LineError> {
         let url = format!("{}/api/v10/channels/{channel}/messages/{id}", self.base);
-        let body = json!({"content": content, "allowed_mentions": {"parse": []}});
+        let mut body = json!({"content": content, "allowed_mentions": {"parse": []}});
+        if self.suppress_embeds {
+            body["flags"] = json!(SUPPRESS_EMBEDS);
+        }
         match self.call(Method::PATCH, &url, channel, &body).await {
             Ok(_) => Ok(()),
             Err(RestError::Channel(e)) => Err(e.into()),

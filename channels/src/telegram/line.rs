@@ -28,20 +28,25 @@ impl Telegram {
             .parse::<i32>()
             .map_err(|_| LineError::Gone(format!("not a Telegram message id: {message_id}")))?;
         let html = format::to_html(text);
-        let sent = self
+        let mut req = self
             .bot
             .edit_message_text(chat, MessageId(id), html)
-            .parse_mode(ParseMode::Html)
-            .await;
+            .parse_mode(ParseMode::Html);
+        if let Some(off) = self.no_preview() {
+            req = req.link_preview_options(off);
+        }
+        let sent = req.await;
         let err = match sent {
             Ok(_) => return Ok(()),
             Err(RequestError::Api(ApiError::CantParseEntities(why))) => {
                 tracing::warn!(error = %why, "telegram: HTML rejected in an edit; editing as plain text");
-                match self
+                let mut req = self
                     .bot
-                    .edit_message_text(chat, MessageId(id), text.to_string())
-                    .await
-                {
+                    .edit_message_text(chat, MessageId(id), text.to_string());
+                if let Some(off) = self.no_preview() {
+                    req = req.link_preview_options(off);
+                }
+                match req.await {
                     Ok(_) => return Ok(()),
                     Err(e) => e,
                 }

@@ -45,6 +45,9 @@ pub struct TelegramSettings {
     /// The native command menu (`setMyCommands`: names and descriptions; Telegram's menu
     /// has no options).
     pub commands: Vec<MenuCommand>,
+    /// Let Telegram show link previews of what the bot sends (off: a preview fetches a
+    /// link the model wrote, with no click).
+    pub link_preview: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use teloxide::prelude::*;
-use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup, MessageId, ParseMode, ThreadId};
+use teloxide::types::{
+    InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, MessageId, ParseMode, ThreadId,
+};
 use teloxide::{ApiError, RequestError};
 
 use super::{chat_of, format, Telegram};
@@ -62,6 +64,9 @@ impl Telegram {
                 html.clone()
             };
             let mut req = self.bot.send_message(chat, body);
+            if let Some(off) = self.no_preview() {
+                req = req.link_preview_options(off);
+            }
             if !plain {
                 req = req.parse_mode(ParseMode::Html);
             }
@@ -161,14 +166,43 @@ impl Telegram {
             return;
         };
         let text: String = text.chars().take(super::MAX_TEXT / 2).collect();
-        if let Err(e) = self
+        let mut req = self
             .bot
-            .edit_message_text(callback.chat, callback.message, text)
-            .await
-        {
-            // A press delivered again finds the message edited already.
-            tracing::debug!(error = %e, "telegram: editing the pressed message failed");
+            .edit_message_text(callback.chat, callback.message, format::to_html(&text))
+            .parse_mode(ParseMode::Html);
+        if let Some(off) = self.no_preview() {
+            req = req.link_preview_options(off);
         }
+        let err = match req.await {
+            Ok(_) => return,
+            Err(RequestError::Api(ApiError::CantParseEntities(_))) => {
+                let mut req = self
+                    .bot
+                    .edit_message_text(callback.chat, callback.message, text);
+                if let Some(off) = self.no_preview() {
+                    req = req.link_preview_options(off);
+                }
+                match req.await {
+                    Ok(_) => return,
+                    Err(e) => e,
+                }
+            }
+            Err(e) => e,
+        };
+        // A press delivered again finds the message edited already.
+        tracing::debug!(error = %err, "telegram: editing the pressed message failed");
+    }
+
+    /// The link preview options of every message the bot sends or edits: previews off
+    /// unless `linkPreview` (`None`: Telegram's default, previews on).
+    pub(super) fn no_preview(&self) -> Option<LinkPreviewOptions> {
+        (!self.settings.link_preview).then_some(LinkPreviewOptions {
+            is_disabled: true,
+            url: None,
+            prefer_small_media: false,
+            prefer_large_media: false,
+            show_above_text: false,
+        })
     }
 }
 

@@ -82,6 +82,7 @@ fn adapter(tg: &FakeTelegram, mode: Mode, ledger: Arc<MemLedger>) -> Arc<Telegra
         poll_timeout: Duration::from_secs(1),
         mode,
         commands: vec![crate::MenuCommand::new("help", "Show the commands")],
+        link_preview: false,
     };
     Arc::new(Telegram::new(settings, ledger).unwrap())
 }

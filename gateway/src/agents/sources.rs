@@ -3,6 +3,11 @@
 //! winning). The folders are listed again at most once a second when the registry is asked
 //! for; the files are read again only when a file's name, size or modification time changed
 //! or the config did, and only then are bad files logged.
+//!
+//! The workspace folders are the agent's to write (its file tools work there), so their
+//! files may add agents but never redefine one the operator defined: a built-in, an
+//! `agents.list` entry, the default agent, or a file of `<stateDir>/agents/`. Such a file
+//! is skipped as a bad file, with its path.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use parking_lot::Mutex;
 
-use super::definition::{from_file, AgentDef, FileError};
+use super::definition::{from_file, AgentDef, FileError, Source};
 use super::registry::Registry;
 use crate::config::{self, Config};
 
@@ -108,12 +113,55 @@ fn read_listed(files: &[Stamp]) -> (Vec<AgentDef>, Vec<FileError>) {
     (defs, errors)
 }
 
+/// `defs` without the workspace files that redefine an operator's agent (see the module
+/// doc); those become errors beside `errors`.
+pub fn guard(
+    cfg: &Config,
+    state_dir: &Path,
+    defs: Vec<AgentDef>,
+    mut errors: Vec<FileError>,
+) -> (Vec<AgentDef>, Vec<FileError>) {
+    let operator_dir = state_dir.join("agents");
+    let by_operator = |d: &AgentDef| match &d.source {
+        Source::File(p) => p.parent() == Some(operator_dir.as_path()),
+        Source::Builtin | Source::Config => true,
+    };
+    let mut reserved: Vec<String> = super::registry::builtins()
+        .iter()
+        .map(|d| d.id.clone())
+        .chain(cfg.agents.list.iter().map(|a| a.id.clone()))
+        .chain(std::iter::once(config::default_agent_id(cfg)))
+        .chain(defs.iter().filter(|d| by_operator(d)).map(|d| d.id.clone()))
+        .collect();
+    reserved.iter_mut().for_each(|id| id.make_ascii_lowercase());
+    let mut kept = Vec::with_capacity(defs.len());
+    for def in defs {
+        if !by_operator(&def) && reserved.contains(&def.id.to_ascii_lowercase()) {
+            if let Source::File(path) = &def.source {
+                errors.push(FileError {
+                    path: path.clone(),
+                    line: 1,
+                    field: None,
+                    message: format!(
+                        "an agent file in the workspace may add agents, not redefine `{}` (defined by the operator: a built-in, agents.list, the default agent or <stateDir>/agents/)",
+                        def.id
+                    ),
+                });
+            }
+            continue;
+        }
+        kept.push(def);
+    }
+    (kept, errors)
+}
+
 /// `switchboard config validate`: checks the agent files `cfg` makes the daemon read,
 /// prints each folder's count and every bad file (path, line, field); exit 64 when one is
 /// bad.
 pub fn report(cfg: &Config, state_dir: &Path) -> std::process::ExitCode {
     let dirs = dirs(cfg, state_dir);
     let (defs, errors) = load(&dirs);
+    let (defs, errors) = guard(cfg, state_dir, defs, errors);
     for dir in dirs.iter().filter(|d| d.is_dir()) {
         let n = defs
             .iter()
@@ -182,6 +230,7 @@ impl Catalog {
             }
         }
         let (defs, errors) = read_listed(&files);
+        let (defs, errors) = guard(cfg, &self.state_dir, defs, errors);
         for e in &errors {
             tracing::error!(path = %e.path.display(), line = e.line, field = e.field.as_deref().unwrap_or(""), "agent file skipped: {e}");
         }

@@ -87,3 +87,43 @@ fn the_catalog_sees_edits() {
     std::fs::remove_file(dir.join("x.md")).expect("rm");
     assert!(catalog.registry(&cfg).errors.is_empty());
 }
+
+/// Catches: an agent file in the workspace (which the agent's own file tools can write)
+/// redefining the default agent, a built-in or an operator's file, while the operator's
+/// own files (the state dir) may, and the workspace may still add agents.
+#[test]
+fn workspace_files_add_agents_but_do_not_redefine_them() {
+    let state = tempfile::tempdir().expect("tmp");
+    let cfg = Arc::new(Config::default());
+    let dirs = dirs(&cfg, state.path());
+    write(&dirs[0], "ops.md", "---\ndescription: operator's\n---\n");
+    write(
+        &dirs[0],
+        "plan.md",
+        "---\ndescription: operator's plan\n---\n",
+    );
+    write(&dirs[1], "main.md", "---\ndescription: taken over\n---\n");
+    write(&dirs[1], "Explore.md", "---\ndescription: widened\n---\n");
+    write(&dirs[2], "ops.md", "---\ndescription: replaced\n---\n");
+    write(&dirs[2], "helper.md", "---\ndescription: new\n---\n");
+    let catalog = Catalog::new(state.path().to_path_buf(), Duration::ZERO);
+    let reg = catalog.registry(&cfg);
+    let description = |id: &str| reg.get(id).and_then(|a| a.description.clone());
+    assert_eq!(description("main"), None);
+    assert_eq!(
+        description("explore").as_deref(),
+        Some("Read-only research: reads files and fetches pages, changes nothing.")
+    );
+    assert_eq!(description("ops").as_deref(), Some("operator's"));
+    assert_eq!(description("plan").as_deref(), Some("operator's plan"));
+    assert_eq!(description("helper").as_deref(), Some("new"));
+    let mut refused: Vec<PathBuf> = reg.errors.iter().map(|e| e.path.clone()).collect();
+    refused.sort();
+    let mut expected = vec![
+        dirs[1].join("Explore.md"),
+        dirs[1].join("main.md"),
+        dirs[2].join("ops.md"),
+    ];
+    expected.sort();
+    assert_eq!(refused, expected);
+}

@@ -1,19 +1,36 @@
-//! `/approve <id> allow-once|allow-always|deny`: answer an exec approval request. Only the
-//! chat the request was posted to can answer it (routing's access check has already let
-//! only allowed senders of that chat through); an id of another chat changes nothing.
+//! `/approve <id> allow-once|allow-always|deny`: answer an exec approval request. Only an
+//! owner of the channel answers (`channels.<ch>.owners`, by default its DM `allowFrom`;
+//! on the web chat whoever holds the gateway token), in a DM or a group: anyone else is
+//! told [`NOT_OWNER`] and nothing changes ([`is_owner`], asked by routing for the text
+//! form and by `routing::press` for the buttons). Only the chat the request was posted to
+//! can answer it; an id of another chat changes nothing.
 //! The request's buttons (`agent::tools::approvals::buttons`, read back by `parse_press`) take the same path:
 //! [`answer`].
 
 use std::sync::Arc;
 
-use switchboard_channels::Origin;
+use switchboard_channels::{InboundMessage, Origin};
 
 use crate::agent::tools::approvals::ACTION_PREFIX;
+use crate::config::{Config, Owners};
 use crate::events::{ApprovalResolved, Event};
 use crate::runtime::Runtime;
 use crate::store::{ApprovalRow, ApprovalStatus, StoreError};
 
 pub const USAGE: &str = "Usage: /approve <id> allow-once|allow-always|deny";
+/// What a sender who is not an owner is told when answering a request.
+pub const NOT_OWNER: &str = "Only an owner can answer this.";
+
+/// Whether the sender of `msg` is an owner of its channel, who may answer approvals.
+pub fn is_owner(cfg: &Config, msg: &InboundMessage) -> bool {
+    match cfg.channels.owners(&msg.origin.channel) {
+        Owners::AnyoneWithAccess => true,
+        Owners::Listed(owners) => {
+            let owners: Vec<String> = owners.into_iter().map(str::to_string).collect();
+            crate::routing::access::listed(&owners, &msg.sender_id, msg.sender_username.as_deref())
+        }
+    }
+}
 
 /// An answer to a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -100,6 +100,14 @@ pub struct TelegramConfig {
     pub webhook_secret: Option<String>,
     /// Long-poll timeout of one getUpdates call, in seconds (1..=50).
     pub poll_timeout_seconds: u64,
+    /// Who may answer approval requests (user ids or @usernames), in a DM or a group;
+    /// unset: the `allowFrom` entries (but `"*"`: an owner is named). `"*"` = anyone.
+    #[serde(deserialize_with = "ids::optional")]
+    #[schemars(with = "Option<Vec<ids::IdSchema>>")]
+    pub owners: Option<Vec<String>>,
+    /// Let the platform show link previews (Telegram) and embeds (Discord) of what the bot
+    /// sends. Off by default: a preview fetches a link the model wrote, with no click.
+    pub link_preview: bool,
 }
 
 impl Default for TelegramConfig {
@@ -118,6 +126,8 @@ impl Default for TelegramConfig {
             webhook_url: None,
             webhook_secret: None,
             poll_timeout_seconds: 30,
+            owners: None,
+            link_preview: false,
         }
     }
 }
@@ -173,6 +183,14 @@ pub struct DiscordConfig {
     pub guilds: std::collections::BTreeMap<String, DiscordGuildConfig>,
     /// Longest message sent, in characters (at most 2000, Discord's limit).
     pub text_chunk_limit: usize,
+    /// Who may answer approval requests (user ids or @usernames), in a DM or a group;
+    /// unset: the `allowFrom` entries (but `"*"`: an owner is named). `"*"` = anyone.
+    #[serde(deserialize_with = "ids::optional")]
+    #[schemars(with = "Option<Vec<ids::IdSchema>>")]
+    pub owners: Option<Vec<String>>,
+    /// Let the platform show link previews (Telegram) and embeds (Discord) of what the bot
+    /// sends. Off by default: a preview fetches a link the model wrote, with no click.
+    pub link_preview: bool,
 }
 
 impl Default for DiscordConfig {
@@ -187,6 +205,8 @@ impl Default for DiscordConfig {
             group_allow_from: None,
             guilds: std::collections::BTreeMap::new(),
             text_chunk_limit: 2000,
+            owners: None,
+            link_preview: false,
         }
     }
 }
@@ -226,7 +246,53 @@ pub struct DmAccess<'a> {
     pub dm_policy: DmPolicy,
 }
 
+/// Who may answer approval requests on a channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Owners<'a> {
+    /// Whoever reaches the chat: the web chat and the HTTP API, where holding the gateway
+    /// token is what makes an owner.
+    AnyoneWithAccess,
+    /// These entries (user ids, @usernames, `"*"`).
+    Listed(Vec<&'a str>),
+}
+
+fn owners_of<'a>(owners: &'a Option<Vec<String>>, allow_from: &'a [String]) -> Owners<'a> {
+    match owners {
+        Some(list) => Owners::Listed(list.iter().map(String::as_str).collect()),
+        None => Owners::Listed(
+            allow_from
+                .iter()
+                .map(String::as_str)
+                .filter(|a| *a != "*")
+                .collect(),
+        ),
+    }
+}
+
 impl super::ChannelsConfig {
+    /// Who may answer approval requests on `channel`: `channels.<ch>.owners`, by default
+    /// the channel's DM `allowFrom` entries.
+    pub fn owners(&self, channel: &str) -> Owners<'_> {
+        match channel {
+            switchboard_channels::telegram::CHANNEL_ID => {
+                owners_of(&self.telegram.owners, &self.telegram.allow_from)
+            }
+            switchboard_channels::discord::CHANNEL_ID => {
+                owners_of(&self.discord.owners, &self.discord.allow_from)
+            }
+            _ => Owners::AnyoneWithAccess,
+        }
+    }
+
+    /// Whether `channel` shows link previews and embeds of what the bot sends.
+    pub fn link_preview(&self, channel: &str) -> bool {
+        match channel {
+            switchboard_channels::telegram::CHANNEL_ID => self.telegram.link_preview,
+            switchboard_channels::discord::CHANNEL_ID => self.discord.link_preview,
+            _ => false,
+        }
+    }
+
     /// The DM rules of each enabled channel that has allowlists, so callers ask the
     /// config instead of naming channels.
     pub fn dm_access(&self) -> Vec<DmAccess<'_>> {
@@ -303,5 +369,25 @@ impl super::ChannelsConfig {
             }
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ChannelsConfig;
+
+    /// Catches: owners not defaulting to the DM `allowFrom`, `"*"` there making everyone an
+    /// owner, an explicit `owners` ignored, or the web chat left without an owner.
+    #[test]
+    fn owners_default_to_the_dm_allowlist_without_its_wildcard() {
+        let mut c = ChannelsConfig::default();
+        c.telegram.allow_from = vec!["42".into(), "*".into(), "@ann".into()];
+        assert_eq!(c.owners("telegram"), Owners::Listed(vec!["42", "@ann"]));
+        c.telegram.owners = Some(vec!["7".into()]);
+        assert_eq!(c.owners("telegram"), Owners::Listed(vec!["7"]));
+        assert_eq!(c.owners("discord"), Owners::Listed(vec![]));
+        assert_eq!(c.owners("webchat"), Owners::AnyoneWithAccess);
+        assert!(!c.link_preview("telegram") && !c.link_preview("discord"));
     }
 }

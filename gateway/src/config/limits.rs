@@ -43,6 +43,9 @@ pub const MCP_TIMEOUT: (Duration, Duration) = (Duration::from_secs(1), Duration:
 pub const LEASE_TIMEOUT: (Duration, Duration) = (Duration::from_secs(2), Duration::from_secs(600));
 /// `cron.maxConcurrent`: jobs running at once.
 pub const MAX_CRON_CONCURRENT: u32 = 64;
+/// `cron.minInterval`: a second to a day.
+pub const CRON_MIN_INTERVAL: (Duration, Duration) =
+    (Duration::from_secs(1), Duration::from_secs(24 * 3600));
 
 /// Range checks of the durations and counts [`super::validate`] does not already check.
 pub(crate) fn check(config: &Config, out: &mut Vec<Issue>) {
@@ -146,6 +149,13 @@ pub(crate) fn check(config: &Config, out: &mut Vec<Issue>) {
         1,
         u64::from(MAX_CRON_CONCURRENT),
         "",
+    );
+    duration_range(
+        out,
+        "cron.minInterval",
+        config.cron.min_interval,
+        CRON_MIN_INTERVAL.0,
+        CRON_MIN_INTERVAL.1,
     );
     for (name, provider) in &config.models.providers {
         let at = KeyPath::dotted("models.providers").key(name);

@@ -62,13 +62,22 @@ impl Default for McpServerConfig {
 pub struct CronConfig {
     /// Cap of the `cron` lane: jobs running at once.
     pub max_concurrent: u32,
+    /// Shortest time between two runs of a job the `cron` tool made (a run's jobs are
+    /// bounded; the jobs written here by the operator are not).
+    #[serde(with = "duration")]
+    #[schemars(with = "String")]
+    pub min_interval: Duration,
     pub jobs: Vec<CronJobConfig>,
 }
+
+/// Default of `cron.minInterval`.
+pub const DEFAULT_MIN_INTERVAL: Duration = Duration::from_secs(5 * 60);
 
 impl Default for CronConfig {
     fn default() -> Self {
         CronConfig {
             max_concurrent: 1,
+            min_interval: DEFAULT_MIN_INTERVAL,
             jobs: Vec::new(),
         }
     }

@@ -34,7 +34,7 @@ mod watch;
 pub use agents::{agent_entry, default_agent_id, workspace_for, DEFAULT_AGENT};
 pub use channels::{
     AccessRules, DiscordConfig, DiscordGuildConfig, DmAccess, DmPolicy, GroupConfig, GroupPolicy,
-    GroupRule, TelegramConfig, TelegramMode, ANY_GROUP,
+    GroupRule, Owners, TelegramConfig, TelegramMode, ANY_GROUP,
 };
 pub use db_url::{is_postgres_url, redact_url};
 pub use error::ConfigError;

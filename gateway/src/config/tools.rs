@@ -160,6 +160,7 @@ pub struct ToolsConfig {
     pub exec: ExecToolConfig,
     pub web: WebToolConfig,
     pub message: MessageToolConfig,
+    pub sessions: SessionsToolConfig,
 }
 
 /// A tool profile: the base set of tools before `allow`/`deny` (the reference's names).
@@ -294,8 +295,43 @@ pub struct WebFetchConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct MessageToolConfig {
-    /// `message` may write to chats the gateway has no session with.
+    /// Old key: `true` is read as `allowTargets: ["*"]` (logged once at start).
     pub allow_any_chat: bool,
+    /// Chats `message` (and a `cron` job's `deliver`) may write to besides the run's own
+    /// chat: `"<channel>:<chatId>"` (e.g. `"telegram:-1001234"`), or `"*"` for any chat.
+    pub allow_targets: Vec<String>,
+}
+
+impl MessageToolConfig {
+    /// Whether a run may write to `channel` chat `chat_id`, which is not its own chat.
+    pub fn allows(&self, channel: &str, chat_id: &str) -> bool {
+        self.allow_any_chat
+            || self.allow_targets.iter().any(|t| {
+                t == "*"
+                    || t.split_once(':')
+                        .is_some_and(|(c, id)| c == channel && id == chat_id)
+            })
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct SessionsToolConfig {
+    /// Which sessions `sessions_list`, `sessions_history` and `sessions_send` see.
+    pub visibility: SessionVisibility,
+}
+
+/// Which sessions a run's session tools see.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionVisibility {
+    /// The run's own session and the sessions of its sub-agents.
+    #[default]
+    Own,
+    /// Every session of the run's agent.
+    Agent,
+    /// Every session.
+    All,
 }
 
 /// `agents.list[].tools`: the same policy keys for one agent, applied after the global ones.
@@ -367,5 +403,24 @@ mod tests {
         assert!(check_entry("group:nope").is_some_and(|m| m.starts_with("unknown tool group")));
         assert!(check_entry("reed").is_some_and(|m| m.starts_with("unknown tool \"reed\"")));
         assert!(check_entry("zz*").is_some_and(|m| m.contains("matches no known tool")));
+    }
+
+    /// Catches: a target matched on its channel or chat alone, `"*"` not meaning every
+    /// chat, or the old `allowAnyChat` no longer honoured.
+    #[test]
+    fn message_targets_match_channel_and_chat() {
+        let mut m = MessageToolConfig {
+            allow_any_chat: false,
+            allow_targets: vec!["telegram:-100".into()],
+        };
+        assert!(m.allows("telegram", "-100"));
+        assert!(!m.allows("telegram", "-1000"));
+        assert!(!m.allows("discord", "-100"));
+        m.allow_targets = vec!["*".into()];
+        assert!(m.allows("discord", "5"));
+        m.allow_targets.clear();
+        assert!(!m.allows("discord", "5"));
+        m.allow_any_chat = true;
+        assert!(m.allows("discord", "5"));
     }
 }

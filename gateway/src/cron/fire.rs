@@ -11,7 +11,7 @@ use crate::agent::dispatch;
 use crate::config::{CronJobConfig, CronSession, QueueMode};
 use crate::routing;
 use crate::runtime::Runtime;
-use crate::store::{now_ms, CronFire, CronJobRow, StoreError};
+use crate::store::{now_ms, CronFire, CronJobRow, JobSource, StoreError};
 
 use super::schedule::Schedule;
 use super::SENDER_PREFIX;
@@ -64,6 +64,18 @@ pub fn origin(job: &CronJobConfig) -> Origin {
     }
 }
 
+/// The first time after `now` the schedule is due, and not before `floor` (when set).
+fn next_time(schedule: &Schedule, now: i64, floor: Option<i64>) -> Option<i64> {
+    let next = schedule.next_after(now)?;
+    match floor {
+        Some(floor) if next < floor => match schedule {
+            Schedule::Every(_) => Some(floor),
+            _ => schedule.next_after(floor - 1),
+        },
+        _ => Some(next),
+    }
+}
+
 /// Run `job` now. `manual` (`/cron run`, the tool, the CLI): its next time stays as it is.
 pub async fn fire(rt: &Arc<Runtime>, job: &CronJobRow, manual: bool) -> Result<Fired, StoreError> {
     fire_at(rt, job, manual, now_ms()).await
@@ -77,10 +89,19 @@ pub async fn fire_at(
     now: i64,
 ) -> Result<Fired, StoreError> {
     let schedule = Schedule::parse(&job.spec.schedule).ok();
+    // A job a run made fires at most every `cron.minInterval`, whatever its schedule says
+    // (the operator's jobs are not bounded).
+    let floor = match job.source {
+        JobSource::Tool => {
+            let min = rt.config().cron.min_interval;
+            Some(now.saturating_add(i64::try_from(min.as_millis()).unwrap_or(i64::MAX)))
+        }
+        JobSource::Config | JobSource::Cli => None,
+    };
     let next = if manual {
         job.next_run_at
     } else {
-        schedule.as_ref().and_then(|s| s.next_after(now))
+        schedule.as_ref().and_then(|s| next_time(s, now, floor))
     };
     if let Some(last) = job.last_inbox_id {
         if rt.store.cron_job_in_flight(last).await? {

@@ -99,6 +99,31 @@ pub fn check_field(job: &CronJobConfig, cfg: &Config) -> Result<Schedule, (&'sta
     Schedule::parse(&job.schedule).map_err(|e| ("schedule", e))
 }
 
+/// Occurrences of a cron expression [`shortest_gap`] looks at.
+const GAP_SAMPLES: usize = 500;
+
+/// The shortest time between two runs of `schedule` from `now` on (`None`: it runs at
+/// most once). A cron expression is sampled over its next occurrences: enough to meet
+/// the closest pair of any expression's fields, and the scheduler keeps the bound anyway.
+pub fn shortest_gap(schedule: &Schedule, now: i64) -> Option<std::time::Duration> {
+    match schedule {
+        Schedule::At(_) => None,
+        Schedule::Every(d) => Some(*d),
+        Schedule::Cron { .. } => {
+            let mut prev = schedule.next_after(now)?;
+            let mut gap: Option<i64> = None;
+            for _ in 0..GAP_SAMPLES {
+                let Some(next) = schedule.next_after(prev) else {
+                    break;
+                };
+                gap = Some(gap.map_or(next - prev, |g| g.min(next - prev)));
+                prev = next;
+            }
+            gap.map(|g| std::time::Duration::from_millis(u64::try_from(g).unwrap_or(0)))
+        }
+    }
+}
+
 /// The first next time of a new (or changed) job: a one-shot's own time, even past (it
 /// then runs once, at once), else the first time after now.
 pub fn first_time(schedule: &Schedule, enabled: bool, now: i64) -> Option<i64> {
@@ -367,5 +392,40 @@ mod tests {
         let a = found(&store, "a").await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((a.runs, a.skipped, a.next_run_at), (1, 1, Some(9)));
         assert_eq!(a.last_inbox_id, Some(inbox));
+    }
+
+    /// Catches: a run's job slipping under `cron.minInterval` through a cron expression
+    /// (every minute, or two close times of an hour) rather than `every`.
+    #[test]
+    fn the_shortest_gap_of_a_schedule_is_found() {
+        let parse = |v: serde_json::Value| {
+            Schedule::parse(&serde_json::from_value(v).unwrap_or_else(|e| panic!("{e}")))
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let now = 1_780_000_000_000;
+        let minutes = |m: u64| Some(std::time::Duration::from_secs(m * 60));
+        assert_eq!(
+            shortest_gap(&parse(serde_json::json!({"every": "90s"})), now),
+            Some(std::time::Duration::from_secs(90))
+        );
+        assert_eq!(
+            shortest_gap(&parse(serde_json::json!({"cron": "* * * * *"})), now),
+            minutes(1)
+        );
+        assert_eq!(
+            shortest_gap(&parse(serde_json::json!({"cron": "0,2 9 * * *"})), now),
+            minutes(2)
+        );
+        assert_eq!(
+            shortest_gap(&parse(serde_json::json!({"cron": "0 9 * * *"})), now),
+            minutes(24 * 60)
+        );
+        assert_eq!(
+            shortest_gap(
+                &parse(serde_json::json!({"at": "2099-01-01T00:00:00Z"})),
+                now
+            ),
+            None
+        );
     }
 }

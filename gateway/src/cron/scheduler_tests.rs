@@ -74,7 +74,7 @@ async fn an_every_job_fires_at_each_due_time() {
     let job = every("tick", "20s");
     assert!(rt
         .store
-        .insert_cron_job(&job, JobSource::Tool, Some(now() + 20_000))
+        .insert_cron_job(&job, JobSource::Cli, Some(now() + 20_000))
         .await
         .unwrap());
     let cancel = CancellationToken::new();
@@ -103,7 +103,7 @@ async fn an_overdue_job_runs_once_then_waits_a_whole_interval() {
     let now = paused_clock();
     let job = every("late", "30s");
     rt.store
-        .insert_cron_job(&job, JobSource::Tool, Some(START - 3_600_000))
+        .insert_cron_job(&job, JobSource::Cli, Some(START - 3_600_000))
         .await
         .unwrap();
     let cancel = CancellationToken::new();
@@ -116,6 +116,29 @@ async fn an_overdue_job_runs_once_then_waits_a_whole_interval() {
         (second.runs + second.skipped, second.next_run_at),
         (2, Some(START + 60_000))
     );
+    cancel.cancel();
+    scheduler.await.unwrap();
+}
+
+/// A job the `cron` tool made with a schedule tighter than `cron.minInterval` (as one
+/// stored before the bound, or a cron expression the check at `add` missed) still fires
+/// at most every `cron.minInterval` (5 minutes by default). Catches: a run's job firing
+/// every few seconds in the gateway.
+#[tokio::test(start_paused = true)]
+async fn a_tool_job_fires_at_most_every_min_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path()).await;
+    let now = paused_clock();
+    let job = every("eager", "20s");
+    assert!(rt
+        .store
+        .insert_cron_job(&job, JobSource::Tool, Some(now() + 20_000))
+        .await
+        .unwrap());
+    let cancel = CancellationToken::new();
+    let scheduler = tokio::spawn(run_on(rt.clone(), cancel.clone(), now.clone()));
+    let first = after_due(&rt, "eager", 1).await;
+    assert_eq!(first.next_run_at, Some(START + 20_000 + 300_000));
     cancel.cancel();
     scheduler.await.unwrap();
 }

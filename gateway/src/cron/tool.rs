@@ -1,16 +1,21 @@
 //! The `cron` tool (`group:automation`): `add`, `list`, `remove` and `run` scheduled
-//! jobs. A job added from a chat delivers to that chat unless it says otherwise; an
-//! explicit `deliver` must be a chat the gateway knows (as for `message`).
+//! jobs. A job a run makes belongs to that run's chat and agent (a run acts for its own
+//! chat): it delivers only to that chat, runs as the run's agent (or one of its
+//! `allowAgents`) in a session of its own — the agent's main session only when the run is
+//! in it —, and fires at most every `cron.minInterval`. The tool lists, removes and runs
+//! only the jobs of its own chat; the operator's jobs (config, CLI) are not its to touch.
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::fire::{fire, Fired};
 use super::jobs::{self, JobError};
+use super::schedule::Schedule;
 use crate::agent::provider::ToolSpec;
 use crate::agent::tools::{str_arg, Tool, ToolContext, ToolError};
 use crate::config::{CronJobConfig, CronSession, DeliverConfig, ScheduleConfig};
-use crate::store::JobSource;
+use crate::store::{now_ms, CronJobRow, JobSource};
+use crate::subagents::spawn::allowed_agents;
 
 pub struct CronTool;
 
@@ -28,7 +33,7 @@ impl Tool for CronTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "cron".into(),
-            description: "Scheduled jobs: `list`; `add` a job that sends `message` to an agent on a schedule (`schedule`: {cron: \"0 9 * * 1-5\", tz?} or {every: \"30m\"} or {at: \"2026-12-01T09:00:00Z\"}); its answer goes to this chat unless `deliver` names another; `remove` or `run` one by `id`.".into(),
+            description: "Scheduled jobs: `list`; `add` a job that sends `message` to an agent on a schedule (`schedule`: {cron: \"0 9 * * 1-5\", tz?} or {every: \"30m\"} or {at: \"2026-12-01T09:00:00Z\"}); its answer goes to this chat; `remove` or `run` one of this chat's jobs by `id`.".into(),
             parameters: json!({"type": "object", "properties": {
                 "action": {"type": "string", "enum": ["add", "list", "remove", "run"]},
                 "id": {"type": "string", "description": "letters, digits, - and _ (add: default generated)"},
@@ -39,10 +44,7 @@ impl Tool for CronTool {
                 }},
                 "message": {"type": "string"},
                 "session": {"type": "string", "enum": ["isolated", "main"]},
-                "agentId": {"type": "string"},
-                "deliver": {"type": "object", "properties": {
-                    "channel": {"type": "string"}, "chatId": {"type": "string"}, "threadId": {"type": "string"}
-                }}
+                "agentId": {"type": "string"}
             }, "required": ["action"]}),
         }
     }
@@ -56,6 +58,7 @@ impl Tool for CronTool {
                     .cron_jobs()
                     .await?
                     .iter()
+                    .filter(|j| ours(ctx, j))
                     .map(|j| json!({"id": j.id, "summary": jobs::describe(j), "message": j.spec.message}))
                     .collect();
                 Ok(json!({"jobs": list}).to_string())
@@ -70,12 +73,22 @@ impl Tool for CronTool {
                 )
             }
             "remove" => {
-                let row = jobs::remove(store, id()?).await?;
+                let row = own_job(ctx, id()?).await?;
+                let row = jobs::remove(store, &row.id).await?;
                 ctx.rt.cron_wake.notify_one();
                 Ok(json!({"status": "removed", "id": row.id}).to_string())
             }
             "run" => {
-                let row = jobs::found(store, id()?).await?;
+                let row = own_job(ctx, id()?).await?;
+                let min = ctx.cfg.cron.min_interval;
+                let since = now_ms() - row.last_run_at.unwrap_or(i64::MIN / 2);
+                if since < min.as_millis() as i64 {
+                    return Err(ToolError::Model(format!(
+                        "the job `{}` ran less than {} ago; a job runs at most every cron.minInterval",
+                        row.id,
+                        crate::config::duration::format(min)
+                    )));
+                }
                 match fire(ctx.rt, &row, true).await? {
                     Fired::Queued { session_key, .. } => Ok(
                         json!({"status": "started", "id": row.id, "sessionKey": session_key})
@@ -95,7 +108,33 @@ impl Tool for CronTool {
     }
 }
 
-/// The job an `add` call describes.
+/// Whether `job` is one of the calling run's chat: made by the tool and delivering to
+/// the run's own chat (a chat-less run's: to none).
+fn ours(ctx: &ToolContext<'_>, job: &CronJobRow) -> bool {
+    job.source == JobSource::Tool && deliver_of(ctx) == job.spec.deliver
+}
+
+/// Job `id`, when it is one of the calling run's chat (else, as for a missing one,
+/// "no job": a run learns nothing of other chats' jobs).
+async fn own_job(ctx: &ToolContext<'_>, id: &str) -> Result<CronJobRow, ToolError> {
+    match ctx.rt.store.cron_job(id).await? {
+        Some(row) if ours(ctx, &row) => Ok(row),
+        _ => Err(JobError::NotFound(id.to_string()).into()),
+    }
+}
+
+/// Where the calling run's jobs deliver: its own chat (`None`: a run with no chat, such
+/// as an HTTP API caller's, whose jobs' answers stay in their sessions).
+fn deliver_of(ctx: &ToolContext<'_>) -> Option<DeliverConfig> {
+    let own = ctx.origin.filter(|o| crate::outbox::is_chat(o));
+    own.map(|o| DeliverConfig {
+        channel: o.channel.clone(),
+        chat_id: o.chat_id.clone(),
+        thread_id: o.thread_id.clone(),
+    })
+}
+
+/// The job an `add` call describes, held to what the calling run may do.
 async fn job_from(ctx: &ToolContext<'_>, args: &Value) -> Result<CronJobConfig, ToolError> {
     let bad = |e: serde_json::Error| ToolError::Model(format!("bad job: {e}"));
     let schedule: ScheduleConfig = match args.get("schedule") {
@@ -106,34 +145,30 @@ async fn job_from(ctx: &ToolContext<'_>, args: &Value) -> Result<CronJobConfig, 
         None | Some(Value::Null) => CronSession::Isolated,
         Some(v) => serde_json::from_value(v.clone()).map_err(bad)?,
     };
-    let deliver = match args.get("deliver") {
-        None | Some(Value::Null) => {
-            ctx.origin
-                .filter(|o| crate::outbox::is_chat(o))
-                .map(|o| DeliverConfig {
-                    channel: o.channel.clone(),
-                    chat_id: o.chat_id.clone(),
-                    thread_id: o.thread_id.clone(),
-                })
-        }
-        Some(v) => {
-            let d: DeliverConfig = serde_json::from_value(v.clone()).map_err(bad)?;
-            let known = ctx
-                .rt
-                .store
-                .session_for_chat(&d.channel, &d.chat_id)
-                .await?
-                .is_some();
-            if !known && !ctx.cfg.tools.message.allow_any_chat {
-                return Err(ToolError::Model(format!(
-                    "the gateway has no session with {} chat {}; jobs deliver only to known chats (tools.message.allowAnyChat)",
-                    d.channel, d.chat_id
-                )));
-            }
-            Some(d)
-        }
-    };
+    if args.get("deliver").is_some_and(|v| !v.is_null()) {
+        return Err(ToolError::Model(
+            "a job made here delivers to this chat only; leave out `deliver`".into(),
+        ));
+    }
     let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
+    let agent = match text("agentId") {
+        None => ctx.agent_id.to_string(),
+        Some(asked) => job_agent(ctx, &asked)?,
+    };
+    if session == CronSession::Main && ctx.session_key != format!("agent:{agent}:main") {
+        return Err(ToolError::Model(format!(
+            "`session: \"main\"` runs the job in agent {agent}'s main session; only a run in that session may ask for it (this job runs in a session of its own: leave out `session`)"
+        )));
+    }
+    if let Ok(parsed) = Schedule::parse(&schedule) {
+        let min = ctx.cfg.cron.min_interval;
+        if jobs::shortest_gap(&parsed, now_ms()).is_some_and(|gap| gap < min) {
+            return Err(ToolError::Model(format!(
+                "the schedule runs more often than every {}; a job made here runs at most every cron.minInterval",
+                crate::config::duration::format(min)
+            )));
+        }
+    }
     let id = text("id").unwrap_or_else(|| {
         let u = uuid::Uuid::new_v4().simple().to_string();
         format!("job-{}", &u[..8])
@@ -142,10 +177,29 @@ async fn job_from(ctx: &ToolContext<'_>, args: &Value) -> Result<CronJobConfig, 
         id,
         name: text("name"),
         schedule,
-        agent_id: text("agentId").or_else(|| Some(ctx.agent_id.to_string())),
+        agent_id: Some(agent),
         message: str_arg(args, "message")?.to_string(),
         session,
-        deliver,
+        deliver: deliver_of(ctx),
         enabled: true,
     })
+}
+
+/// The agent `asked` names, when the calling run's agent may act through it: itself, or
+/// one of its `allowAgents` (as for `sessions_spawn`).
+fn job_agent(ctx: &ToolContext<'_>, asked: &str) -> Result<String, ToolError> {
+    let cfg = ctx.rt.config();
+    let agents = ctx.rt.agents(&cfg);
+    let id = agents
+        .resolve(asked)
+        .map(|d| d.id.clone())
+        .map_err(|e| ToolError::Model(e.to_string()))?;
+    if id == ctx.agent_id || allowed_agents(ctx.cfg, &agents, ctx.agent_id).contains(&id) {
+        Ok(id)
+    } else {
+        Err(ToolError::Model(format!(
+            "agent {} may not make jobs for agent {id} (its allowAgents)",
+            ctx.agent_id
+        )))
+    }
 }

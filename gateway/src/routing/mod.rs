@@ -100,6 +100,15 @@ pub async fn handle_inbound(rt: &Arc<Runtime>, msg: InboundMessage) -> Handled {
         }
     }
     if let Some(cmd) = commands::parse(&msg.text) {
+        if matches!(cmd, commands::Command::Approve(..)) && !commands::approve::is_owner(&cfg, &msg)
+        {
+            tracing::info!(channel = %msg.origin.channel, chat = %msg.origin.chat_id, sender = %msg.sender_id, "/approve by a sender who is not an owner: refused");
+            return if reply(rt, &msg.origin, commands::approve::NOT_OWNER).await {
+                Handled::Taken
+            } else {
+                Handled::Failed
+            };
+        }
         // `/subagents send` waits for the child's answer: run it aside so this chat's
         // other messages (and every other chat) are not held up.
         let slow = matches!(

@@ -40,6 +40,10 @@ pub async fn handle(rt: &Arc<Runtime>, msg: &InboundMessage, press: &Press) -> O
         tracing::info!(channel = %msg.origin.channel, "press of an unknown button ignored");
         return Some(PressAnswer::refusal(UNKNOWN_BUTTON));
     };
+    if !approve::is_owner(&cfg, msg) {
+        tracing::info!(channel = %msg.origin.channel, chat = %msg.origin.chat_id, sender = %msg.sender_id, approval = %id, "approval button pressed by a sender who is not an owner: refused");
+        return Some(PressAnswer::refusal(approve::NOT_OWNER));
+    }
     let fresh = match &msg.message_id {
         Some(press_id) => match rt
             .store

@@ -184,6 +184,7 @@ fn create_message(world: &mut World, channel: Option<u64>, body: &Value) -> Repl
         reply_to,
         allowed_mentions: body.get("allowed_mentions").cloned(),
         components,
+        flags: body.get("flags").and_then(Value::as_u64).unwrap_or(0),
         at: Instant::now(),
     });
     Reply::ok(objects::message(MessageParts {

@@ -70,7 +70,19 @@ pub struct SentMessage {
     pub allowed_mentions: Option<Value>,
     /// `components` as sent (action rows of buttons).
     pub components: Option<Value>,
+    /// `flags` as sent (0 when absent); `SUPPRESS_EMBEDS` is `1 << 2`.
+    pub flags: u64,
     pub at: Instant,
+}
+
+/// The message flag that turns off the embeds of a message's links.
+pub const SUPPRESS_EMBEDS: u64 = 1 << 2;
+
+impl SentMessage {
+    /// Whether it was created with `SUPPRESS_EMBEDS` (no link embeds).
+    pub fn embeds_suppressed(&self) -> bool {
+        self.flags & SUPPRESS_EMBEDS != 0
+    }
 }
 
 impl SentMessage {

@@ -96,6 +96,7 @@ fn try_send_message(state: &State, params: &Value) -> Result<Reply, Reply> {
     let reply_anyway = flag(&reply_parameters, "allow_sending_without_reply")
         || flag(params, "allow_sending_without_reply");
     let reply_markup = checked_markup(params)?;
+    let preview_disabled = preview_disabled(params);
     let reply = state.change(|world| {
         check_known_chat(world, "sendMessage", chat);
         if let Some(reply_to) = reply_to {
@@ -124,6 +125,7 @@ fn try_send_message(state: &State, params: &Value) -> Result<Reply, Reply> {
             at: Instant::now(),
             reply_to,
             reply_markup,
+            preview_disabled,
         });
         Reply::Ok(message)
     });
@@ -153,6 +155,7 @@ fn try_edit_message_text(state: &State, params: &Value) -> Result<Reply, Reply> 
     let plain = checked_text(&raw, parse_mode.as_deref())?;
     // Without `reply_markup` the message loses its inline keyboard, as on Telegram.
     let reply_markup = checked_markup(params)?;
+    let preview_disabled = preview_disabled(params);
     let reply = state.change(|world| {
         check_known_chat(world, "editMessageText", chat);
         let Some(known) = world.bot_texts.get_mut(&(chat, message_id)) else {
@@ -173,6 +176,7 @@ fn try_edit_message_text(state: &State, params: &Value) -> Result<Reply, Reply> 
             message_id,
             plain_text: plain.clone(),
             reply_markup,
+            preview_disabled,
         });
         let mut message = message_json(world, chat, message_id, &plain, thread_id);
         message["edit_date"] = json!(unix_now());
@@ -259,4 +263,12 @@ pub(super) fn answer_callback_query(state: &State, params: &Value) -> Reply {
             "query is too old and response timeout expired or query ID is invalid",
         ),
     })
+}
+
+/// Whether a `sendMessage`/`editMessageText` call turned link previews off: its
+/// `link_preview_options` (JSON, or JSON text in a form) has `is_disabled`, or the older
+/// `disable_web_page_preview` is set.
+fn preview_disabled(params: &Value) -> bool {
+    let options = structured(params, "link_preview_options").unwrap_or(Value::Null);
+    flag(&options, "is_disabled") || flag(params, "disable_web_page_preview")
 }

@@ -197,6 +197,9 @@ pub struct SentMessage {
     pub reply_to: Option<i64>,
     /// The `reply_markup` sent with it (an inline keyboard), as JSON.
     pub reply_markup: Option<Value>,
+    /// Whether it asked for no link preview (`link_preview_options.is_disabled`, or the
+    /// older `disable_web_page_preview`).
+    pub preview_disabled: bool,
 }
 
 impl SentMessage {
@@ -232,6 +235,8 @@ pub struct EditedMessage {
     pub plain_text: String,
     /// The keyboard the message keeps (none: its buttons are gone).
     pub reply_markup: Option<Value>,
+    /// Whether the edit asked for no link preview (as [`SentMessage::preview_disabled`]).
+    pub preview_disabled: bool,
 }
 
 /// An `answerCallbackQuery` call for a query the fake delivered.

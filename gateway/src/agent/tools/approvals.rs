@@ -97,7 +97,14 @@ pub async fn ask(ctx: &ToolContext<'_>, ask: &Ask<'_>) -> Result<ApprovalStatus,
         return Ok(row.status);
     }
     // Idempotent by key: a resumed run re-posting is a no-op.
-    let text = request_text(&row, ask.why);
+    let sandboxed = ctx
+        .cfg
+        .agents
+        .defaults
+        .sandbox
+        .for_agent(ctx.agent.and_then(|a| a.sandbox.as_ref()))
+        .applies(ctx.agent_id, ctx.session_key);
+    let text = request_text(&row, ask.why, sandboxed);
     let buttons = buttons(&row.id);
     store
         .enqueue_outbox_with_actions(
@@ -250,20 +257,64 @@ async fn owner(ctx: &ToolContext<'_>) -> Result<(Option<Origin>, Option<String>)
     Ok((ctx.origin.filter(|o| chat(o)).cloned(), None))
 }
 
-/// The message posted to the chat.
-fn request_text(row: &ApprovalRow, why: &str) -> String {
+/// The message posted to the chat. The command is shown verbatim in a code block (never
+/// rendered as Markdown: Telegram gets it as `<pre>`, HTML-escaped; Discord in a fence
+/// the command cannot close), with its working folder and whether it runs sandboxed.
+pub fn request_text(row: &ApprovalRow, why: &str, sandboxed: bool) -> String {
     let agent = match &row.label {
         Some(label) => format!("{} (sub-agent \"{label}\")", row.agent_id),
         None => row.agent_id.clone(),
     };
     let minutes = ((row.expires_at - row.created_at).max(0) / 60_000).max(1);
+    let sandbox = if sandboxed {
+        "yes"
+    } else {
+        "no (it runs with the gateway's own rights)"
+    };
     format!(
-        "🔐 Approval needed [{id}]\nAgent: {agent}\nDirectory: {dir}\nCommand: {cmd}\nWhy: {why}\n\
+        "🔐 Approval needed [{id}]\nAgent: {agent}\nDirectory: {dir}\nSandboxed: {sandbox}\nWhy: {why}\nCommand:\n{cmd}\n\
          Reply /approve {id} allow-once|allow-always|deny (expires in {minutes} min)",
         id = row.id,
-        dir = row.workdir,
-        cmd = cut(&row.command, SHOWN_COMMAND),
+        dir = code_span(&row.workdir),
+        cmd = code_block(&cut(&row.command, SHOWN_COMMAND)),
     )
+}
+
+/// `text` as a fenced code block that nothing in it can close: every run of backticks is
+/// broken before its third by a zero-width space (Discord ends a block at the first three
+/// backticks anywhere; CommonMark at a line of three). What the reader sees is the text.
+pub fn code_block(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    out.push_str("```\n");
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            if run == 3 {
+                out.push('\u{200B}');
+                run = 1;
+            }
+        } else {
+            run = 0;
+        }
+        out.push(c);
+    }
+    out.push_str("\n```");
+    out
+}
+
+/// `text` as inline code: delimited by one backtick more than its longest run of them
+/// (padded with a space where it starts or ends with one), so it is shown as written.
+pub fn code_span(text: &str) -> String {
+    let text = text.replace(['\n', '\r'], " ");
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
 }
 
 /// The request message once settled (what a pressed button turns it into): the outcome,
@@ -285,10 +336,10 @@ pub fn settled_text(row: &ApprovalRow, by: Option<&str>) -> String {
         None => row.agent_id.clone(),
     };
     format!(
-        "🔐 Approval [{id}]: {outcome}{by}\nAgent: {agent}\nDirectory: {dir}\nCommand: {cmd}",
+        "🔐 Approval [{id}]: {outcome}{by}\nAgent: {agent}\nDirectory: {dir}\nCommand:\n{cmd}",
         id = row.id,
-        dir = row.workdir,
-        cmd = cut(&row.command, SHOWN_COMMAND),
+        dir = code_span(&row.workdir),
+        cmd = code_block(&cut(&row.command, SHOWN_COMMAND)),
     )
 }
 
@@ -357,4 +408,71 @@ pub fn buttons(id: &str) -> Vec<switchboard_channels::Action> {
         switchboard_channels::Action::new(label, format!("{ACTION_PREFIX}{id}:{word}"))
     })
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(crate::proptest_cases::config())]
+
+        /// Any command (the model writes it: hostile) stays inside its code block: no
+        /// three backticks in a row between the fences, and without the zero-width spaces
+        /// it is the command as written. Catches: a command closing the fence and
+        /// showing the approver Markdown of its choosing.
+        #[test]
+        fn a_command_cannot_close_its_code_block(cmd in "[`a-z \n*_~\u{200B}]{0,40}") {
+            let block = code_block(&cmd);
+            let inner = &block[4..block.len() - 4];
+            prop_assert!(block.starts_with("```\n") && block.ends_with("\n```"));
+            prop_assert!(!inner.contains("```"), "{:?}", block);
+            let zwsp_in = cmd.matches('\u{200B}').count();
+            let shown: String = inner.chars().filter(|c| *c != '\u{200B}').collect();
+            let original: String = cmd.chars().filter(|c| *c != '\u{200B}').collect();
+            prop_assert_eq!(shown, original);
+            let zwsp_out = inner.matches('\u{200B}').count();
+            prop_assert!(zwsp_out >= zwsp_in);
+        }
+
+        /// A folder in inline code: delimited by more backticks than any run inside it.
+        /// Catches: a folder name ending the code span early.
+        #[test]
+        fn a_folder_cannot_close_its_code_span(dir in "[`a-z/ ]{0,30}") {
+            let span = code_span(&dir);
+            let fence = span.chars().take_while(|c| *c == '`').count();
+            let longest = dir.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+            prop_assert!(fence > longest);
+            prop_assert!(span.ends_with(&"`".repeat(fence)));
+        }
+    }
+
+    #[test]
+    fn the_request_shows_the_command_in_a_block_with_folder_and_sandbox() {
+        let row = ApprovalRow {
+            id: "a1b2c3d4".into(),
+            run_id: "r".into(),
+            tool_call_id: "c".into(),
+            session_key: "agent:main:main".into(),
+            agent_id: "main".into(),
+            label: None,
+            origin: Origin::webchat("main", switchboard_channels::ChatKind::Direct),
+            workdir: "/w/my_dir".into(),
+            command: "echo ```hi```".into(),
+            executables: vec![],
+            status: ApprovalStatus::Pending,
+            decided_by: None,
+            created_at: 0,
+            expires_at: 120_000,
+            resolved_at: None,
+        };
+        assert_eq!(
+            request_text(&row, "echo is not in the allowlist", true),
+            "🔐 Approval needed [a1b2c3d4]\nAgent: main\nDirectory: `/w/my_dir`\n\
+             Sandboxed: yes\n\
+             Why: echo is not in the allowlist\nCommand:\n```\necho ``\u{200B}`hi``\u{200B}`\n```\n\
+             Reply /approve a1b2c3d4 allow-once|allow-always|deny (expires in 2 min)"
+        );
+    }
 }

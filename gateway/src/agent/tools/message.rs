@@ -1,6 +1,7 @@
 //! `message {sessionKey | channel+chatId, text}` (`group:messaging`): send a message to a
-//! chat through the outbox, like any reply (durable, retried, in order). Only to chats
-//! the gateway already has a session with, unless `tools.message.allowAnyChat`.
+//! chat through the outbox, like any reply (durable, retried, in order). A run writes to
+//! its own chat (a sub-agent's: its requester's) and to the chats listed in
+//! `tools.message.allowTargets`, nowhere else: a run acts for its own chat.
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -46,11 +47,15 @@ impl Tool for Message {
         let channel = opt_arg(&args, "channel", "a string", as_string)?;
         let chat = opt_arg(&args, "chatId", "a string or number", as_string)?;
         let store = &ctx.rt.store;
+        let own = own_chat(ctx);
         let origin = match (key, channel, chat) {
             (Some(key), None, None) => {
                 let session = store.latest_session(&key).await?;
                 match session.and_then(|s| s.origin) {
-                    Some(o) if crate::outbox::is_chat(&o) => o,
+                    Some(o) if crate::outbox::is_chat(&o) && may_write(ctx, own, &o) => o,
+                    Some(o) if crate::outbox::is_chat(&o) => {
+                        return Err(not_allowed(&o.channel, &o.chat_id))
+                    }
                     _ => {
                         return Err(ToolError::Model(format!(
                             "no chat to write to for session `{key}` (it has no channel chat)"
@@ -64,21 +69,26 @@ impl Tool for Message {
                         "no channel `{channel}` is running"
                     )));
                 }
-                match store.session_for_chat(&channel, &chat).await?.and_then(|s| s.origin) {
-                    Some(o) => o,
-                    None if ctx.cfg.tools.message.allow_any_chat => Origin {
-                        channel,
-                        account: None,
-                        chat_id: chat,
-                        thread_id: None,
-                        kind: ChatKind::Direct,
-                        reply_handle: None,
-                    },
-                    None => {
-                        return Err(ToolError::Model(format!(
-                            "the gateway has no session with {channel} chat {chat}; messages go only to known chats (tools.message.allowAnyChat)"
-                        )))
+                match own.filter(|o| o.channel == channel && o.chat_id == chat) {
+                    Some(o) => o.clone(),
+                    None if ctx.cfg.tools.message.allows(&channel, &chat) => {
+                        match store
+                            .session_for_chat(&channel, &chat)
+                            .await?
+                            .and_then(|s| s.origin)
+                        {
+                            Some(o) => o,
+                            None => Origin {
+                                channel,
+                                account: None,
+                                chat_id: chat,
+                                thread_id: None,
+                                kind: ChatKind::Direct,
+                                reply_handle: None,
+                            },
+                        }
                     }
+                    None => return Err(not_allowed(&channel, &chat)),
                 }
             }
             _ => {
@@ -96,4 +106,23 @@ impl Tool for Message {
                 .to_string(),
         )
     }
+}
+
+/// The chat the run acts for: its own (a sub-agent's: its requester's), when it has one.
+pub fn own_chat<'a>(ctx: &ToolContext<'a>) -> Option<&'a Origin> {
+    ctx.origin.filter(|o| crate::outbox::is_chat(o))
+}
+
+/// Whether the run may write to `to`: its own chat, or a chat listed in
+/// `tools.message.allowTargets`.
+fn may_write(ctx: &ToolContext<'_>, own: Option<&Origin>, to: &Origin) -> bool {
+    own.is_some_and(|o| o.channel == to.channel && o.chat_id == to.chat_id)
+        || ctx.cfg.tools.message.allows(&to.channel, &to.chat_id)
+}
+
+/// The refusal of a chat that is not the run's own and not listed.
+pub fn not_allowed(channel: &str, chat: &str) -> ToolError {
+    ToolError::Model(format!(
+        "this run writes only to its own chat; {channel} chat {chat} is not in tools.message.allowTargets"
+    ))
 }

@@ -14,6 +14,9 @@ pub const SUBAGENT_FORBIDDEN: &[&str] = &[
     "agents_list",
     "subagents",
     "task",
+    // A scheduled job outlives the sub-agent's task and would act for its requester's
+    // chat long after: only a main run, for its own chat, makes jobs.
+    "cron",
 ];
 
 /// Tools only sub-agents get (a main run has no requester to report to).

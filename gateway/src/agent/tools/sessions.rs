@@ -1,4 +1,6 @@
-//! Session tools: `sessions_list`, `sessions_history`, `sessions_send`.
+//! Session tools: `sessions_list`, `sessions_history`, `sessions_send`. What they see
+//! follows `tools.sessions.visibility`: by default the run's own session and its
+//! sub-agents' (a run acts for its own chat), else every session of its agent, or all.
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -7,6 +9,8 @@ use switchboard_channels::{ChatKind, Origin};
 use super::{args as arg, Tool, ToolContext, ToolError};
 use crate::agent::dispatch;
 use crate::agent::provider::ToolSpec;
+use crate::config::SessionVisibility;
+use crate::store::SessionRow;
 
 /// Most sessions `sessions_list` returns.
 const LIST_LIMIT: i64 = 50;
@@ -16,6 +20,62 @@ const HISTORY_LIMIT: i64 = 100;
 const MAX_KEY_CHARS: usize = 512;
 /// Longest message `sessions_send` passes on, in characters (as the HTTP API's `text`).
 const MAX_MESSAGE_CHARS: usize = 32_000;
+/// Sessions `sessions_list` reads to pick the visible ones from (`visibility: "agent"`).
+const LIST_SCAN: i64 = 1_000;
+/// Deepest chain of sub-agents followed up to the caller (spawn depth is capped lower).
+const MAX_CHAIN: usize = 8;
+
+/// Whether the session `key` of agent `agent_id` is visible to the calling run.
+async fn visible(ctx: &ToolContext<'_>, key: &str, agent_id: &str) -> Result<bool, ToolError> {
+    match ctx.cfg.tools.sessions.visibility {
+        SessionVisibility::All => Ok(true),
+        SessionVisibility::Agent => Ok(agent_id == ctx.agent_id),
+        SessionVisibility::Own => {
+            // Its own session, or a sub-agent spawned (at any depth) from it.
+            let mut key = key.to_string();
+            for _ in 0..=MAX_CHAIN {
+                if key == ctx.session_key {
+                    return Ok(true);
+                }
+                match ctx.rt.store.subagent_by_child(&key).await? {
+                    Some(row) => key = row.requester_session_key,
+                    None => return Ok(false),
+                }
+            }
+            Ok(false)
+        }
+    }
+}
+
+/// The refusal of a session the run does not see (worded as for a missing one, so a
+/// run learns nothing of other chats' sessions).
+fn unseen(key: &str) -> ToolError {
+    ToolError::Model(format!(
+        "no session with key `{key}` that this run can see (tools.sessions.visibility)"
+    ))
+}
+
+/// The sessions visible to the calling run, newest first, at most `limit`.
+async fn visible_sessions(
+    ctx: &ToolContext<'_>,
+    archived: bool,
+    limit: i64,
+) -> Result<Vec<SessionRow>, ToolError> {
+    let store = &ctx.rt.store;
+    if ctx.cfg.tools.sessions.visibility == SessionVisibility::All {
+        return Ok(store.list_sessions(archived, limit).await?);
+    }
+    let mut out = Vec::new();
+    for s in store.list_sessions(archived, LIST_SCAN).await? {
+        if out.len() as i64 >= limit {
+            break;
+        }
+        if visible(ctx, &s.key, &s.agent_id).await? {
+            out.push(s);
+        }
+    }
+    Ok(out)
+}
 
 pub struct SessionsList;
 
@@ -39,7 +99,7 @@ impl Tool for SessionsList {
     async fn call(&self, ctx: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
         let limit = arg::opt_clamped(&args, "limit", 20, 1, LIST_LIMIT)?;
         let archived = arg::opt_bool(&args, "includeArchived", false)?;
-        let sessions = ctx.rt.store.list_sessions(archived, limit).await?;
+        let sessions = visible_sessions(ctx, archived, limit).await?;
         let list: Vec<Value> = sessions
             .iter()
             .map(|s| {
@@ -82,8 +142,11 @@ impl Tool for SessionsHistory {
         let limit = arg::opt_clamped(&args, "limit", 20, 1, HISTORY_LIMIT)?;
         let tools = arg::opt_bool(&args, "includeTools", false)?;
         let Some(session) = ctx.rt.store.latest_session(key).await? else {
-            return Err(ToolError::Model(format!("no session with key `{key}`")));
+            return Err(unseen(key));
         };
+        if !visible(ctx, key, &session.agent_id).await? {
+            return Err(unseen(key));
+        }
         let msgs = ctx.rt.store.transcript_tail(&session.id, limit).await?;
         let msgs: Vec<Value> = msgs
             .iter()
@@ -122,10 +185,11 @@ impl Tool for SessionsSend {
             ));
         }
         let Some(session) = ctx.rt.store.active_session(key).await? else {
-            return Err(ToolError::Model(format!(
-                "no active session with key `{key}`"
-            )));
+            return Err(unseen(key));
         };
+        if !visible(ctx, key, &session.agent_id).await? {
+            return Err(unseen(key));
+        }
         let origin = session.origin.clone().unwrap_or(Origin {
             channel: "api".into(),
             account: None,

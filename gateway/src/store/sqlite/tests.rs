@@ -200,3 +200,52 @@ async fn rows_stored_before_the_origin_columns_deliver_after_the_upgrade() {
 
 mod checkpoints;
 mod params;
+
+/// Catches: migration 0017 leaving a job the `cron` tool stored before the rule in the
+/// agent's main session (a group's job running every time in the owner's DM session), or
+/// touching the operator's jobs.
+#[tokio::test]
+async fn tool_jobs_stored_in_the_main_session_run_isolated_after_the_upgrade() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display());
+    {
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        let before = sqlx::migrate::Migrator {
+            migrations: Cow::Owned(
+                MIGRATOR
+                    .iter()
+                    .filter(|m| m.version < 17)
+                    .cloned()
+                    .collect(),
+            ),
+            ..sqlx::migrate::Migrator::DEFAULT
+        };
+        before.run(&mut conn).await.unwrap();
+        for (id, source) in [("from-tool", "tool"), ("from-file", "config")] {
+            let spec = format!(
+                r#"{{"id":"{id}","schedule":{{"every":"1s"}},"message":"m","session":"main","enabled":true}}"#
+            );
+            sqlx::query(
+                "INSERT INTO cron_jobs (id, source, spec, enabled, created_at, updated_at)
+                     VALUES (?1, ?2, ?3, 1, 0, 0)",
+            )
+            .bind(id)
+            .bind(source)
+            .bind(spec)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        }
+        conn.close().await.unwrap();
+    }
+    let store = Store::open(&url).await.unwrap();
+    let session = |id: &'static str| {
+        let store = &store;
+        async move { store.cron_job(id).await.unwrap().unwrap().spec.session }
+    };
+    assert_eq!(
+        session("from-tool").await,
+        crate::config::CronSession::Isolated
+    );
+    assert_eq!(session("from-file").await, crate::config::CronSession::Main);
+}

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what Switchboard's end-to-end tests need on a fresh Debian machine:
 # Debian's chromium and its matching chromedriver (used by tests/src/browser.rs), and
-# bubblewrap (the exec sandbox, tests/suite/sandbox.rs), git (worktree isolation tests).
-# Idempotent: does nothing (quickly) when they are already installed.
+# bubblewrap (the exec sandbox, tests/suite/sandbox.rs), git (worktree isolation tests),
+# the shells and tools the tests' commands run (bash, dash, curl, procps' ps/pkill), npm
+# and PostgreSQL. Idempotent: does nothing (quickly) when they are already installed.
+# Under CI=true a test whose tool is missing fails (harness::require), never skips.
 set -euo pipefail
 
 # apt_install PKG...: installs with apt-get (through sudo when not root), reading the
@@ -53,6 +55,24 @@ else
     echo "setup: WARNING: bubblewrap cannot create namespaces here (user namespaces not permitted?); the sandbox tests will fail saying so" >&2
 fi
 
+# The commands the tests have the agents run: bash and dash (the exec tool's shells),
+# curl (the sandbox's network checks), procps (ps, pkill: process-group checks).
+tools_missing=()
+for pair in bash:bash dash:dash curl:curl ps:procps; do
+    tool=${pair%%:*}
+    package=${pair#*:}
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        tools_missing+=("$package")
+    fi
+done
+if [[ ${#tools_missing[@]} -eq 0 ]]; then
+    echo "setup: bash, dash, curl and procps already installed, nothing to do"
+else
+    echo "setup: missing ${tools_missing[*]}; installing them with apt-get"
+    apt_install "${tools_missing[@]}"
+    echo "setup: installed ${tools_missing[*]}"
+fi
+
 # git, for the sub-agent worktree isolation tests (tests/suite/agents_worktree.rs).
 if command -v git >/dev/null 2>&1; then
     echo "setup: git already installed, nothing to do"
@@ -70,10 +90,10 @@ EVERYTHING_DIR="${SWITCHBOARD_MCP_EVERYTHING_DIR:-$HOME/.cache/switchboard-tests
 EVERYTHING_VERSION=2026.8.31
 if ! command -v npm >/dev/null 2>&1; then
     echo "setup: npm is missing; installing npm with apt-get"
-    apt_install npm || echo "setup: WARNING: npm could not be installed; the MCP 'everything' server test will say it is skipped" >&2
+    apt_install npm || echo "setup: WARNING: npm could not be installed; the MCP 'everything' server test will be skipped (it fails under CI=true)" >&2
 fi
 if ! command -v npm >/dev/null 2>&1; then
-    echo "setup: npm is missing; the MCP 'everything' server test will be skipped"
+    echo "setup: npm is missing; the MCP 'everything' server test will be skipped (it fails under CI=true)"
 elif [[ -x "$EVERYTHING_DIR/node_modules/.bin/mcp-server-everything" ]]; then
     echo "setup: @modelcontextprotocol/server-everything already installed in $EVERYTHING_DIR"
 else

@@ -35,6 +35,8 @@ pub enum StartError {
     Store(#[from] crate::store::StoreError),
     #[error("cannot listen on {0}: {1}")]
     Bind(String, std::io::Error),
+    #[error("{0}")]
+    Token(#[from] server::token_file::TokenFileError),
 }
 
 /// Everything `run` needs, resolved by `main`.
@@ -48,12 +50,54 @@ pub struct Options {
     pub lease_lost: CancellationToken,
 }
 
+/// How to open the web chat, on stdout just before the ready line. The generated token is shown
+/// in the link once, the start that makes it (later: where it is, and `switchboard
+/// status` prints the link); that start also says in the log that the token now guards
+/// what was open on loopback.
+fn announce_token(local: SocketAddr, source: &server::token_file::TokenSource) {
+    use server::token_file::TokenSource;
+    match source {
+        TokenSource::File(file) if file.created => {
+            println!("web chat: http://{local}/?token={}", file.token);
+            tracing::warn!(
+                file = %file.path.display(),
+                "no gateway.auth.token is set: the API, /ws and /api/events now need the token made in this file, on loopback too (the CLI reads it; `switchboard status` prints the web chat's link; gateway.auth.mode \"none\" serves loopback without a token)"
+            );
+        }
+        TokenSource::File(file) => {
+            println!(
+                "web chat: http://{local}/ (token in {}; `switchboard status` prints the link)",
+                file.path.display()
+            );
+            tracing::info!(file = %file.path.display(), "gateway token from the state dir");
+        }
+        TokenSource::Configured => {
+            println!("web chat: http://{local}/?token=<gateway.auth.token>");
+        }
+        TokenSource::Off => {
+            println!("web chat: http://{local}/");
+            tracing::warn!("gateway.auth.mode is \"none\": anything that reaches this address is served without a token");
+        }
+    }
+}
+
 /// Run the daemon until `shutdown` fires; then drain and return.
 pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), StartError> {
     let started = Instant::now();
     crate::store::private_dir(&opts.state_dir)
         .map_err(|e| StartError::StateDir(opts.state_dir.clone(), e))?;
     let cfg = opts.config;
+    // The token before anything else: a refused token file stops the start at once.
+    let token =
+        server::token_file::for_daemon(&cfg.gateway.auth, opts.env.as_ref(), &opts.state_dir)?;
+    // No log line shows a secret from here on (`secrets::LogWriter`).
+    crate::secrets::remember_config(&cfg);
+    crate::secrets::remember(token.token.iter());
+    crate::secrets::remember(
+        crate::secrets::ENV_SECRETS
+            .iter()
+            .filter_map(|k| (opts.env)(k)),
+    );
     let db_url = cfg.database_url(&opts.state_dir);
     // On SQLite, one process per database file: a second one stands by, before it opens
     // the database, until the first is gone (`standby::file_lock`).
@@ -230,8 +274,10 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     let state = AppState {
         rt: rt.clone(),
         webchat: webchat.clone(),
-        // The effective token, by the same rule the validator applied.
-        doors: Arc::new(server::Doors::from_config(&cfg.gateway, opts.env.as_ref())),
+        doors: Arc::new(server::Doors::from_config(
+            &cfg.gateway,
+            token.token.clone(),
+        )),
         started,
         closing: sockets_cancel.clone(),
         adapters: adapters.clone(),
@@ -246,7 +292,8 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
             tracing::error!(error = %e, "HTTP server failed");
         }
     });
-    // The one line on stdout: tests and scripts wait for it.
+    // How to open the web chat, then the ready line: tests and scripts wait for it.
+    announce_token(local, &token.source);
     println!("switchboard listening on http://{local}");
     tracing::info!(addr = %local, startup_ms = started.elapsed().as_millis() as u64, "switchboard ready");
     // MCP servers start once the daemon serves: nothing waits for them, and their start
@@ -347,6 +394,7 @@ async fn apply_live_config(
             _ = cancel.cancelled() => return,
         }
         let cfg = rx.borrow_and_update().clone();
+        crate::secrets::remember_config(&cfg);
         rt.lanes
             .get(crate::queue::MAIN)
             .resize(cfg.agents.defaults.max_concurrent as usize);

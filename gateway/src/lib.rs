@@ -23,6 +23,7 @@ mod proptest_cases;
 pub mod queue;
 pub mod routing;
 pub mod runtime;
+pub mod secrets;
 pub mod server;
 pub mod standby;
 pub mod store;

@@ -210,7 +210,8 @@ fn init_tracing() {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        // Every line scrubbed of the daemon's secrets (`secrets`).
+        .with_writer(switchboard::secrets::LogWriter)
         .with_ansi(false)
         .init();
 }

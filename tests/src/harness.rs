@@ -14,6 +14,8 @@ mod builder;
 mod command;
 mod log;
 mod process;
+mod required;
+mod watchdog;
 mod ws;
 
 use std::path::{Path, PathBuf};
@@ -31,10 +33,17 @@ pub use self::command::{command, home_of, output_within, SCRUBBED_ENV};
 use self::log::Log;
 pub use self::log::LogMark;
 pub use self::process::EarlyExit;
+pub use self::required::{in_ci, require, which};
+pub use self::watchdog::Watch;
 pub use self::ws::WsClient;
 
 /// What the daemon prints on stdout, followed by its base URL, once it is ready.
 pub const READY_PREFIX: &str = "switchboard listening on ";
+/// The line the daemon prints just before the ready line: how to open the web chat, and
+/// whether it uses the token it generated.
+pub const WEB_CHAT_PREFIX: &str = "web chat: ";
+/// The daemon's generated token inside its state dir (`gateway.token`, mode 0600).
+pub const TOKEN_FILE: &str = "gateway.token";
 /// The config used when the test does not give one: web chat on a random loopback port.
 pub const DEFAULT_CONFIG: &str = "{ gateway: { port: 0 } }";
 /// How long the daemon may take to print its ready line.
@@ -64,7 +73,15 @@ pub struct Gateway {
     log: Arc<Log>,
     /// stdout/stderr readers of the current process; aborted on drop.
     readers: JoinSet<()>,
+    /// Sends the daemon's generated token, when it uses one ([`Gateway::token`]).
     http: reqwest::Client,
+    /// The daemon's generated token, read from its state dir once it is ready; `None` when
+    /// the config sets one (the test sends it) or `gateway.auth.mode` is `"none"`.
+    token: Option<String>,
+    /// The `web chat:` line of the current process's start.
+    web_chat_line: Option<String>,
+    /// This test under the watchdog's time limit while the gateway lives.
+    _watch: Watch,
     /// Started, ready line not seen yet ([`GatewayBuilder::launch`]).
     pending: Option<process::Pending>,
 }
@@ -76,9 +93,32 @@ impl Gateway {
         self.base_url.clone()
     }
 
-    /// The operators' live event stream (`/api/events`): every session's events.
+    /// The operators' live event stream (`/api/events`): every session's events; with
+    /// `?token=` when the daemon uses its generated token.
     pub fn events_url(&self) -> String {
-        format!("{}/api/events", self.ws_base())
+        match &self.token {
+            Some(t) => format!("{}/api/events?token={}", self.ws_base(), query_escape(t)),
+            None => format!("{}/api/events", self.ws_base()),
+        }
+    }
+
+    /// The `web chat: …` line the daemon printed before its ready line at its last start.
+    pub fn web_chat_line(&self) -> Option<String> {
+        self.web_chat_line.clone()
+    }
+
+    /// The token the daemon generated (`<state_dir>/gateway.token`), when it uses it.
+    pub fn token(&self) -> Option<String> {
+        self.token.clone()
+    }
+
+    /// A page's URL (`/`, `/control`) as the operator opens it: with `?token=` when the
+    /// daemon uses its generated token (the page keeps it and drops it from the address).
+    pub fn page_url(&self, path: &str) -> String {
+        match &self.token {
+            Some(t) => format!("{}{path}?token={}", self.base_url, query_escape(t)),
+            None => format!("{}{path}", self.base_url),
+        }
     }
 
     fn ws_base(&self) -> String {
@@ -88,9 +128,14 @@ impl Gateway {
         }
     }
 
-    /// `ws://127.0.0.1:PORT/ws?chat=<chat>`.
+    /// `ws://127.0.0.1:PORT/ws?chat=<chat>`, with `&token=` when the daemon uses its
+    /// generated token.
     pub fn ws_url(&self, chat: &str) -> String {
-        format!("{}/ws?chat={}", self.ws_base(), query_escape(chat))
+        let url = format!("{}/ws?chat={}", self.ws_base(), query_escape(chat));
+        match &self.token {
+            Some(t) => format!("{url}&token={}", query_escape(t)),
+            None => url,
+        }
     }
 
     pub fn state_dir(&self) -> &Path {
@@ -260,9 +305,19 @@ impl Gateway {
         self.spawn().await
     }
 
-    /// An HTTP client for the daemon's API (no proxy, 30 s per request).
+    /// An HTTP client for the daemon's API (no proxy, 30 s per request), sending
+    /// `Authorization: Bearer` with the daemon's generated token when it uses one (a
+    /// request's own `Authorization` wins).
     pub fn http(&self) -> reqwest::Client {
         self.http.clone()
+    }
+
+    /// An HTTP client like [`Gateway::http`] that sends no token: what any other local
+    /// user or process would use.
+    pub fn bare_http(&self) -> reqwest::Client {
+        // Building a client without headers cannot fail short of a broken TLS setup;
+        // fall back to the default one then.
+        http_client(None).unwrap_or_default()
     }
 
     /// Lets the output readers of an exited process reach EOF, so the log is complete.
@@ -275,6 +330,23 @@ impl Gateway {
             self.readers.abort_all();
         }
     }
+}
+
+/// The client of [`Gateway::http`]: no proxy, 30 s per request, the bearer token if any.
+fn http_client(token: Option<&str>) -> anyhow::Result<reqwest::Client> {
+    let mut headers = reqwest::header::HeaderMap::new();
+    if let Some(t) = token {
+        let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {t}"))
+            .context("the daemon's token is not a header value")?;
+        value.set_sensitive(true);
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+    }
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(HTTP_TIMEOUT)
+        .default_headers(headers)
+        .build()
+        .context("building the HTTP client")
 }
 
 /// Percent-encodes a query value (everything but unreserved characters).

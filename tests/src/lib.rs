@@ -10,3 +10,5 @@ pub mod fake_web;
 pub mod harness;
 pub mod mcp_server;
 pub mod pg;
+#[cfg(test)]
+mod testing_doc;

@@ -46,7 +46,7 @@ async fn the_page_sends_and_shows_the_reply() {
     let fake = FakeModel::start().await.unwrap();
     let gw = start(&fake, json!({})).await;
     let browser = Browser::launch().await.unwrap();
-    browser.goto(&format!("{}/", gw.base_url())).await.unwrap();
+    browser.goto(&gw.page_url("/")).await.unwrap();
     browser
         .wait_for_text("#status", "connected", WAIT)
         .await
@@ -132,7 +132,7 @@ async fn history_markdown_streaming(
     gw: &Gateway,
     stream_gate: &Gate,
 ) -> Checked {
-    browser.goto(&format!("{}/", gw.base_url())).await?;
+    browser.goto(&gw.page_url("/")).await?;
     browser.wait_for("#status.connected", WAIT).await?;
     browser
         .wait_for_text(".msg.assistant", "the answer that waited", WAIT)
@@ -432,7 +432,7 @@ async fn the_page_rewrites_a_progress_line_in_place() {
 }
 
 async fn progress_line(browser: &Browser, gw: &Gateway, more: &Gate, end: &Gate) -> Checked {
-    browser.goto(&format!("{}/", gw.base_url())).await?;
+    browser.goto(&gw.page_url("/")).await?;
     browser.wait_for_text("#status", "connected", WAIT).await?;
     browser
         .find("#input")

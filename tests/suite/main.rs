@@ -56,6 +56,8 @@ mod run_limits;
 mod sandbox;
 mod security_http;
 mod security_routes;
+mod security_secrets;
+mod security_token;
 mod security_ws;
 mod shared_runs;
 mod subagent_announce;

@@ -12,7 +12,8 @@ use crate::common::{config_for, start, BIN, WAIT};
 
 pub(crate) const EVIL: &str = "http://evil.example";
 
-/// A request to `path` with `headers`; returns the status and the body.
+/// A request to `path` with `headers` and nothing else (no token unless given); returns
+/// the status and the body.
 pub(crate) async fn call(
     gw: &Gateway,
     method: Method,
@@ -27,7 +28,7 @@ pub(crate) async fn call(
         );
     }
     let mut req = gw
-        .http()
+        .bare_http()
         .request(method.clone(), format!("{}{path}", gw.base_url()))
         .headers(map);
     if method == Method::POST {
@@ -79,6 +80,14 @@ pub(crate) async fn ws_status_at(
     }
 }
 
+/// `Authorization: Bearer <the daemon's generated token>`.
+pub(crate) fn bearer(gw: &Gateway) -> String {
+    format!(
+        "Bearer {}",
+        gw.token().expect("the daemon uses its generated token")
+    )
+}
+
 /// `host:port` of the gateway.
 fn authority(gw: &Gateway) -> String {
     gw.base_url().trim_start_matches("http://").to_string()
@@ -95,39 +104,39 @@ async fn a_foreign_origin_is_refused_by_the_page_the_socket_and_the_api() {
     let fake = FakeModel::start().await.unwrap();
     let gw = start(&fake, json!({})).await;
     let own = gw.base_url();
+    let bearer = bearer(&gw);
+    let auth = ("authorization", bearer.as_str());
     for (method, path) in [
         (Method::GET, "/"),
         (Method::GET, "/api/sessions"),
         (Method::GET, "/metrics"),
         (Method::POST, "/api/sessions/agent:main:main/messages"),
     ] {
-        let (code, body) = call(&gw, method.clone(), path, &[("origin", EVIL)]).await;
+        let (code, body) = call(&gw, method.clone(), path, &[auth, ("origin", EVIL)]).await;
         assert_eq!(code, 403, "{method} {path}: {body}");
         let body: Value = serde_json::from_str(&body).unwrap();
         assert!(body["error"].as_str().unwrap().contains("Origin"), "{body}");
-        let same = status(&gw, method.clone(), path, &[("origin", &own)]).await;
+        let same = status(&gw, method.clone(), path, &[auth, ("origin", &own)]).await;
         assert!(
             same < 300,
             "{method} {path} from the daemon's own origin: {same}"
         );
-        let none = status(&gw, method.clone(), path, &[]).await;
+        let none = status(&gw, method.clone(), path, &[auth]).await;
         assert!(none < 300, "{method} {path} without an Origin: {none}");
     }
-    assert_eq!(ws_status(&gw, "?chat=main", &[("origin", EVIL)]).await, 403);
-    assert_eq!(
-        ws_status(&gw, "?chat=main", &[("origin", "null")]).await,
-        403
-    );
-    assert_eq!(ws_status(&gw, "?chat=main", &[("origin", &own)]).await, 101);
-    assert_eq!(ws_status(&gw, "?chat=main", &[]).await, 101);
+    let token = format!("?chat=main&token={}", gw.token().unwrap());
+    assert_eq!(ws_status(&gw, &token, &[("origin", EVIL)]).await, 403);
+    assert_eq!(ws_status(&gw, &token, &[("origin", "null")]).await, 403);
+    assert_eq!(ws_status(&gw, &token, &[("origin", &own)]).await, 101);
+    assert_eq!(ws_status(&gw, &token, &[]).await, 101);
 }
 
-/// Catches: a missing `Host` check without a token (DNS rebinding: a page on
-/// `evil.example` re-pointed to 127.0.0.1 is same-origin with itself).
+/// Catches: a missing `Host` check without a token (`gateway.auth.mode: "none"`; DNS
+/// rebinding: a page on `evil.example` re-pointed to 127.0.0.1 is same-origin with itself).
 #[tokio::test]
-async fn dns_rebinding_hosts_are_refused_when_no_token_is_set() {
+async fn dns_rebinding_hosts_are_refused_when_no_token_is_used() {
     let fake = FakeModel::start().await.unwrap();
-    let gw = start(&fake, json!({})).await;
+    let gw = start(&fake, json!({"gateway": {"auth": {"mode": "none"}}})).await;
     let port = port(&gw);
     let evil_host = format!("evil.example:{port}");
     let evil_origin = format!("http://{evil_host}");

@@ -108,12 +108,13 @@ async fn every_route_keeps_its_doors_with_a_token() {
     }
 }
 
-/// Catches: a route serving a non-loopback `Host` with no token set (DNS rebinding), or
-/// `/healthz` and the Telegram webhook refusing one (probes and Telegram use public names).
+/// Catches: a route serving a non-loopback `Host` with `gateway.auth.mode: "none"` (DNS
+/// rebinding), or `/healthz` and the Telegram webhook refusing one (probes and Telegram use
+/// public names).
 #[tokio::test]
 async fn every_route_keeps_its_doors_without_a_token() {
     let fake = FakeModel::start().await.unwrap();
-    let gw = start(&fake, json!({})).await;
+    let gw = start(&fake, json!({"gateway": {"auth": {"mode": "none"}}})).await;
     let evil_host = format!("evil.example:{}", port(&gw));
     for route in ROUTES {
         let name = format!("{} {}", route.verb.as_str(), route.path);
@@ -126,4 +127,54 @@ async fn every_route_keeps_its_doors_without_a_token() {
             assert!(passed(code), "{name} with Host {evil_host}: {code}");
         }
     }
+}
+
+/// The attack of the issue: any local user or process (a sandboxed command with network
+/// too) reaching 127.0.0.1 read every transcript, drove every agent and answered the web
+/// chat's approvals, because no token was configured. Now the daemon makes one: every
+/// route that carries data refuses a request without it, on loopback too; the pages (which
+/// hold nothing) and `/healthz` stay open, the webhook keeps its own secret.
+/// Catches: any route of the table served on loopback without the generated token.
+#[tokio::test]
+async fn without_a_configured_token_every_route_needs_the_generated_one() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(&fake, json!({})).await;
+    let token = gw.token().expect("the daemon made a token");
+    let bearer = format!("Bearer {token}");
+    let with = [("authorization", bearer.as_str())];
+    let wrong = [("authorization", "Bearer ")];
+    for route in ROUTES {
+        let name = format!(
+            "{} {} ({:?})",
+            route.verb.as_str(),
+            route.path,
+            route.access
+        );
+        let bare = knock(&gw, route, "", &[]).await;
+        match route.access {
+            Access::Api | Access::Socket => {
+                assert_eq!(bare, 401, "{name} without the token from 127.0.0.1");
+                assert_eq!(
+                    knock(&gw, route, "", &wrong).await,
+                    401,
+                    "{name} empty token"
+                );
+                let right = knock(&gw, route, "", &with).await;
+                assert!(passed(right), "{name} with the token: {right}");
+            }
+            Access::Open | Access::Page => assert!(passed(bare), "{name}: {bare}"),
+            // Its own secret header (none configured here: Telegram's webhook is off).
+            Access::Webhook => assert!(bare != 200, "{name}: {bare}"),
+        }
+        if route.access == Access::Socket {
+            let query = format!("?token={}", token);
+            assert_eq!(knock(&gw, route, &query, &[]).await, 101, "{name} ?token=");
+        }
+    }
+    // The file holding it: private to the daemon's user.
+    let path = gw.state_dir().join("gateway.token");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&path).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "{}", path.display());
+    assert_eq!(std::fs::read_to_string(&path).unwrap().trim(), token);
 }

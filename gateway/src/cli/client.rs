@@ -1,8 +1,9 @@
 //! The running daemon's HTTP API from the command line: where it is (`--url`,
 //! `$SWITCHBOARD_URL`, else `gateway.bind`/`gateway.port` of the config), the token
 //! (`--token`, else the daemon's own rule: `gateway.auth.token`, else
-//! `$SWITCHBOARD_TOKEN`), and errors turned into exit codes: 69 when nothing answers,
-//! 77 when the token is refused.
+//! `$SWITCHBOARD_TOKEN`, else the token the daemon made in `<state_dir>/gateway.token`),
+//! and errors turned into exit codes: 69 when nothing answers, 77 when the token is
+//! refused.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,6 +14,7 @@ use serde_json::Value;
 
 use super::{exit, print_config_errors};
 use crate::config::{self, Paths};
+use crate::server::token_file;
 
 /// Options every command that talks to the daemon takes.
 #[derive(Debug, Clone, Args)]
@@ -20,7 +22,7 @@ pub struct ClientArgs {
     /// The daemon's base URL (default: $SWITCHBOARD_URL, else from the config's gateway.bind and gateway.port).
     #[arg(long, global = true)]
     pub url: Option<String>,
-    /// API token (default: the config's gateway.auth.token, else $SWITCHBOARD_TOKEN).
+    /// API token (default: the config's gateway.auth.token, else $SWITCHBOARD_TOKEN, else the daemon's generated <state dir>/gateway.token).
     #[arg(long, global = true)]
     pub token: Option<String>,
     /// Config file to read the address and token from.
@@ -75,12 +77,13 @@ impl Client {
             .url
             .clone()
             .or_else(|| env("SWITCHBOARD_URL").filter(|u| !u.trim().is_empty()));
+        let paths = Paths::resolve(args.config.clone(), env);
         let gateway = if url.is_some() && args.token.is_some() {
             None
         } else {
-            let path = Paths::resolve(args.config.clone(), env).config;
-            Some(read_gateway(&path, env).await.map_err(|errors| {
-                print_config_errors(&path, &errors);
+            let path = &paths.config;
+            Some(read_gateway(path, env).await.map_err(|errors| {
+                print_config_errors(path, &errors);
                 ClientError::new(exit::USAGE, "fix the config, or give --url and --token")
             })?)
         };
@@ -91,10 +94,12 @@ impl Client {
                 format!("http://{}:{}", connect_host(&g.bind), g.port)
             }
         };
-        let token = args
-            .token
-            .clone()
-            .or_else(|| gateway.as_ref().and_then(|g| g.auth.effective_token(env)));
+        let token = match (&args.token, &gateway) {
+            (Some(t), _) => Some(t.clone()),
+            (None, Some(g)) => token_file::for_client(&g.auth, env, &paths.state_dir)
+                .map_err(|e| ClientError::new(exit::NOPERM, e.to_string()))?,
+            (None, None) => None,
+        };
         let http = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .no_proxy()
@@ -105,6 +110,15 @@ impl Client {
 
     pub fn base(&self) -> &str {
         &self.base
+    }
+
+    /// The web chat's address with the token this client uses (`?token=`, which the page
+    /// keeps and drops from the address bar), for the operator who holds that token.
+    pub fn page_link(&self) -> String {
+        match &self.token {
+            Some(t) => format!("{}/?token={}", self.base, segment(t)),
+            None => format!("{}/", self.base),
+        }
     }
 
     fn request(
@@ -149,7 +163,7 @@ impl Client {
         Err(match status.as_u16() {
             401 => ClientError::new(
                 exit::NOPERM,
-                format!("the daemon refused the token ({detail}); give --token, or set gateway.auth.token or SWITCHBOARD_TOKEN"),
+                format!("the daemon refused the token ({detail}); give --token, or set gateway.auth.token or SWITCHBOARD_TOKEN (without them, the token is the daemon's <state dir>/gateway.token: run this as the daemon's user, with its SWITCHBOARD_STATE_DIR)"),
             ),
             403 => ClientError::new(exit::NOPERM, format!("the daemon refused the request: {detail}")),
             code => ClientError::new(1, format!("{detail} (HTTP {code})")),

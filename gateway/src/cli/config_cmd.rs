@@ -219,22 +219,10 @@ async fn print(path: &std::path::Path, env: &dyn Fn(&str) -> Option<String>) -> 
     ExitCode::SUCCESS
 }
 
-/// Replaces the value of every secret key (tokens, secrets, API keys, passwords) that is
-/// set with `"<redacted>"`.
+/// Hides every secret of a config as JSON (`config::redact`): tokens, keys, passwords
+/// (in URLs too), and the values of `env` and `headers` maps.
 pub fn redact(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                if config::load::is_secret_key(k) && !v.is_null() {
-                    *v = Value::String("<redacted>".into());
-                } else {
-                    redact(v);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(redact),
-        _ => {}
-    }
+    config::redact::redact(value);
 }
 
 #[cfg(test)]

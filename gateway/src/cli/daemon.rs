@@ -112,6 +112,7 @@ pub async fn status(args: ClientArgs, env: &dyn Fn(&str) -> Option<String>) -> E
             text(&s["pid"]),
             age(s["uptimeSeconds"].as_i64().unwrap_or(0))
         );
+        println!("web chat: {}", c.page_link());
         println!(
             "active runs: {}   web chat connections: {}",
             text(&s["activeRuns"]),

@@ -21,6 +21,7 @@ pub(crate) mod load;
 mod mcp_cron;
 pub mod origin;
 mod paths;
+pub mod redact;
 mod reload;
 mod sandbox;
 mod schema;

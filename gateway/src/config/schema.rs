@@ -89,16 +89,36 @@ impl Default for GatewayConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct AuthConfig {
-    /// Bearer token for everything but `/healthz`. Env fallback: `SWITCHBOARD_TOKEN`.
+    /// `token` (the default): every route but `/healthz` needs the bearer token, on
+    /// loopback too. `none`: no token at all; accepted only on a loopback bind.
+    pub mode: AuthMode,
+    /// Bearer token for everything but `/healthz`. Env fallback: `SWITCHBOARD_TOKEN`; with
+    /// neither, the daemon makes one in `<state_dir>/gateway.token` (mode 0600).
     pub token: Option<String>,
 }
 
+/// `gateway.auth.mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// A bearer token guards every route but `/healthz`.
+    #[default]
+    Token,
+    /// No token: anything that reaches the (loopback) address is served.
+    None,
+}
+
 impl AuthConfig {
-    /// The token in force: the configured one, else a non-blank `SWITCHBOARD_TOKEN`.
-    /// (A blank configured token is a config error, never "no token"; it yields `None`
-    /// here only so that an unvalidated config cannot turn it into an open door.)
-    /// `run` and `config validate` both go through this.
+    /// The token in force from the config or the environment: the configured one, else a
+    /// non-blank `SWITCHBOARD_TOKEN`; `None` with `mode: "none"` and when neither is set
+    /// (then the daemon uses its generated token, `server::token_file`). (A blank
+    /// configured token is a config error, never "no token"; it yields `None` here only so
+    /// that an unvalidated config cannot turn it into an open door.) `run`, `config
+    /// validate` and the CLI all go through this.
     pub fn effective_token(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+        if self.mode == AuthMode::None {
+            return None;
+        }
         match &self.token {
             Some(t) if t.trim().is_empty() => None,
             Some(t) => Some(t.clone()),

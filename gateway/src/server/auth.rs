@@ -1,6 +1,7 @@
 //! The doors of every route but `/healthz` (README, Security): another site's `Origin` is
-//! refused (403), so is a non-loopback `Host` when no token is set (DNS rebinding), then
-//! the bearer token is checked (401) — from `Authorization`, or `?token=` on `/ws` only.
+//! refused (403), so is a non-loopback `Host` when there is no token (`gateway.auth.mode:
+//! "none"`; DNS rebinding), then the bearer token is checked (401), on loopback too — from
+//! `Authorization`, or `?token=` on the sockets only.
 
 use std::sync::Arc;
 
@@ -29,7 +30,7 @@ pub struct Doors {
 pub enum Refusal {
     #[error("Origin not allowed: this daemon refuses requests from other sites' pages; list the site in gateway.allowedOrigins to allow it")]
     ForeignOrigin,
-    #[error("Host not allowed: with no gateway.auth.token set, only localhost, 127.0.0.0/8 and [::1] are served (DNS rebinding protection); set a token to serve other names")]
+    #[error("Host not allowed: with gateway.auth.mode \"none\", only localhost, 127.0.0.0/8 and [::1] are served (DNS rebinding protection); use a token to serve other names")]
     ForeignHost,
     #[error("missing or wrong bearer token (send `Authorization: Bearer <token>`)")]
     Unauthorized,
@@ -67,15 +68,16 @@ impl Doors {
         }
     }
 
-    /// From the validated config: the effective token and the allowed origins.
-    pub fn from_config(g: &GatewayConfig, env: &dyn Fn(&str) -> Option<String>) -> Doors {
+    /// From the validated config's allowed origins and the token in force
+    /// (`token_file::for_daemon`: configured, generated, or none with `mode: "none"`).
+    pub fn from_config(g: &GatewayConfig, token: Option<String>) -> Doors {
         // The config was validated: every allowed origin parses.
         let origins = g
             .allowed_origins
             .iter()
             .filter_map(|o| SiteOrigin::parse(o).ok())
             .collect();
-        Doors::new(g.auth.effective_token(env), origins)
+        Doors::new(token, origins)
     }
 
     /// Whether a token is required at all.

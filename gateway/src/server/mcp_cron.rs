@@ -31,7 +31,8 @@ pub async fn list_mcp(State(state): State<AppState>) -> Json<Value> {
                 "state": s.state.as_str(),
                 "tools": s.tools,
                 "restarts": s.restarts,
-                "lastError": s.last_error,
+                // An MCP server's error may quote its URL or headers.
+                "lastError": s.last_error.as_deref().map(|e| crate::secrets::scrub(e).into_owned()),
                 "pid": s.pid,
             })
         })

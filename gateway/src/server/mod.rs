@@ -19,6 +19,7 @@ mod pages;
 mod routes;
 mod status;
 mod telegram;
+pub mod token_file;
 pub mod views;
 mod visibility;
 mod ws;

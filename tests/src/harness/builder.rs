@@ -9,7 +9,7 @@ use tempfile::TempDir;
 use tokio::task::JoinSet;
 
 use super::log::Log;
-use super::{Gateway, DEFAULT_CONFIG, DEFAULT_READY_TIMEOUT, HTTP_TIMEOUT};
+use super::{Gateway, DEFAULT_CONFIG, DEFAULT_READY_TIMEOUT};
 
 /// The gateway's state dir: a fresh temporary one (removed on drop) or one the test chose.
 pub(super) enum StateDir {
@@ -111,11 +111,7 @@ impl GatewayBuilder {
             ),
         };
         let config_path = state.path().join("config.json5");
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(HTTP_TIMEOUT)
-            .build()
-            .context("building the HTTP client")?;
+        let http = super::http_client(None)?;
         let mut gateway = Gateway {
             bin: self.bin,
             env: self.env,
@@ -127,6 +123,9 @@ impl GatewayBuilder {
             log: Arc::new(Log::default()),
             readers: JoinSet::new(),
             http,
+            token: None,
+            web_chat_line: None,
+            _watch: super::Watch::start(),
             pending: None,
         };
         for (relative, contents) in &self.files {

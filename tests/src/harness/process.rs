@@ -11,7 +11,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
 use super::log::{strip_ansi, Log, LogMark};
-use super::{Gateway, DRAIN_TIMEOUT, READY_PREFIX};
+use super::{http_client, Gateway, DRAIN_TIMEOUT, READY_PREFIX, TOKEN_FILE, WEB_CHAT_PREFIX};
 
 /// The daemon exited before printing its ready line.
 #[derive(Debug)]
@@ -44,7 +44,8 @@ impl std::error::Error for EarlyExit {}
 
 /// A started process whose ready line the harness has not seen yet.
 pub(super) struct Pending {
-    ready: oneshot::Receiver<String>,
+    /// The base URL of the ready line, and the `web chat:` line printed before it.
+    ready: oneshot::Receiver<(String, Option<String>)>,
     stdout: Arc<Log>,
     stderr_mark: LogMark,
 }
@@ -74,13 +75,17 @@ impl Gateway {
             let stdout_lines = stdout_lines.clone();
             self.readers.spawn(async move {
                 let mut ready_tx = Some(ready_tx);
+                let mut web_chat = None;
                 let mut lines = BufReader::new(out).lines();
                 // Keep reading after the ready line so the pipe never fills up.
                 while let Ok(Some(line)) = lines.next_line().await {
                     let line = strip_ansi(&line);
+                    if line.trim().starts_with(WEB_CHAT_PREFIX) {
+                        web_chat = Some(line.trim().to_owned());
+                    }
                     if let Some(url) = line.trim().strip_prefix(READY_PREFIX) {
                         if let Some(tx) = ready_tx.take() {
-                            let _ = tx.send(url.trim().to_owned());
+                            let _ = tx.send((url.trim().to_owned(), web_chat.take()));
                         }
                     }
                     stdout_lines.push(line);
@@ -113,8 +118,8 @@ impl Gateway {
             return Ok(());
         };
         let ready = tokio::time::timeout(self.ready_timeout, pending.ready).await;
-        let url = match ready {
-            Ok(Ok(url)) => url,
+        let (url, web_chat) = match ready {
+            Ok(Ok(ready)) => ready,
             outcome => {
                 let Some(mut child) = self.child.take() else {
                     bail!("the gateway is not running");
@@ -146,6 +151,26 @@ impl Gateway {
             bail!("the ready line names no http URL: {READY_PREFIX}{url}");
         }
         self.base_url = url.trim_end_matches('/').to_owned();
+        self.use_token(web_chat.as_deref())
+    }
+
+    /// The token the daemon says it uses: its generated one (`<state_dir>/gateway.token`,
+    /// announced on the `web chat:` line) is read and sent on every request of
+    /// [`Gateway::http`] and in the socket URLs; a configured one is the test's to send,
+    /// and `mode: "none"` needs none.
+    fn use_token(&mut self, web_chat: Option<&str>) -> anyhow::Result<()> {
+        self.web_chat_line = web_chat.map(str::to_owned);
+        let generated =
+            web_chat.is_some_and(|l| l.contains("token") && !l.contains("<gateway.auth.token>"));
+        self.token = if generated {
+            let path = self.state_dir().join(TOKEN_FILE);
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading the daemon's token {}", path.display()))?;
+            Some(text.trim().to_owned())
+        } else {
+            None
+        };
+        self.http = http_client(self.token.as_deref())?;
         Ok(())
     }
 
@@ -153,9 +178,13 @@ impl Gateway {
     pub fn is_ready(&mut self) -> bool {
         match self.pending.as_mut().map(|p| p.ready.try_recv()) {
             None => true,
-            Some(Ok(url)) => {
+            Some(Ok((url, web_chat))) => {
                 self.base_url = url.trim_end_matches('/').to_owned();
                 self.pending = None;
+                // The daemon wrote its token before it printed either line.
+                if let Err(e) = self.use_token(web_chat.as_deref()) {
+                    self.log.push(format!("--- harness: {e:#} ---"));
+                }
                 true
             }
             Some(Err(_)) => false,

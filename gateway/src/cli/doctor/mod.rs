@@ -107,7 +107,7 @@ pub async fn run(args: DoctorArgs, env: &dyn Fn(&str) -> Option<String>) -> Exit
         Some(cfg) => {
             remote::channels(cfg, env, &mut report).await;
             remote::models(cfg, env, &mut report).await;
-            security::warnings(cfg, env, &approved, &mut report);
+            security::warnings(cfg, env, &paths.state_dir, &approved, &mut report);
             remote::daemon(cfg, &mut report).await;
         }
         None => report.add(

@@ -2,35 +2,83 @@
 //! talk to the agents (open DM or group policies, several DM senders sharing one
 //! session). Each finding is a warning: it may be intended, but it should be known.
 
-use super::{Report, Status};
-use crate::config::{Config, DmPolicy, GroupPolicy, ANY_GROUP};
-use crate::routing;
+use std::path::Path;
 
-pub fn warnings(
-    cfg: &Config,
-    env: &dyn Fn(&str) -> Option<String>,
-    approved: &[(String, String)],
-    r: &mut Report,
-) {
+use super::{Report, Status};
+use crate::config::{AuthMode, Config, DmPolicy, GroupPolicy, ANY_GROUP};
+use crate::routing;
+use crate::server::token_file;
+
+/// Who can reach the HTTP API, and the token that guards it: the configured one, or the
+/// generated `<state_dir>/gateway.token` (present, a regular file, 0600), or none at all
+/// with `gateway.auth.mode: "none"` (flagged).
+fn http_api(cfg: &Config, env: &dyn Fn(&str) -> Option<String>, state_dir: &Path, r: &mut Report) {
     let g = &cfg.gateway;
     let loopback = g
         .bind
         .parse::<std::net::IpAddr>()
         .is_ok_and(|ip| ip.is_loopback());
-    let token = g.auth.effective_token(env).is_some();
-    match (loopback, token) {
-        (true, _) => r.add("http api", Status::Ok, format!("listens on {} only", g.bind)),
-        (false, true) => r.add(
+    let reach = if loopback {
+        format!("listens on {} only", g.bind)
+    } else {
+        format!("listens on {} (put TLS in front of it)", g.bind)
+    };
+    const OPEN: &str = "`switchboard status` prints the web chat's link";
+    if g.auth.mode == AuthMode::None {
+        let status = if loopback { Status::Warn } else { Status::Fail };
+        r.add(
+            "http api",
+            status,
+            format!("{reach} with gateway.auth.mode \"none\": every local user and process (a command the agents run too) can read every transcript, drive the agents and answer approvals; remove the key to use a token"),
+        );
+        return;
+    }
+    if g.auth.effective_token(env).is_some() {
+        r.add(
             "http api",
             Status::Ok,
-            format!("listens on {} and requires the token (put TLS in front of it)", g.bind),
-        ),
-        (false, false) => r.add(
+            format!("{reach}; requires the configured token; {OPEN}"),
+        );
+        return;
+    }
+    if !loopback {
+        r.add(
             "http api",
             Status::Fail,
-            format!("listens on {} without gateway.auth.token: anyone who reaches it controls the agents", g.bind),
-        ),
+            format!("listens on {} without gateway.auth.token: the daemon refuses to start; set a token", g.bind),
+        );
+        return;
     }
+    let path = token_file::path_in(state_dir);
+    match token_file::read(state_dir) {
+        Ok(Some(_)) => r.add(
+            "http api",
+            Status::Ok,
+            format!(
+                "{reach}; requires the token in {} (0600); {OPEN}",
+                path.display()
+            ),
+        ),
+        Ok(None) => r.add(
+            "http api",
+            Status::Ok,
+            format!(
+                "{reach}; the daemon makes its token in {} at its first start; {OPEN}",
+                path.display()
+            ),
+        ),
+        Err(e) => r.add("http api", Status::Fail, e.to_string()),
+    }
+}
+
+pub fn warnings(
+    cfg: &Config,
+    env: &dyn Fn(&str) -> Option<String>,
+    state_dir: &Path,
+    approved: &[(String, String)],
+    r: &mut Report,
+) {
+    http_api(cfg, env, state_dir, r);
 
     let t = &cfg.channels.telegram;
     let d = &cfg.channels.discord;
@@ -100,5 +148,47 @@ pub fn warnings(
             Status::Ok,
             "no two DM senders share a session",
         ),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::*;
+
+    fn http_line(cfg: &Config, state_dir: &Path) -> (Status, String) {
+        let mut r = Report::default();
+        http_api(cfg, &|_| None, state_dir, &mut r);
+        let c = r.checks.pop().unwrap();
+        (c.status, c.detail)
+    }
+
+    /// Catches: doctor calling a daemon without a token OK, passing a token file others
+    /// can read, or not flagging `mode: "none"`.
+    #[test]
+    fn the_http_api_line_checks_the_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = Config::default();
+        let (status, detail) = http_line(&cfg, dir.path());
+        assert_eq!(status, Status::Ok);
+        assert!(detail.contains("makes its token"), "{detail}");
+        let made = token_file::load_or_create(dir.path()).unwrap();
+        let (status, detail) = http_line(&cfg, dir.path());
+        assert_eq!(status, Status::Ok);
+        assert!(
+            detail.contains("(0600)") && detail.contains("switchboard status"),
+            "{detail}"
+        );
+        std::fs::set_permissions(&made.path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let (status, detail) = http_line(&cfg, dir.path());
+        assert_eq!(status, Status::Fail);
+        assert!(detail.contains("chmod 600"), "{detail}");
+        cfg.gateway.auth.mode = AuthMode::None;
+        let (status, detail) = http_line(&cfg, dir.path());
+        assert_eq!(status, Status::Warn);
+        assert!(detail.contains("mode \"none\""), "{detail}");
+        assert!(!detail.contains(&made.token));
     }
 }

@@ -1,10 +1,11 @@
 //! The `gateway.*` checks (README, Security): the bind address and the token it needs, the
-//! token itself (never blank, never quoted back), `allowedOrigins`, the body limit.
+//! token itself (never blank, never quoted back), `auth.mode: "none"` only on loopback,
+//! `allowedOrigins`, the body limit.
 
 use std::net::IpAddr;
 
 use crate::config::error::{Issue, KeyPath};
-use crate::config::{Config, GatewayConfig, TOKEN_ENV};
+use crate::config::{AuthMode, Config, GatewayConfig, TOKEN_ENV};
 
 pub(super) fn gateway(config: &Config, env: &dyn Fn(&str) -> Option<String>, out: &mut Vec<Issue>) {
     let g = &config.gateway;
@@ -17,7 +18,13 @@ pub(super) fn gateway(config: &Config, env: &dyn Fn(&str) -> Option<String>, out
                 g.bind
             ),
         )),
-        // The same rule `run` applies: the effective token, never a blank one.
+        Ok(ip) if !ip.is_loopback() && g.auth.mode == AuthMode::None => out.push(Issue::new(
+            KeyPath::dotted("gateway.auth.mode"),
+            format!("\"none\" (no token) is accepted only on a loopback bind, and gateway.bind is {:?}: remove the key to use a token", g.bind),
+        )),
+        // The same rule `run` applies: the effective token, never a blank one. (The token
+        // the daemon generates is for this machine's users: an exposed address wants one
+        // chosen and handed out on purpose.)
         Ok(ip) if !ip.is_loopback() && g.auth.effective_token(env).is_none() => {
             out.push(Issue::new(
                 KeyPath::dotted("gateway.bind"),
@@ -39,6 +46,12 @@ pub(super) fn gateway(config: &Config, env: &dyn Fn(&str) -> Option<String>, out
 /// quoted back: a token must not reach a log line.
 fn gateway_auth(g: &GatewayConfig, env: &dyn Fn(&str) -> Option<String>, out: &mut Vec<Issue>) {
     let path = || KeyPath::dotted("gateway.auth.token");
+    if g.auth.mode == AuthMode::None && g.auth.token.is_some() {
+        out.push(Issue::new(
+            path(),
+            "must not be set with gateway.auth.mode \"none\": remove one of the two",
+        ));
+    }
     match &g.auth.token {
         Some(t) if t.trim().is_empty() => out.push(Issue::new(
             path(),
@@ -195,6 +208,32 @@ mod tests {
             vec![(
                 path,
                 "(from $SWITCHBOARD_TOKEN) must not contain control characters".into()
+            )]
+        );
+    }
+
+    /// Catches: `mode: "none"` opening an exposed address, or silently ignoring a token.
+    #[test]
+    fn no_token_mode_is_for_loopback_only() {
+        let mut c = Config::default();
+        c.gateway.auth.mode = AuthMode::None;
+        assert_eq!(check(&c), vec![]);
+        let env = |k: &str| (k == "SWITCHBOARD_TOKEN").then(|| "s3cret".to_string());
+        assert_eq!(c.gateway.auth.effective_token(&env), None);
+        for bind in ["0.0.0.0", "192.168.1.2", "::"] {
+            c.gateway.bind = bind.into();
+            let found = issues(&c, &env);
+            assert_eq!(found.len(), 1, "{bind}: {found:?}");
+            assert_eq!(found[0].0, "gateway.auth.mode");
+            assert!(found[0].1.contains("only on a loopback bind"), "{found:?}");
+        }
+        c.gateway.bind = "::1".into();
+        c.gateway.auth.token = Some("s3cret".into());
+        assert_eq!(
+            check(&c),
+            vec![(
+                "gateway.auth.token".into(),
+                "must not be set with gateway.auth.mode \"none\": remove one of the two".into()
             )]
         );
     }

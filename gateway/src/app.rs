@@ -129,6 +129,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     // Read the agent files now, so a bad one is reported at start, not at first use.
     rt.agents(&rt.config());
     crate::agent::tools::exec::sandbox::set_config_file(&opts.config_path);
+    crate::agent::tools::exec::sandbox::announce(&cfg).await;
 
     match spawn_watcher(
         opts.config_path.clone(),

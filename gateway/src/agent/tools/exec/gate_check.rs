@@ -8,7 +8,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::gate::{parse, Command, Join, Outside, Plan, Target};
+use super::gate::{parse, Command, Outside, Plan, Target};
 
 /// Builtins a line may use unasked: none runs code, reads a file or sets a variable.
 /// (`printf -v` sets one in bash: `printf` may not start with an option.)
@@ -337,82 +337,8 @@ fn check_file(path: &str, place: &Place<'_>, cwds: &[PathBuf], write: bool) -> R
     Ok(())
 }
 
-impl Gated {
-    /// The line to run: what was checked, rendered.
-    pub fn run(&self) -> Run {
-        if let [one] = self.commands.as_slice() {
-            let redirects = self
-                .plan
-                .pipelines
-                .first()
-                .and_then(|p| p.commands.first())
-                .is_some_and(|c| !c.redirects.is_empty());
-            if let (Program::Path(p), false) = (&one.program, redirects) {
-                let mut argv = vec![p.clone()];
-                argv.extend(one.args.iter().cloned());
-                return Run::Argv(argv);
-            }
-        }
-        Run::Shell(self.render())
-    }
-
-    /// The plan as a `sh -c` line: programs by their absolute paths, every word quoted.
-    pub fn render(&self) -> String {
-        let mut out = String::new();
-        let mut commands = self.commands.iter();
-        for (p, pipeline) in self.plan.pipelines.iter().enumerate() {
-            out.push_str(match pipeline.join {
-                Join::First => "",
-                Join::Then => "; ",
-                Join::And => " && ",
-                Join::Or => " || ",
-            });
-            for (c, command) in pipeline.commands.iter().enumerate() {
-                if c > 0 {
-                    out.push_str(" | ");
-                }
-                let Some(checked) = commands.next() else {
-                    break;
-                };
-                let args: Vec<String> = match &checked.program {
-                    Program::Builtin("cd") => self
-                        .cd_targets
-                        .iter()
-                        .find(|(at, _)| *at == (p, c))
-                        .map(|(_, t)| vec![t.clone()])
-                        .unwrap_or_else(|| checked.args.clone()),
-                    _ => checked.args.clone(),
-                };
-                match &checked.program {
-                    Program::Builtin(b) => out.push_str(b),
-                    Program::Path(path) => out.push_str(&quote(path)),
-                    Program::Missing(w) => out.push_str(&quote(w)),
-                }
-                for a in &args {
-                    out.push(' ');
-                    out.push_str(&quote(a));
-                }
-                for r in &command.redirects {
-                    out.push(' ');
-                    match &r.target {
-                        Target::Dup(to) => out.push_str(&format!("{}>&{to}", r.fd)),
-                        Target::Write { path, append } => {
-                            let op = if *append { ">>" } else { ">" };
-                            out.push_str(&format!("{}{op}{}", r.fd, quote(path)));
-                        }
-                        Target::Read(path) => out.push_str(&format!("{}<{}", r.fd, quote(path))),
-                    }
-                }
-            }
-        }
-        out
-    }
-}
-
-/// `s` single-quoted for `sh`.
-pub fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
+#[path = "gate_render.rs"]
+mod render;
 
 /// `.` and `..` removed without touching the file system (links are not resolved: the
 /// allowlist names the path the shell runs).

@@ -17,6 +17,7 @@ mod gate_check;
 pub mod job;
 pub mod output;
 pub mod sandbox;
+mod verdict;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,8 +33,9 @@ use super::{opt_arg, str_arg, Tool, ToolContext, ToolError};
 use crate::agent::provider::ToolSpec;
 use crate::config::SandboxMode;
 use crate::store::ApprovalStatus;
-use gate_check::{Place, Program, Run};
+use gate_check::Run;
 use job::{Job, Line, Spec};
+use verdict::{canonical, check};
 
 /// Default and largest `timeoutSeconds`.
 const DEFAULT_TIMEOUT: u64 = 120;
@@ -123,112 +125,6 @@ impl Confinement {
             _ => None,
         }
     }
-}
-
-/// Whether the program at `path` lies in `workspace` (or is a link to something there).
-fn inside(path: &str, workspace: &std::path::Path) -> bool {
-    let path = std::path::Path::new(path);
-    if path.starts_with(workspace) {
-        return true;
-    }
-    match (path.canonicalize(), workspace.canonicalize()) {
-        (Ok(path), Ok(workspace)) => path.starts_with(workspace),
-        _ => false,
-    }
-}
-
-/// What the gate says about a command line.
-struct Check {
-    covered: bool,
-    /// What `allow-always` would store: paths of programs that cannot run other code,
-    /// exact argument lists (JSON) of those that can.
-    missing: Vec<String>,
-    why: String,
-    /// The checked line, rendered (when inside the grammar).
-    run: Option<Run>,
-}
-
-fn canonical(p: &std::path::Path) -> std::path::PathBuf {
-    p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
-}
-
-async fn check(
-    ctx: &ToolContext<'_>,
-    policy: &ExecPolicy,
-    command: &str,
-    workdir: &std::path::Path,
-    path_var: &str,
-    unconfined: Option<&str>,
-) -> Result<Check, ToolError> {
-    let workspace = canonical(ctx.workspace);
-    let workdir = canonical(workdir);
-    // The gateway's own state and config, where they lie inside the workspace (the
-    // workspace may equally lie inside the state dir: the default).
-    let mut protected = vec![canonical(&ctx.rt.state_dir)];
-    protected.extend(sandbox::Sandbox::config_file().map(canonical));
-    protected.retain(|p| p.starts_with(&workspace) && *p != workspace);
-    let place = Place {
-        workspace: &workspace,
-        workdir: &workdir,
-        path_var,
-        protected: &protected,
-    };
-    let gated = match gate_check::gate(command, &place) {
-        Ok(g) => g,
-        Err(outside) => {
-            return Ok(Check {
-                covered: false,
-                missing: Vec::new(),
-                why: format!("only plain command lines run unasked, and this one has {outside}"),
-                run: None,
-            })
-        }
-    };
-    let stored = ctx.rt.store.exec_allowed(ctx.agent_id).await?;
-    let mut missing = Vec::new();
-    let mut reasons: Vec<String> = Vec::new();
-    let mut reason = |why: String| {
-        if !reasons.contains(&why) {
-            reasons.push(why);
-        }
-    };
-    for c in &gated.commands {
-        match &c.program {
-            Program::Builtin(_) => {}
-            Program::Path(p) if policy.config_allows(p, &c.args) => {}
-            // The agent can rewrite what lies in its workspace (the `write` tool keeps a
-            // file's mode): remembering it would allow whatever it becomes.
-            Program::Path(p) if inside(p, ctx.workspace) => reason(format!(
-                "{p} is in the agent's workspace, which the agent can change: it is asked \
-                 about every time (allow-always allows it this once)"
-            )),
-            Program::Path(p) if allow::stored_covers(&stored, p, &c.args) => {}
-            Program::Path(p) => {
-                let entry = allow::entry(p, &c.args);
-                if !missing.contains(&entry) {
-                    reason(if allow::runs_code(p) {
-                        format!(
-                            "{p} can run other code and is not allowed with these arguments \
-                             (allow-always allows exactly {entry})"
-                        )
-                    } else {
-                        format!("{p} is not in the allowlist")
-                    });
-                    missing.push(entry);
-                }
-            }
-            Program::Missing(w) => reason(format!("`{w}` was not found on PATH")),
-        }
-    }
-    if let Some(why) = unconfined {
-        reason(why.to_string());
-    }
-    Ok(Check {
-        covered: reasons.is_empty(),
-        missing,
-        why: reasons.join("; "),
-        run: Some(gated.run()),
-    })
 }
 
 #[async_trait]

@@ -176,6 +176,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         tracing::warn!("tools.message.allowAnyChat is an old key: it lets runs write to any chat, as tools.message.allowTargets: [\"*\"] does; list the chats instead");
     }
     crate::agent::tools::exec::sandbox::set_config_file(&opts.config_path);
+    crate::agent::tools::exec::sandbox::announce(&cfg).await;
 
     match spawn_watcher(
         opts.config_path.clone(),

@@ -200,6 +200,49 @@ async fn non_main_sandboxes_every_session_but_the_main_one() {
     fake.assert_no_violations();
 }
 
+/// Without any sandbox setting (the `auto` default) commands run in bubblewrap: in their
+/// own PID namespace (the gateway's processes are invisible), without the state dir.
+/// Catches: the default still running commands on the host.
+#[tokio::test]
+async fn by_default_commands_run_in_the_sandbox() {
+    require_bwrap();
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(&fake, json!({"tools": {"exec": {"security": "full"}}})).await;
+    let state = gw.state_dir().canonicalize().unwrap();
+    let mut ws = chat(&gw, "main").await;
+    let r = exec(
+        &fake,
+        &mut ws,
+        "d1",
+        &format!(
+            "ls /proc | grep -c '^[0-9]'; test -e {} && echo state-visible; echo end",
+            state.join("data").display()
+        ),
+    )
+    .await;
+    let out = r["output"].as_str().unwrap_or_default().to_string();
+    let pids: usize = out
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .parse()
+        .unwrap_or(usize::MAX);
+    assert!(pids < 10, "a PID namespace of its own: {out}");
+    assert!(!out.contains("state-visible"), "{out}");
+    assert!(out.ends_with("end\n"), "{out}");
+    let daemon = gw.pid().unwrap();
+    let r = exec(
+        &fake,
+        &mut ws,
+        "d2",
+        &format!("test -e /proc/{daemon}/cmdline && echo seen; echo end"),
+    )
+    .await;
+    assert_eq!(r["output"], "end\n", "the daemon's process is invisible");
+    fake.assert_no_violations();
+}
+
 /// With bubblewrap unavailable (`sandbox.bwrap` pointing nowhere) a sandboxed command is
 /// refused with a clear error and never runs. Catches: falling back to running it
 /// unsandboxed.

@@ -364,10 +364,11 @@ async fn an_api_run_has_no_chat_to_ask() {
     assert!(!workspace(&gw).join("api.txt").exists());
 }
 
-/// Harmless shell builtins run without asking, unless they write a file through a
-/// redirection. Catches: `echo … > file` writing anywhere under the allowlist unasked.
+/// Harmless shell builtins run without asking, and may write files inside the
+/// workspace through a redirection; a redirection outside it is asked about.
+/// Catches: `echo … > ../file` (or into the gateway's state) writing unasked.
 #[tokio::test]
-async fn builtins_run_unasked_unless_they_write_files() {
+async fn builtins_run_unasked_and_write_only_inside_the_workspace() {
     let fake = FakeModel::start().await.unwrap();
     let gw = start(&fake, allowlist()).await;
     let mut ws = chat(&gw, "main").await;
@@ -375,7 +376,7 @@ async fn builtins_run_unasked_unless_they_write_files() {
         &fake,
         "b1",
         "exec",
-        &json!({"command": "cd . && echo hi; true"}).to_string(),
+        &json!({"command": "cd . && echo hi > written.txt; true"}).to_string(),
     );
     ws.send_text("b1").await.unwrap();
     assert_eq!(
@@ -383,22 +384,137 @@ async fn builtins_run_unasked_unless_they_write_files() {
         "done b1",
         "no approval asked"
     );
-    assert_eq!(parse(&tool_result(&fake, "b1"))["output"], "hi\n");
+    assert_eq!(
+        std::fs::read_to_string(workspace(&gw).join("written.txt")).unwrap(),
+        "hi\n"
+    );
     script(
         &fake,
         "b2",
         "exec",
-        &json!({"command": "echo hi > written.txt"}).to_string(),
+        &json!({"command": "echo hi > ../outside.txt"}).to_string(),
     );
     ws.send_text("b2").await.unwrap();
     let (id, text) = request_id(&mut ws).await;
     assert!(
-        text.contains("the shell builtin `echo` writes a file through a redirection"),
+        text.contains("the redirection `> ../outside.txt` is outside the workspace"),
         "{text}"
     );
     ws.send_text(&format!("/approve {id} deny")).await.unwrap();
     wait_done(&mut ws, "b2", WAIT).await;
-    assert!(!workspace(&gw).join("written.txt").exists());
+    assert!(!gw.state_dir().join("outside.txt").exists());
+}
+
+/// The lines of the security report that ran a program, wrote a file or printed the
+/// config without approval on the default config: each is asked about now, and denied,
+/// nothing ran. Catches: any of them running unasked again through the real daemon.
+#[tokio::test]
+async fn the_reported_attack_lines_are_asked_about() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(&fake, json!({"gateway": {"shutdownGrace": "300ms"}})).await;
+    let mut ws = chat(&gw, "main").await;
+    let lines = [
+        ": `: \\`touch F1\\``",
+        "echo \"${x:-'$(touch F2)'}\"",
+        "echo $(( '$(touch F3)' ))",
+        "> F4",
+        "test -v 'a[$(touch F5)]'",
+        "unset 'a[$(touch F6)]'",
+        "read 'a[$(touch F7)]' < /dev/null",
+        "PS4='$(touch F8)'; set -x; true",
+        "echo $'\\x41' && touch F9",
+        "while IFS= read -r l; do echo \"$l\"; done < ~/.switchboard/config.json5",
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        let trigger = format!("a{i}");
+        script(
+            &fake,
+            &trigger,
+            "exec",
+            &json!({"command": line}).to_string(),
+        );
+        ws.send_text(&trigger).await.unwrap();
+        let (id, text) = request_id(&mut ws).await;
+        assert!(
+            text.contains("only plain command lines run unasked"),
+            "{line}: {text}"
+        );
+        ws.send_text(&format!("/approve {id} deny")).await.unwrap();
+        wait_done(&mut ws, &trigger, WAIT).await;
+    }
+    for i in 1..=9 {
+        assert!(!workspace(&gw).join(format!("F{i}")).exists(), "F{i}");
+    }
+    fake.assert_no_violations();
+}
+
+/// Allow-always of a program that can run other code (`env`) stores the exact argument
+/// list: the same command runs unasked after, another one with the same program is asked
+/// about. Catches: `env` (or `git`, `sh`, …) allowed for good with any arguments.
+#[tokio::test]
+async fn allow_always_of_a_program_that_runs_code_keeps_its_arguments() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(&fake, allowlist()).await;
+    let mut ws = chat(&gw, "main").await;
+    let ws_dir = workspace(&gw);
+    let env_touch = |f: &str| json!({"command": format!("env touch {f}")}).to_string();
+
+    script(&fake, "e1", "exec", &env_touch("one.txt"));
+    ws.send_text("e1").await.unwrap();
+    let (id, text) = request_id(&mut ws).await;
+    assert!(text.contains("can run other code"), "{text}");
+    ws.send_text(&format!("/approve {id} allow-always"))
+        .await
+        .unwrap();
+    wait_done(&mut ws, "e1", WAIT).await;
+    assert!(ws_dir.join("one.txt").exists());
+
+    script(&fake, "e2", "exec", &env_touch("one.txt"));
+    ws.send_text("e2").await.unwrap();
+    assert_eq!(
+        ws.next_message(WAIT).await.unwrap(),
+        "done e2",
+        "the same arguments run unasked"
+    );
+
+    script(&fake, "e3", "exec", &env_touch("two.txt"));
+    ws.send_text("e3").await.unwrap();
+    let (id, _) = request_id(&mut ws).await;
+    ws.send_text(&format!("/approve {id} deny")).await.unwrap();
+    wait_done(&mut ws, "e3", WAIT).await;
+    assert!(!ws_dir.join("two.txt").exists());
+
+    let (ok, list) = cli(&gw, &["list"]).await;
+    assert!(ok, "{list}");
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("main\t[\"") && l.contains("/env\",\"touch\",\"one.txt\"]")),
+        "{list}"
+    );
+    fake.assert_no_violations();
+}
+
+/// A config allowlist entry may name argument patterns: `env true *` allows `env true …`
+/// and nothing else of `env`. Catches: the patterns ignored (any arguments allowed).
+#[tokio::test]
+async fn config_entries_may_name_argument_patterns() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(
+        &fake,
+        json!({"tools": {"exec": {"allowlist": ["/usr/bin/env true *", "/bin/env true *"]}}}),
+    )
+    .await;
+    let mut ws = chat(&gw, "main").await;
+    script(&fake, "p1", "exec", r#"{"command": "env true x y"}"#);
+    ws.send_text("p1").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "done p1");
+    script(&fake, "p2", "exec", r#"{"command": "env touch p.txt"}"#);
+    ws.send_text("p2").await.unwrap();
+    let (id, _) = request_id(&mut ws).await;
+    ws.send_text(&format!("/approve {id} deny")).await.unwrap();
+    wait_done(&mut ws, "p2", WAIT).await;
+    assert!(!workspace(&gw).join("p.txt").exists());
+    fake.assert_no_violations();
 }
 
 /// An executable script in the workspace, written where a test (or the agent) can put it.
@@ -412,7 +528,8 @@ fn workspace_program(gw: &Gateway, name: &str, body: &str) {
 }
 
 /// With `id` allowed, a line that points `PATH` at the workspace (where a program of that
-/// name waits) is asked about, not run as "`id` is allowed"; denied, nothing ran.
+/// name waits) is asked about (an assignment or a `$` is outside the gate's grammar), not
+/// run as "`id` is allowed"; denied, nothing ran.
 /// Catches: `PATH=. id` or `export PATH=.; id` running the workspace's `id` unasked.
 #[tokio::test]
 async fn a_line_that_moves_path_is_asked_about() {
@@ -441,7 +558,10 @@ async fn a_line_that_moves_path_is_asked_about() {
         );
         ws.send_text(trigger).await.unwrap();
         let (id, text) = request_id(&mut ws).await;
-        assert!(text.contains("changes which program runs"), "{text}");
+        assert!(
+            text.contains("only plain command lines run unasked"),
+            "{text}"
+        );
         ws.send_text(&format!("/approve {id} deny")).await.unwrap();
         wait_done(&mut ws, trigger, WAIT).await;
     }
@@ -482,5 +602,40 @@ async fn a_workspace_program_is_asked_about_every_time() {
     assert!(!workspace(&gw).join("built-two").exists());
     let (_, list) = cli(&gw, &["list"]).await;
     assert!(list.starts_with("no programs allowed for good"), "{list}");
+    fake.assert_no_violations();
+}
+
+/// Under the default `sandbox.mode` (`auto`) where bubblewrap cannot run, every command
+/// is asked about, even a builtin; `sandbox.mode: "off"` set explicitly lets the
+/// allowlist run it unasked again. Catches: commands running unasked and unsandboxed
+/// because the sandbox silently fell away.
+#[tokio::test]
+async fn auto_without_bubblewrap_asks_about_every_command() {
+    let fake = FakeModel::start().await.unwrap();
+    let nowhere = "/nonexistent/switchboard-test/bwrap";
+    let gw = start(
+        &fake,
+        json!({"agents": {"defaults": {"sandbox": {"bwrap": nowhere}}}}),
+    )
+    .await;
+    let mut ws = chat(&gw, "main").await;
+    script(&fake, "u1", "exec", r#"{"command": "echo hi"}"#);
+    ws.send_text("u1").await.unwrap();
+    let (id, text) = request_id(&mut ws).await;
+    assert!(text.contains("bubblewrap does not work here"), "{text}");
+    ws.send_text(&format!("/approve {id} deny")).await.unwrap();
+    wait_done(&mut ws, "u1", WAIT).await;
+    drop(gw);
+
+    let gw = start(
+        &fake,
+        json!({"agents": {"defaults": {"sandbox": {"mode": "off", "bwrap": nowhere}}}}),
+    )
+    .await;
+    let mut ws = chat(&gw, "main").await;
+    script(&fake, "u2", "exec", r#"{"command": "echo hi"}"#);
+    ws.send_text("u2").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "done u2");
+    assert_eq!(parse(&tool_result(&fake, "u2"))["output"], "hi\n");
     fake.assert_no_violations();
 }

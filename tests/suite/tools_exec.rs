@@ -12,9 +12,13 @@ use crate::tools_support::{
     call, json, script, wait_dead, wait_done, wait_gone, wait_pid_file, workspace,
 };
 
-/// No approvals in these tests: every command may run.
+/// No approvals in these tests: every command may run, on the host (they follow the
+/// command's processes by their host pids; the sandbox's own are `sandbox::*`).
 fn full() -> serde_json::Value {
-    json!({"tools": {"exec": {"security": "full", "env": {"FROM_CONFIG": "yes"}}}})
+    json!({
+        "tools": {"exec": {"security": "full", "env": {"FROM_CONFIG": "yes"}}},
+        "agents": {"defaults": {"sandbox": {"mode": "off"}}}
+    })
 }
 
 /// The command runs in the workspace with an environment built from scratch: the
@@ -311,7 +315,7 @@ async fn a_flood_of_output_is_cut_and_memory_stays_bounded() {
 async fn the_run_timeout_and_shutdown_kill_commands() {
     let fake = FakeModel::start().await.unwrap();
     let mut cfg = full();
-    cfg["agents"] = json!({"defaults": {"timeout": "1s"}});
+    cfg["agents"]["defaults"]["timeout"] = json!("1s");
     cfg["gateway"] = json!({"shutdownGrace": "200ms"});
     let mut gw = start(&fake, cfg).await;
     let mut ws = chat(&gw, "main").await;

@@ -65,7 +65,8 @@ fn stage(allow: Option<&[String]>, deny: &[String], tool: &str) -> bool {
 pub struct ExecPolicy {
     pub security: ExecSecurity,
     pub ask: ExecAsk,
-    /// Globs of resolved executable paths.
+    /// Entries of resolved executable paths (globs), each optionally followed by
+    /// argument patterns (`exec::allow::config_entry_covers`).
     pub allowlist: Vec<String>,
 }
 
@@ -105,13 +106,12 @@ impl ExecPolicy {
         }
     }
 
-    /// Whether the configured globs cover `path` (a resolved executable path).
-    pub fn globs_allow(&self, path: &str) -> bool {
-        self.allowlist.iter().any(|g| {
-            globset::Glob::new(g)
-                .map(|g| g.compile_matcher().is_match(path))
-                .unwrap_or(false)
-        })
+    /// Whether the configured entries cover `path` (a resolved executable path) run with
+    /// `args`.
+    pub fn config_allows(&self, path: &str, args: &[String]) -> bool {
+        self.allowlist
+            .iter()
+            .any(|e| super::exec::allow::config_entry_covers(e, path, args))
     }
 }
 
@@ -297,7 +297,7 @@ mod tests {
         };
         let p = ExecPolicy::resolve(&c, Some(&agent));
         assert_eq!((p.security, p.ask), (Allowlist, Off));
-        assert!(p.globs_allow("/usr/bin/git") && !p.globs_allow("/bin/git"));
+        assert!(p.config_allows("/usr/bin/git", &[]) && !p.config_allows("/bin/git", &[]));
     }
 
     /// Catches: `progress` offered to a main run (it has no requester), or kept from the

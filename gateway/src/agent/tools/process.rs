@@ -244,6 +244,7 @@ mod tests {
         let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
         let spec = Spec {
             command,
+            line: crate::agent::tools::exec::job::Line::Shell(command),
             workdir: &dir,
             env: &env,
             timeout: Duration::from_secs(60),

@@ -108,6 +108,15 @@ pub async fn run(args: DoctorArgs, env: &dyn Fn(&str) -> Option<String>) -> Exit
             remote::channels(cfg, env, &mut report).await;
             remote::models(cfg, env, &mut report).await;
             security::warnings(cfg, env, &paths.state_dir, &approved, &mut report);
+            match crate::agent::tools::exec::sandbox::state(cfg).await {
+                None => report.add(
+                    "sandbox",
+                    Status::Ok,
+                    "off (agents.defaults.sandbox.mode \"off\")",
+                ),
+                Some(Ok(text)) => report.add("sandbox", Status::Ok, text),
+                Some(Err(text)) => report.add("sandbox", Status::Warn, text),
+            }
             remote::daemon(cfg, &mut report).await;
         }
         None => report.add(

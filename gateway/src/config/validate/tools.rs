@@ -81,9 +81,12 @@ fn allowlist(out: &mut Vec<Issue>, at: &KeyPath, list: &[String]) {
         if !pattern.starts_with('/') {
             out.push(Issue::new(
                 at.index(i),
-                format!("must be a glob of absolute executable paths such as \"/usr/bin/git\" or \"/usr/bin/*\", got {pattern:?}"),
+                format!("must be a glob of absolute executable paths such as \"/usr/bin/git\" or \"/usr/bin/*\", optionally followed by argument patterns (\"/usr/bin/git status *\"), got {pattern:?}"),
             ));
-        } else if let Err(e) = globset::Glob::new(pattern) {
+        } else if let Some(e) = pattern
+            .split_whitespace()
+            .find_map(|w| globset::Glob::new(w).err())
+        {
             out.push(Issue::new(at.index(i), format!("invalid glob: {e}")));
         }
     }

@@ -1,4 +1,4 @@
-//! One running command: `sh -c` in its own process group, stdout and stderr into one pipe
+//! One running command: `sh -c` (or a checked argv) in its own process group, stdout and stderr into one pipe
 //! (so they interleave as written), driven by a task that captures the output, enforces
 //! the timeout, and kills the whole group when the command ends, times out, is killed or
 //! the gateway shuts down — a command that forked a sleeper leaves no orphan behind.
@@ -50,9 +50,18 @@ pub struct Job {
     end: watch::Receiver<Option<(End, Duration)>>,
 }
 
+/// What runs: a shell line, or a program and its arguments without a shell.
+#[derive(Debug, Clone, Copy)]
+pub enum Line<'a> {
+    Shell(&'a str),
+    Argv(&'a [String]),
+}
+
 /// What starting a command needs.
 pub struct Spec<'a> {
+    /// The command as the model wrote it (shown by `process`).
     pub command: &'a str,
+    pub line: Line<'a>,
     pub workdir: &'a Path,
     pub env: &'a [(String, String)],
     pub timeout: Duration,
@@ -71,17 +80,26 @@ impl Job {
         shutdown: &CancellationToken,
     ) -> std::io::Result<Arc<Job>> {
         let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        let argv: Vec<&str> = match spec.line {
+            Line::Shell(line) => vec!["/bin/sh", "-c", line],
+            Line::Argv(argv) => argv.iter().map(String::as_str).collect(),
+        };
+        let Some((program, args)) = argv.split_first() else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "an empty command",
+            ));
+        };
         let mut cmd = match spec.sandbox {
             Some(s) => {
                 let mut c = Command::new(&s.program);
-                c.args(&s.args).arg("/bin/sh");
+                c.args(&s.args).arg(program);
                 c
             }
-            None => Command::new("/bin/sh"),
+            None => Command::new(program),
         };
         crate::children::die_with_daemon(&mut cmd);
-        cmd.arg("-c")
-            .arg(spec.command)
+        cmd.args(args)
             .current_dir(spec.workdir)
             .env_clear()
             .envs(spec.env.iter().map(|(k, v)| (k, v)))

@@ -1,17 +1,23 @@
-//! `exec` (`group:runtime`): run a command with `sh -c` in the workspace (or `workdir`
-//! inside it), in its own process group, with a scrubbed environment (`env`), a timeout,
-//! and bounded output (`output`). The exec policy (`tools.exec.security`/`ask`/
-//! `allowlist`, per agent) decides whether it runs, is refused, or is asked about in the
-//! chat (`approvals`); the command line is parsed (`shell`) and every program in it
-//! resolved (`resolve`) for that. A command still running after `yieldMs`, or started with
-//! `background: true`, goes on in the background (`process`).
+//! `exec` (`group:runtime`): run a command in the workspace (or `workdir` inside it), in
+//! its own process group, with a scrubbed environment (`env`), a timeout, and bounded
+//! output (`output`), under bubblewrap where the sandbox applies (`sandbox`). The exec
+//! policy (`tools.exec.security`/`ask`/`allowlist`, per agent) decides whether it runs,
+//! is refused, or is asked about in the chat (`approvals`): a line runs unasked only when
+//! it falls inside the gate's grammar (`gate`), its folders stay in the workspace and
+//! every program is allowed (`gate_check`, `allow`) — and then what runs is the checked
+//! plan, rendered (an argv, or a `sh -c` line of single-quoted words). A line that was
+//! approved, or runs under `security: "full"`, runs as written with `sh -c`. A command
+//! still running after `yieldMs`, or started with `background: true`, goes on in the
+//! background (`process`).
 
+pub mod allow;
 pub mod env;
+mod gate;
+mod gate_check;
 pub mod job;
 pub mod output;
-mod resolve;
 pub mod sandbox;
-pub mod shell;
+mod verdict;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,9 +31,11 @@ use super::policy::{ExecDecision, ExecPolicy};
 use super::process::Processes;
 use super::{opt_arg, str_arg, Tool, ToolContext, ToolError};
 use crate::agent::provider::ToolSpec;
+use crate::config::SandboxMode;
 use crate::store::ApprovalStatus;
-use job::{Job, Spec};
-use resolve::Program;
+use gate_check::Run;
+use job::{Job, Line, Spec};
+use verdict::{canonical, check};
 
 /// Default and largest `timeoutSeconds`.
 const DEFAULT_TIMEOUT: u64 = 120;
@@ -50,13 +58,15 @@ impl Exec {
         }
     }
 
-    /// The sandbox this call's command runs in, if its agent's `sandbox.mode` covers its
-    /// session; an error (the command is not run) when bubblewrap does not work here.
+    /// Where this call's command runs: in the sandbox if its agent's `sandbox.mode`
+    /// covers its session. An error (the command is not run) when the mode requires
+    /// bubblewrap and it does not work here; under `auto` the command then runs outside
+    /// it, but is always asked about.
     async fn sandbox(
         &self,
         ctx: &ToolContext<'_>,
         workdir: &std::path::Path,
-    ) -> Result<Option<sandbox::Sandbox>, ToolError> {
+    ) -> Result<Confinement, ToolError> {
         let settings = ctx
             .cfg
             .agents
@@ -64,102 +74,57 @@ impl Exec {
             .sandbox
             .for_agent(ctx.agent.and_then(|a| a.sandbox.as_ref()));
         if !settings.applies(ctx.agent_id, ctx.session_key) {
-            return Ok(None);
+            return Ok(Confinement::Host);
         }
         if let Err(why) = self.sandboxes.check(&settings.bwrap).await {
+            if settings.mode == SandboxMode::Auto {
+                return Ok(Confinement::Unconfined(format!(
+                    "bubblewrap does not work here ({why}), so under sandbox.mode \"auto\" every command is asked about (sandbox.mode \"off\" runs allowlisted commands unasked)"
+                )));
+            }
             return Err(ToolError::Model(format!(
                 "not run: this session's commands must run in the sandbox (sandbox.mode {:?}), and it is unavailable: {why}",
                 settings.mode
             )));
         }
-        let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         let workspace = canonical(ctx.workspace);
         let state_dir = canonical(&ctx.rt.state_dir);
         let database_dir = sandbox::database_dir(ctx.cfg, &ctx.rt.state_dir).map(|d| canonical(&d));
         let config_file = sandbox::Sandbox::config_file().map(canonical);
+        let home = std::env::var_os("HOME").map(|h| canonical(std::path::Path::new(&h)));
         let layout = sandbox::Layout {
             workspace: &workspace,
             workdir: &canonical(workdir),
             state_dir: &state_dir,
             database_dir: database_dir.as_deref(),
             config_file: config_file.as_deref(),
+            home: home.as_deref(),
             network: settings.network,
         };
-        Ok(Some(sandbox::Sandbox::new(&settings, &layout)))
+        Ok(Confinement::Sandbox(sandbox::Sandbox::new(
+            &settings, &layout,
+        )))
     }
 }
 
-/// Whether the program at `path` lies in `workspace` (or is a link to something there).
-fn inside(path: &str, workspace: &std::path::Path) -> bool {
-    let path = std::path::Path::new(path);
-    if path.starts_with(workspace) {
-        return true;
-    }
-    match (path.canonicalize(), workspace.canonicalize()) {
-        (Ok(path), Ok(workspace)) => path.starts_with(workspace),
-        _ => false,
-    }
+/// Where a command runs.
+enum Confinement {
+    /// In bubblewrap.
+    Sandbox(sandbox::Sandbox),
+    /// On the host: the sandbox does not apply to the session (`off`, `non-main`).
+    Host,
+    /// On the host because bubblewrap does not work here under `auto`: every command is
+    /// asked about (why).
+    Unconfined(String),
 }
 
-/// The programs of a command line, resolved, and whether the allowlists cover them all.
-struct Check {
-    covered: bool,
-    /// Resolved programs that are not covered (what `allow-always` would add).
-    missing: Vec<String>,
-    why: String,
-}
-
-async fn check(
-    ctx: &ToolContext<'_>,
-    policy: &ExecPolicy,
-    command: &str,
-    workdir: &std::path::Path,
-    path_var: &str,
-) -> Result<Check, ToolError> {
-    let parsed = shell::parse(command);
-    let stored = ctx.rt.store.exec_allowed(ctx.agent_id).await?;
-    let mut missing = Vec::new();
-    let mut reasons: Vec<String> = Vec::new();
-    let mut reason = |why: String| {
-        if !reasons.contains(&why) {
-            reasons.push(why);
-        }
-    };
-    for word in &parsed.commands {
-        match resolve::resolve(word, workdir, path_var) {
-            Program::Builtin(b) if parsed.writes => {
-                reason(format!(
-                    "the shell builtin `{b}` writes a file through a redirection"
-                ));
-            }
-            Program::Builtin(_) => {}
-            Program::Found(p) if policy.globs_allow(&p) => {}
-            // The agent can rewrite what lies in its workspace (the `write` tool keeps a
-            // file's mode): remembering it would allow whatever it becomes.
-            Program::Found(p) if inside(&p, ctx.workspace) => reason(format!(
-                "{p} is in the agent's workspace, which the agent can change: it is asked \
-                 about every time (allow-always allows it this once)"
-            )),
-            Program::Found(p) => {
-                if !stored.contains(&p) && !missing.contains(&p) {
-                    reason(format!("{p} is not in the allowlist"));
-                    missing.push(p);
-                }
-            }
-            Program::Missing(w) => reason(format!("`{w}` was not found on PATH")),
+impl Confinement {
+    fn sandbox(&self) -> Option<&sandbox::Sandbox> {
+        match self {
+            Confinement::Sandbox(s) => Some(s),
+            _ => None,
         }
     }
-    if parsed.changes_dir && resolve::path_is_relative(path_var) {
-        reason("PATH has a relative entry and the command changes folder first".into());
-    }
-    if let Some(u) = &parsed.unsure {
-        reasons.push(format!("the command cannot be checked: {u}"));
-    }
-    Ok(Check {
-        covered: reasons.is_empty(),
-        missing,
-        why: reasons.join("; "),
-    })
 }
 
 #[async_trait]
@@ -237,17 +202,31 @@ impl Tool for Exec {
             .unwrap_or_default();
         let workdir_text = workdir.display().to_string();
         // Refused before anyone is asked to approve a command that could not run.
-        let sandbox = self.sandbox(ctx, &workdir).await?;
+        let confinement = self.sandbox(ctx, &workdir).await?;
+        let unconfined = match &confinement {
+            Confinement::Unconfined(why) => Some(why.as_str()),
+            _ => None,
+        };
 
         let needs_check = policy.decide(false) != policy.decide(true);
         let checked = if needs_check {
-            Some(check(ctx, &policy, command, &workdir, &path_var).await?)
+            Some(check(ctx, &policy, command, &workdir, &path_var, unconfined).await?)
         } else {
             None
         };
+        // What runs: the checked plan when the gate let it through, else the line as
+        // written (approved, or `security: "full"`).
+        let mut line = Line::Shell(command);
         let covered = checked.as_ref().is_none_or(|c| c.covered);
         match policy.decide(covered) {
-            ExecDecision::Run => {}
+            ExecDecision::Run => {
+                if let Some(run) = checked.as_ref().and_then(|c| c.run.as_ref()) {
+                    line = match run {
+                        Run::Argv(argv) => Line::Argv(argv),
+                        Run::Shell(s) => Line::Shell(s),
+                    };
+                }
+            }
             ExecDecision::Refuse => {
                 let why = checked.map(|c| c.why).unwrap_or_default();
                 return Err(ToolError::Model(format!(
@@ -289,12 +268,13 @@ impl Tool for Exec {
         }
         let spec = Spec {
             command,
+            line,
             workdir: &workdir,
             env: &env,
             timeout: Duration::from_secs(timeout),
             stdin: background,
             session_key: ctx.session_key,
-            sandbox: sandbox.as_ref(),
+            sandbox: confinement.sandbox(),
         };
         let job = Job::start(&spec, &ctx.rt.tasks, &ctx.rt.shutdown)
             .map_err(|e| ToolError::Model(format!("cannot start the command: {e}")))?;

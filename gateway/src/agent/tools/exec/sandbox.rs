@@ -2,11 +2,14 @@
 //! the system directories read-only (`/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`), a private
 //! `/tmp` (an empty tmpfs), a fresh `/proc` and a minimal `/dev`, its workspace read-write,
 //! and nothing else of the host: not the gateway's state dir (so not its database), not
-//! `$HOME`. Inside the workspace, `.git/hooks` and the gateway's own config file and state
-//! dir stay read-only (the database dir is hidden). Every namespace is unshared (user, pid,
-//! ipc, uts, cgroup, and the network unless `sandbox.network`: then even 127.0.0.1 is the
-//! sandbox's own). `--die-with-parent` ties it to the gateway. No `--new-session`: the
-//! command stays in the process group the job kills as a whole.
+//! `$HOME`. Wherever they would otherwise show — inside the workspace, or under a system
+//! directory — the gateway's state dir is hidden (an empty tmpfs), its config file reads as
+//! empty, and so do the home folder's credential files (`.ssh`, `.aws`, …, when the home
+//! folder lies in the workspace); `.git/hooks` stays read-only. Every namespace is
+//! unshared (user, pid — the gateway's processes are invisible —, ipc, uts, cgroup, and
+//! the network unless `sandbox.network`: then the host's network is shared).
+//! `--die-with-parent` ties it to the gateway. No `--new-session`: the command stays in
+//! the process group the job kills as a whole.
 //!
 //! Whether bubblewrap works on this host (it is installed, and may create namespaces) is
 //! checked once per `bwrap` path by running `bwrap --unshare-all --ro-bind / / true`, and
@@ -28,7 +31,27 @@ const SYSTEM_DIRS: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
 ];
 
-/// The gateway's config file, protected when it lies inside a workspace (set once at start).
+/// Credential files and folders of a home folder, hidden when the home folder lies inside
+/// the workspace.
+const HOME_SECRETS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".config/gh",
+    ".config/gcloud",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".switchboard",
+];
+
+/// The gateway's config file, hidden from sandboxed commands (set once at start).
 static CONFIG_FILE: OnceLock<PathBuf> = OnceLock::new();
 
 /// Record the config file's path (called once by the app at start).
@@ -50,14 +73,62 @@ impl Probes {
             return answer.clone();
         }
         let answer = probe(bwrap).await;
-        match &answer {
-            Ok(()) => tracing::info!(bwrap = %bwrap.display(), "sandbox: bubblewrap works here"),
-            Err(e) => {
-                tracing::warn!(bwrap = %bwrap.display(), error = %e, "sandbox: bubblewrap does not work here; sandboxed commands are refused")
-            }
-        }
+        // Said once at start (`announce`); here only for the record.
+        tracing::debug!(bwrap = %bwrap.display(), works = answer.is_ok(), "sandbox probed");
         known.insert(bwrap.to_path_buf(), answer.clone());
         answer
+    }
+}
+
+/// What the sandbox settings mean on this host, for the start-up log and `doctor`:
+/// `Ok` when every agent's commands run as configured, `Err` when bubblewrap does not
+/// work and that changes what happens (the text says what). `None`: the sandbox is off
+/// for every agent.
+pub async fn state(cfg: &crate::config::Config) -> Option<Result<String, String>> {
+    let defaults = &cfg.agents.defaults.sandbox;
+    let all: Vec<EffectiveSandbox> = std::iter::once(defaults.for_agent(None))
+        .chain(
+            cfg.agents
+                .list
+                .iter()
+                .map(|a| defaults.for_agent(a.sandbox.as_ref())),
+        )
+        .filter(|s| s.mode != crate::config::SandboxMode::Off)
+        .collect();
+    let first = all.first()?;
+    let unset = !first.explicit;
+    let default_note = if unset {
+        " (agents.defaults.sandbox.mode is not set: the default is \"auto\", which runs every command in bubblewrap; set \"off\" for commands on the host as before)"
+    } else {
+        ""
+    };
+    Some(match probe(&first.bwrap).await {
+        Ok(()) => Ok(format!(
+            "bubblewrap ({}) works: commands run sandboxed{default_note}",
+            first.bwrap.display()
+        )),
+        Err(why) => {
+            let auto = all
+                .iter()
+                .any(|s| s.mode == crate::config::SandboxMode::Auto);
+            Err(format!(
+                "bubblewrap does not work here: {why}. {}{default_note}",
+                if auto {
+                    "Under sandbox.mode \"auto\" commands run unsandboxed and every one is asked about (nothing runs from the allowlist unasked); sandbox.mode \"off\" runs them on the host without asking more"
+                } else {
+                    "Commands of the sandboxed sessions are refused"
+                }
+            ))
+        }
+    })
+}
+
+/// Say once at start what the sandbox settings do on this host.
+pub async fn announce(cfg: &crate::config::Config) {
+    match state(cfg).await {
+        None => {}
+        Some(Ok(text)) => tracing::info!("sandbox: {text}"),
+        Some(Err(text)) => tracing::warn!("sandbox: {text}"),
     }
 }
 
@@ -101,6 +172,8 @@ pub struct Layout<'a> {
     /// The database's directory (hidden when inside the workspace).
     pub database_dir: Option<&'a Path>,
     pub config_file: Option<&'a Path>,
+    /// The gateway's home folder.
+    pub home: Option<&'a Path>,
     pub network: bool,
 }
 
@@ -110,7 +183,7 @@ impl Sandbox {
     pub fn new(settings: &EffectiveSandbox, layout: &Layout<'_>) -> Sandbox {
         Sandbox {
             program: settings.bwrap.clone(),
-            args: args(layout, &|p| p.exists()),
+            args: args(layout, &|p| p.metadata().ok().map(|m| m.is_dir())),
         }
     }
 
@@ -121,8 +194,8 @@ impl Sandbox {
 }
 
 /// bubblewrap's arguments (later mounts cover earlier ones). `exists` says which host
-/// paths exist (a parameter, for tests).
-fn args(l: &Layout<'_>, exists: &dyn Fn(&Path) -> bool) -> Vec<OsString> {
+/// paths exist and whether they are folders (a parameter, for tests).
+fn args(l: &Layout<'_>, exists: &dyn Fn(&Path) -> Option<bool>) -> Vec<OsString> {
     let mut a: Vec<OsString> = vec!["--unshare-all".into()];
     if l.network {
         a.push("--share-net".into());
@@ -144,17 +217,31 @@ fn args(l: &Layout<'_>, exists: &dyn Fn(&Path) -> bool) -> Vec<OsString> {
         .map(|d| d.join(".git").join("hooks"))
         .collect();
     hooks.reverse();
-    for h in hooks.iter().filter(|h| exists(h)) {
+    for h in hooks.iter().filter(|h| exists(h).is_some()) {
         bind(&mut a, "--ro-bind", h);
     }
-    for p in [Some(l.state_dir), l.config_file].into_iter().flatten() {
-        if p.starts_with(l.workspace) && exists(p) {
-            bind(&mut a, "--ro-bind", p);
-        }
+    let shown =
+        |p: &Path| p.starts_with(l.workspace) || SYSTEM_DIRS.iter().any(|d| p.starts_with(d));
+    let mut hidden: Vec<PathBuf> = vec![l.state_dir.to_path_buf()];
+    hidden.extend(l.database_dir.map(Path::to_path_buf));
+    hidden.extend(l.config_file.map(Path::to_path_buf));
+    if let Some(home) = l.home.filter(|h| h.starts_with(l.workspace)) {
+        hidden.extend(HOME_SECRETS.iter().map(|s| home.join(s)));
     }
-    if let Some(db) = l.database_dir.filter(|d| d.starts_with(l.workspace)) {
-        a.push("--tmpfs".into());
-        a.push(db.as_os_str().to_owned());
+    for p in hidden.iter().filter(|p| shown(p)) {
+        // The workspace itself stays: hiding it would hide the command's files.
+        if p == l.workspace || l.workspace.starts_with(p) {
+            continue;
+        }
+        let Some(dir) = exists(p) else { continue };
+        if dir {
+            a.push("--tmpfs".into());
+            a.push(p.as_os_str().to_owned());
+        } else {
+            a.push("--ro-bind".into());
+            a.push("/dev/null".into());
+            a.push(p.as_os_str().to_owned());
+        }
     }
     a.push("--chdir".into());
     a.push(l.workdir.as_os_str().to_owned());
@@ -202,9 +289,14 @@ mod tests {
             state_dir: Path::new("/var/lib/sb"),
             database_dir: Some(Path::new("/var/lib/sb/data")),
             config_file: Some(Path::new("/etc/sb.json5")),
+            home: Some(Path::new("/home/u")),
             network: false,
         };
-        let exists = |p: &Path| p == Path::new("/srv/ws/repo/.git/hooks");
+        let exists = |p: &Path| {
+            (p == Path::new("/srv/ws/repo/.git/hooks"))
+                .then_some(true)
+                .or((p == Path::new("/etc/sb.json5")).then_some(false))
+        };
         let a = shown(&args(&l, &exists));
         assert!(a.starts_with("--unshare-all --die-with-parent "), "{a}");
         assert!(!a.contains("--share-net"), "{a}");
@@ -219,11 +311,19 @@ mod tests {
             !a.contains("/var/lib/sb"),
             "the state dir is not mounted: {a}"
         );
+        assert!(
+            a.contains("--ro-bind /dev/null /etc/sb.json5"),
+            "a config file under /etc reads as empty: {a}"
+        );
+        assert!(
+            !a.contains("/home/u"),
+            "the home folder is not mounted: {a}"
+        );
         assert!(a.ends_with("--chdir /srv/ws/repo/src --"), "{a}");
     }
 
     #[test]
-    fn state_and_config_inside_the_workspace_stay_read_only_and_the_database_hidden() {
+    fn state_config_and_home_secrets_inside_the_workspace_are_hidden() {
         let ws = Path::new("/home/u");
         let l = Layout {
             workspace: ws,
@@ -231,24 +331,24 @@ mod tests {
             state_dir: Path::new("/home/u/.switchboard"),
             database_dir: Some(Path::new("/home/u/.switchboard/data")),
             config_file: Some(Path::new("/home/u/.switchboard/config.json5")),
+            home: Some(Path::new("/home/u")),
             network: true,
         };
-        let a = shown(&args(&l, &|_| true));
+        let a = shown(&args(&l, &|p: &Path| {
+            Some(p.extension().is_none() && !p.ends_with(".netrc"))
+        }));
         assert!(a.starts_with("--unshare-all --share-net "), "{a}");
         assert!(
             a.contains("--ro-bind /home/u/.git/hooks /home/u/.git/hooks"),
             "{a}"
         );
+        assert!(a.contains("--tmpfs /home/u/.switchboard "), "{a}");
         assert!(
-            a.contains("--ro-bind /home/u/.switchboard /home/u/.switchboard"),
-            "{a}"
-        );
-        assert!(
-            a.contains(
-                "--ro-bind /home/u/.switchboard/config.json5 /home/u/.switchboard/config.json5"
-            ),
+            a.contains("--ro-bind /dev/null /home/u/.switchboard/config.json5"),
             "{a}"
         );
         assert!(a.contains("--tmpfs /home/u/.switchboard/data"), "{a}");
+        assert!(a.contains("--tmpfs /home/u/.ssh "), "{a}");
+        assert!(a.contains("--ro-bind /dev/null /home/u/.netrc "), "{a}");
     }
 }

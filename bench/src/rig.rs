@@ -301,11 +301,19 @@ pub struct Api {
 }
 
 impl Api {
-    pub fn new(base_url: &str) -> anyhow::Result<Api> {
+    /// A client of the daemon at `base_url`, sending `token` as its bearer token when the
+    /// daemon has one (the token it generated in its state dir; a build from before tokens
+    /// were always on has none).
+    pub fn new(base_url: &str, token: Option<&str>) -> anyhow::Result<Api> {
         Ok(Api {
-            http: client()?,
+            http: client_with(token)?,
             base: base_url.trim_end_matches('/').to_owned(),
         })
+    }
+
+    /// A client of a harness-started daemon, with the token it uses.
+    pub fn of(gw: &switchboard_testkit::harness::Gateway) -> anyhow::Result<Api> {
+        Api::new(&gw.base_url(), gw.token().as_deref())
     }
 
     /// One turn: posts `text` to session `key` with `wait: true` and returns the answer once
@@ -410,7 +418,20 @@ impl Metrics {
 
 /// The bench's HTTP client: keep-alive pool, no proxy, Nagle off.
 pub fn client() -> anyhow::Result<reqwest::Client> {
+    client_with(None)
+}
+
+/// [`client`], sending `token` as `Authorization: Bearer` on every request when given.
+fn client_with(token: Option<&str>) -> anyhow::Result<reqwest::Client> {
+    let mut headers = reqwest::header::HeaderMap::new();
+    if let Some(token) = token {
+        let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
+            .context("the daemon's token is not a valid header value")?;
+        value.set_sensitive(true);
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+    }
     reqwest::Client::builder()
+        .default_headers(headers)
         .no_proxy()
         .tcp_nodelay(true)
         .pool_max_idle_per_host(POOL_PER_HOST)

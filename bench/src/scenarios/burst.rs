@@ -80,7 +80,7 @@ async fn one_burst(
     let model = FakeModel::start_unchecked().await?;
     let mut gw = rig::start_gateway(settings, &model, MAIN_CAP, cap).await?;
     let pid = gw.pid().ok_or_else(|| anyhow!("the gateway has no pid"))?;
-    let api = Api::new(&gw.base_url())?;
+    let api = Api::of(&gw)?;
     let rss_at_start = procfs::rss(pid)?;
 
     for p in 0..parents {

@@ -33,7 +33,7 @@ struct Sample {
 pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Result<()> {
     let model = FakeModel::start_unchecked().await?;
     let gw = rig::start_gateway(settings, &model, 64, 8).await?;
-    let api = Api::new(&gw.base_url())?;
+    let api = Api::of(&gw)?;
     let mut ws = WsClient::connect(&gw.events_url()).await?;
 
     let warmup = rig::warmup_samples(settings);

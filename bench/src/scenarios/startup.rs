@@ -41,7 +41,11 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     // One database for every restart, as one state dir: a restart finds its schema.
     let storage = rig::storage_url(settings).await?;
     let first = Daemon::start(settings, &state_dir, &model_url, &storage).await?;
-    let api = Api::new(&format!("http://{}", first.addr))?;
+    // The token the daemon made at its first start (none for a build from before).
+    let token = std::fs::read_to_string(state_dir.join("gateway.token"))
+        .ok()
+        .map(|t| t.trim().to_owned());
+    let api = Api::new(&format!("http://{}", first.addr), token.as_deref())?;
     for i in 0..SEED_TURNS {
         api.turn(
             &format!("agent:main:bench:seed:{}", i % 4),

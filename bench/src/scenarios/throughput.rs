@@ -75,7 +75,7 @@ async fn drive(
     let mut apis = Vec::new();
     for gw in gws {
         pids.push(gw.pid().ok_or_else(|| anyhow!("the gateway has no pid"))?);
-        apis.push(Api::new(&gw.base_url())?);
+        apis.push(Api::of(gw)?);
     }
     let shared = Arc::new(Shared::default());
 

@@ -23,7 +23,7 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     let model = FakeModel::start_unchecked().await?;
     let gw = rig::start_gateway(settings, &model, 64, 8).await?;
     let pid = gw.pid().ok_or_else(|| anyhow!("the gateway has no pid"))?;
-    let api = Api::new(&gw.base_url())?;
+    let api = Api::of(&gw)?;
 
     eprintln!("  [turn-latency] warm-up: {} turns", settings.warmup);
     for i in 0..settings.warmup {

@@ -42,8 +42,6 @@ pub const READY_PREFIX: &str = "switchboard listening on ";
 /// The line the daemon prints just before the ready line: how to open the web chat, and
 /// whether it uses the token it generated.
 pub const WEB_CHAT_PREFIX: &str = "web chat: ";
-/// The daemon's generated token inside its state dir (`gateway.token`, mode 0600).
-pub const TOKEN_FILE: &str = "gateway.token";
 /// The config used when the test does not give one: web chat on a random loopback port.
 pub const DEFAULT_CONFIG: &str = "{ gateway: { port: 0 } }";
 /// How long the daemon may take to print its ready line.

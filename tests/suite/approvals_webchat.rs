@@ -41,7 +41,7 @@ async fn a_click_on_the_page_approves() {
         &json!({"command": "touch clicked.txt"}).to_string(),
     );
     let browser = Browser::launch().await.unwrap();
-    browser.goto(&format!("{}/", gw.base_url())).await.unwrap();
+    browser.goto(&gw.page_url("/")).await.unwrap();
     browser
         .wait_for_text("#status", "connected", WAIT)
         .await

@@ -11,7 +11,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
 use super::log::{strip_ansi, Log, LogMark};
-use super::{http_client, Gateway, DRAIN_TIMEOUT, READY_PREFIX, TOKEN_FILE, WEB_CHAT_PREFIX};
+use super::{http_client, Gateway, DRAIN_TIMEOUT, READY_PREFIX, WEB_CHAT_PREFIX};
 
 /// The daemon exited before printing its ready line.
 #[derive(Debug)]
@@ -154,21 +154,26 @@ impl Gateway {
         self.use_token(web_chat.as_deref())
     }
 
-    /// The token the daemon says it uses: its generated one (`<state_dir>/gateway.token`,
-    /// announced on the `web chat:` line) is read and sent on every request of
-    /// [`Gateway::http`] and in the socket URLs; a configured one is the test's to send,
-    /// and `mode: "none"` needs none.
+    /// The token the daemon says it uses on its `web chat:` line: the link with the token
+    /// it just made, or the file holding the one it made before (its state dir may not be
+    /// the harness's: a test can point `SWITCHBOARD_STATE_DIR` elsewhere). That token is
+    /// sent on every request of [`Gateway::http`] and in the socket and page URLs; a
+    /// configured one is the test's to send, and `mode: "none"` needs none.
     fn use_token(&mut self, web_chat: Option<&str>) -> anyhow::Result<()> {
         self.web_chat_line = web_chat.map(str::to_owned);
-        let generated =
-            web_chat.is_some_and(|l| l.contains("token") && !l.contains("<gateway.auth.token>"));
-        self.token = if generated {
-            let path = self.state_dir().join(TOKEN_FILE);
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("reading the daemon's token {}", path.display()))?;
-            Some(text.trim().to_owned())
-        } else {
-            None
+        self.token = match web_chat {
+            Some(line) if line.contains("<gateway.auth.token>") => None,
+            Some(line) => match (line.split_once("?token="), line.split_once("(token in ")) {
+                (Some((_, token)), _) => Some(token.trim().to_owned()),
+                (None, Some((_, rest))) => {
+                    let path = rest.split("; ").next().unwrap_or(rest).trim();
+                    let text = std::fs::read_to_string(path)
+                        .with_context(|| format!("reading the daemon's token {path}"))?;
+                    Some(text.trim().to_owned())
+                }
+                (None, None) => None,
+            },
+            None => None,
         };
         self.http = http_client(self.token.as_deref())?;
         Ok(())

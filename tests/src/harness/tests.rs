@@ -451,3 +451,44 @@ async fn ws_client_speaks_the_web_chat_protocol() {
     let hello = ws.next_of_type("hello", WAIT).await.unwrap();
     assert_eq!(hello["auth"], "Bearer s3cret");
 }
+
+/// Prints the `web chat:` line of a daemon that made its token, or that reuses the one in
+/// the file it names, then the ready line.
+const STAND_IN_WITH_TOKEN: &str = r#"#!/bin/sh
+if [ -f "$SWITCHBOARD_STATE_DIR/elsewhere/gateway.token" ]; then
+  echo "web chat: http://127.0.0.1:4242/ (token in $SWITCHBOARD_STATE_DIR/elsewhere/gateway.token; \`switchboard status\` prints the link)"
+else
+  mkdir -p "$SWITCHBOARD_STATE_DIR/elsewhere"
+  echo "tok-from-file" > "$SWITCHBOARD_STATE_DIR/elsewhere/gateway.token"
+  echo "web chat: http://127.0.0.1:4242/?token=tok-made-now"
+fi
+echo "switchboard listening on http://127.0.0.1:4242"
+trap 'exit 0' TERM
+while :; do sleep 0.1; done
+"#;
+
+/// Catches: the harness not sending the daemon's generated token (every e2e request
+/// would get 401), or looking for it anywhere but where the daemon said it is.
+#[tokio::test]
+async fn the_generated_token_is_taken_from_the_web_chat_line() {
+    let bin_dir = tempfile::tempdir().unwrap();
+    let bin = script(bin_dir.path(), "switchboard", STAND_IN_WITH_TOKEN);
+    let mut gw = GatewayBuilder::new(&bin).start().await.unwrap();
+    assert_eq!(gw.token().as_deref(), Some("tok-made-now"));
+    assert_eq!(
+        gw.ws_url("a b"),
+        "ws://127.0.0.1:4242/ws?chat=a%20b&token=tok-made-now"
+    );
+    assert_eq!(
+        gw.events_url(),
+        "ws://127.0.0.1:4242/api/events?token=tok-made-now"
+    );
+    assert_eq!(
+        gw.page_url("/"),
+        "http://127.0.0.1:4242/?token=tok-made-now"
+    );
+    gw.terminate().await.unwrap();
+    gw.restart().await.unwrap();
+    assert_eq!(gw.token().as_deref(), Some("tok-from-file"));
+    assert!(gw.web_chat_line().unwrap().contains("(token in "));
+}

@@ -26,9 +26,7 @@ pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Re
     let mut ws = WsClient::connect(&gw.ws_url("bench")).await?;
     ws.send_text("hello from the bench").await?;
     let reply = ws.next_message(REPLY_WAIT).await?;
-    Api::of(&gw)?
-        .turn("agent:main:bench:idle", "hello")
-        .await?;
+    Api::of(&gw)?.turn("agent:main:bench:idle", "hello").await?;
 
     eprintln!("  [idle-rss] idle for {:?}", settings.idle);
     let mut ws_frames = 0;

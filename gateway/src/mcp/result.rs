@@ -173,6 +173,103 @@ mod tests {
         );
     }
 
+    /// Whatever a server answers — well-formed results with arbitrary parts, arbitrary
+    /// JSON, deep nesting, garbage — is read without a panic, and what reaches the model
+    /// stays within [`MAX_RESULT`]. Catches: a panic on a hostile answer, an unbounded
+    /// result. (`SWITCHBOARD_PROPTEST_CASES` for a long run.)
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn json() -> impl Strategy<Value = serde_json::Value> {
+            let leaf = prop_oneof![
+                Just(serde_json::Value::Null),
+                any::<bool>().prop_map(serde_json::Value::from),
+                any::<i64>().prop_map(serde_json::Value::from),
+                ".{0,40}".prop_map(serde_json::Value::from),
+            ];
+            leaf.prop_recursive(6, 64, 6, |inner| {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 0..6)
+                        .prop_map(serde_json::Value::Array),
+                    proptest::collection::btree_map(
+                        prop_oneof![
+                            Just("type".to_string()),
+                            Just("text".to_string()),
+                            Just("content".to_string()),
+                            Just("isError".to_string()),
+                            Just("structuredContent".to_string()),
+                            Just("uri".to_string()),
+                            Just("data".to_string()),
+                            Just("mimeType".to_string()),
+                            Just("resource".to_string()),
+                            "[a-z]{1,8}",
+                        ],
+                        inner,
+                        0..6,
+                    )
+                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        fn part() -> impl Strategy<Value = serde_json::Value> {
+            prop_oneof![
+                ".{0,200}".prop_map(|t| serde_json::json!({"type": "text", "text": t})),
+                (".{0,20}", "[A-Za-z0-9+/=]{0,64}").prop_map(|(m, d)| {
+                    serde_json::json!({"type": "image", "mimeType": m, "data": d})
+                }),
+                (".{0,40}", ".{0,200}").prop_map(|(u, t)| {
+                    serde_json::json!({"type": "resource", "resource": {"uri": u, "text": t}})
+                }),
+                (".{0,40}", 0..200_000usize).prop_map(|(u, n)| {
+                    serde_json::json!({"type": "resource", "resource": {"uri": u, "blob": "A".repeat(n)}})
+                }),
+                json(),
+            ]
+        }
+
+        fn answer() -> impl Strategy<Value = String> {
+            prop_oneof![
+                (
+                    proptest::collection::vec(part(), 0..8),
+                    proptest::option::of(any::<bool>()),
+                    proptest::option::of(json())
+                )
+                    .prop_map(|(content, is_error, structured)| {
+                        let mut v = serde_json::json!({"content": content});
+                        if let Some(e) = is_error {
+                            v["isError"] = e.into();
+                        }
+                        if let Some(s) = structured {
+                            v["structuredContent"] = s;
+                        }
+                        v.to_string()
+                    }),
+                json().prop_map(|v| v.to_string()),
+                (1..200_000usize, prop_oneof![Just('['), Just('{')]).prop_map(|(n, c)| {
+                    let open = if c == '[' { "[" } else { "{\"a\":" };
+                    format!("{{\"content\":[],\"structuredContent\":{}", open.repeat(n))
+                }),
+                ".{0,300}",
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(crate::proptest_cases::config())]
+            #[test]
+            fn any_answer_is_read_without_a_panic_and_stays_bounded(text in answer()) {
+                if let Ok(result) = serde_json::from_str::<CallToolResult>(&text) {
+                    let shown = match to_tool_result(&result) {
+                        Ok(t) | Err(ToolError::Model(t)) => t,
+                        Err(other) => panic!("not a model error: {other:?}"),
+                    };
+                    prop_assert!(shown.len() <= MAX_RESULT, "{}", shown.len());
+                }
+            }
+        }
+    }
+
     #[test]
     fn structured_content_alone_is_shown_as_json() {
         let mut r = CallToolResult::success(vec![]);

@@ -42,7 +42,7 @@ pub use error::ConfigError;
 pub use json_schema::json_schema;
 pub use load::{load_file, parse_config, process_env, MAX_CONFIG_BYTES, MAX_NESTING};
 pub use mcp_cron::*;
-pub use paths::Paths;
+pub use paths::{lexical, Paths};
 pub use reload::{plan_reload, ReloadPlan};
 pub use sandbox::*;
 pub use schema::*;

@@ -1,9 +1,27 @@
 //! Where the config file and the state directory are (README, Configuration: Paths), and the
 //! database URL derived from them.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use super::Config;
+
+/// `p` with `.` and `..` applied lexically, without touching the file system (links are
+/// not resolved; `..` at the root stays at the root). The one rule behind every path the
+/// gateway compares before or beside resolving it: the file tools' workspace check, the
+/// exec gate's folders and programs, the workspace check of `config validate`.
+pub fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
 
 /// The config file and state directory the daemon uses.
 #[derive(Debug, Clone, PartialEq, Eq)]

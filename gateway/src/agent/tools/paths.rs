@@ -3,9 +3,10 @@
 //! are allowed only when what they resolve to is inside it. The path returned is the
 //! resolved one, so the file opened is the file checked.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::ToolError;
+use crate::config::lexical;
 
 /// The resolved path of `path` for a tool (`workspace` must exist).
 pub fn confine(workspace: &Path, path: &str, workspace_only: bool) -> Result<PathBuf, ToolError> {
@@ -22,7 +23,7 @@ pub fn confine(workspace: &Path, path: &str, workspace_only: bool) -> Result<Pat
         ))
     })?;
     let joined = ws.join(path);
-    let lexical = normalize(&joined);
+    let lexical = lexical(&joined);
     let outside = || {
         ToolError::Model(format!(
             "`{path}` is outside the agent's workspace (tools.fs.workspaceOnly); use a path inside it"
@@ -69,21 +70,6 @@ pub fn shown(workspace: &Path, path: &Path) -> String {
         Ok(rel) => rel.display().to_string(),
         Err(_) => path.display().to_string(),
     }
-}
-
-/// `.` and `..` applied lexically (`..` at the root stays at the root).
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

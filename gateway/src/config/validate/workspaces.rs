@@ -2,7 +2,7 @@
 //! agent's commands and file tools work throughout the workspace, and from there they
 //! could read the database or rewrite the policy that binds them.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::super::error::{Issue, KeyPath};
 use super::super::{Config, Paths};
@@ -51,16 +51,7 @@ pub(crate) fn workspaces(config: &Config, paths: &Paths, out: &mut Vec<Issue>) {
 /// its symlinks.
 fn resolved(p: &Path) -> PathBuf {
     let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let mut lexical = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                lexical.pop();
-            }
-            other => lexical.push(other),
-        }
-    }
+    let lexical = crate::config::lexical(&abs);
     let mut existing = lexical.as_path();
     loop {
         if let Ok(canon) = existing.canonicalize() {

@@ -6,9 +6,10 @@
 //! the line that runs: an argv when it is one program without redirections, else a
 //! `sh -c` line with every word single-quoted — what was checked is what runs.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::gate::{parse, Command, Outside, Plan, Target};
+use crate::config::lexical;
 
 /// Builtins a line may use unasked: none runs code, reads a file or sets a variable.
 /// (`printf -v` sets one in bash: `printf` may not start with an option.)
@@ -250,7 +251,7 @@ fn resolve(word: &str, path_var: &str, cwds: &[PathBuf]) -> Result<Program, Outs
 
 fn resolve_from(word: &str, path_var: &str, cwd: &Path) -> Program {
     if word.contains('/') {
-        let p = normalize(&cwd.join(word));
+        let p = lexical(&cwd.join(word));
         return if is_executable(&p) {
             Program::Path(p.display().to_string())
         } else {
@@ -261,7 +262,7 @@ fn resolve_from(word: &str, path_var: &str, cwd: &Path) -> Program {
         // An empty entry is the working folder, a relative one is taken from it.
         let p = cwd.join(dir).join(word);
         if is_executable(&p) {
-            return Program::Path(normalize(&p).display().to_string());
+            return Program::Path(lexical(&p).display().to_string());
         }
     }
     Program::Missing(word.to_string())
@@ -270,7 +271,7 @@ fn resolve_from(word: &str, path_var: &str, cwd: &Path) -> Program {
 /// The folder `cd arg` enters from `cwd`, canonical: it must exist and lie inside the
 /// workspace both as written and once links are followed.
 fn checked_dir(arg: &str, cwd: &Path, place: &Place<'_>) -> Result<PathBuf, Outside> {
-    let lexical = normalize(&cwd.join(arg));
+    let lexical = lexical(&cwd.join(arg));
     if !lexical.starts_with(place.workspace) {
         return Err(Outside(format!("`cd {arg}` leaves the workspace")));
     }
@@ -295,7 +296,7 @@ fn check_file(path: &str, place: &Place<'_>, cwds: &[PathBuf], write: bool) -> R
     let what = if write { ">" } else { "<" };
     let refuse = |why: &str| Err(Outside(format!("the redirection `{what} {path}` {why}")));
     for cwd in cwds {
-        let lexical = normalize(&cwd.join(path));
+        let lexical = lexical(&cwd.join(path));
         if !lexical.starts_with(place.workspace) || lexical == place.workspace {
             return refuse("is outside the workspace");
         }
@@ -339,22 +340,6 @@ fn check_file(path: &str, place: &Place<'_>, cwds: &[PathBuf], write: bool) -> R
 
 #[path = "gate_render.rs"]
 mod render;
-
-/// `.` and `..` removed without touching the file system (links are not resolved: the
-/// allowlist names the path the shell runs).
-pub fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
 
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;

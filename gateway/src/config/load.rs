@@ -135,7 +135,8 @@ pub(crate) fn parse_json5(src: &str, map: &SourceMap) -> Result<Value, ConfigErr
             message: format!("objects and arrays are nested more than {MAX_NESTING} levels deep"),
         });
     }
-    json5::from_str::<Value>(src).map_err(|e| {
+    let src = escape_separators_in_strings(src);
+    json5::from_str::<Value>(&src).map_err(|e| {
         let json5::Error::Message { msg, location } = e;
         // pest's message is a multi-line drawing; keep its "= expected ..." line.
         let detail = msg
@@ -151,6 +152,68 @@ pub(crate) fn parse_json5(src: &str, map: &SourceMap) -> Result<Value, ConfigErr
             message: format!("invalid JSON5: {detail}"),
         }
     })
+}
+
+/// `src` with every raw U+2028 (line separator) and U+2029 (paragraph separator) inside a
+/// string literal written as its escape. JSON and JSON5 allow both raw in strings (a JSON
+/// tool writes them so), but the JSON5 parser takes them for line ends there and refuses
+/// the file; outside strings they stay what they are (white space). Borrowed when there is
+/// none, which is every config in practice.
+fn escape_separators_in_strings(src: &str) -> std::borrow::Cow<'_, str> {
+    if !src.contains(['\u{2028}', '\u{2029}']) {
+        return std::borrow::Cow::Borrowed(src);
+    }
+    let mut out = String::with_capacity(src.len() + 16);
+    let mut chars = src.chars().peekable();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                out.push(c);
+                if let Some(next) = chars.next() {
+                    out.push(next);
+                }
+            }
+            (Some(q), c) if c == q => {
+                quote = None;
+                out.push(c);
+            }
+            (Some(_), '\u{2028}') => out.push_str("\\u2028"),
+            (Some(_), '\u{2029}') => out.push_str("\\u2029"),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                out.push(c);
+            }
+            (None, '/') if chars.peek() == Some(&'/') => {
+                // A line comment: copied up to its end.
+                out.push(c);
+                while let Some(&n) = chars.peek() {
+                    if matches!(n, '\n' | '\r' | '\u{2028}' | '\u{2029}') {
+                        break;
+                    }
+                    out.push(n);
+                    chars.next();
+                }
+            }
+            (None, '/') if chars.peek() == Some(&'*') => {
+                // A block comment: copied up to its close.
+                out.push(c);
+                if let Some(star) = chars.next() {
+                    out.push(star);
+                }
+                let mut last = '\0';
+                for n in chars.by_ref() {
+                    out.push(n);
+                    if last == '*' && n == '/' {
+                        break;
+                    }
+                    last = n;
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Whether a key holds a secret (a token, a key): its value must never be quoted in an
@@ -288,6 +351,22 @@ pub(crate) fn expand(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A line or paragraph separator written raw in a string is read as that character
+    /// (JSON writes them so); outside strings and in comments it stays white space.
+    /// Catches: a valid file refused with "expected char_literal".
+    #[test]
+    fn raw_separators_in_strings_are_read() {
+        let src = "{\u{2028}// a comment\n a: \"x\u{2028}y\", b: 'p\u{2029}q', /* \u{2028} */ c: \"\\\"\u{2028}\"}";
+        let v = parse_json5(src, &SourceMap::new(src)).expect("parses");
+        assert_eq!(v["a"], "x\u{2028}y");
+        assert_eq!(v["b"], "p\u{2029}q");
+        assert_eq!(v["c"], "\"\u{2028}");
+        assert!(matches!(
+            escape_separators_in_strings("{a: 1}"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 
     fn env(name: &str) -> Option<String> {
         match name {

@@ -30,11 +30,11 @@ async fn the_token_is_made_once_shown_once_and_reused() {
     assert_eq!(mode(&path), 0o600);
     let first = gw.web_chat_line().unwrap();
     assert_eq!(first, format!("web chat: {}/?token={token}", gw.base_url()));
+    // The log is read on its own task: wait for the line rather than take a snapshot.
+    gw.wait_for_log("now need the token made in this file", crate::common::WAIT)
+        .await
+        .unwrap();
     let logs = gw.stderr_lines().join("\n");
-    assert!(
-        logs.contains("now need the token made in this file"),
-        "{logs}"
-    );
     assert!(!logs.contains(&token), "the token is never logged: {logs}");
 
     // The CLI finds it in the state dir, and prints the page's link for its operator.

@@ -2,6 +2,7 @@
 //! resolution, the system prompt, and tools.
 
 pub mod dispatch;
+pub mod context;
 mod error;
 pub mod models;
 pub mod prompt;

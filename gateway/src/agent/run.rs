@@ -5,6 +5,7 @@
 
 mod after;
 mod end;
+mod fitting;
 pub mod heartbeat;
 mod outcome;
 mod steps;

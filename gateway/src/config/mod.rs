@@ -9,6 +9,7 @@
 
 mod agents;
 mod channels;
+pub mod context;
 mod db_url;
 pub mod duration;
 pub mod edit;

@@ -245,7 +245,8 @@ pub struct ModelEntry {
     pub id: String,
     #[serde(default)]
     pub cost: Option<ModelCost>,
-    /// In tokens: 1 to 100,000,000.
+    /// In tokens: 1 to 100,000,000. Requests are fitted to it (docs/context.md); a model
+    /// without it is taken to have 128,000.
     #[serde(default)]
     pub context_window: Option<u32>,
 }
@@ -388,6 +389,10 @@ pub struct MessagesConfig {
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct SessionConfig {
     pub dm_scope: DmScope,
+    /// When the older turns are summarized to keep a session inside its model's window.
+    pub compaction: super::context::CompactionConfig,
+    /// When a quiet session starts fresh by itself.
+    pub reset: super::context::ResetConfig,
 }
 
 /// Which session a direct message goes to (README, Security).

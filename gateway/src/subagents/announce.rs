@@ -395,10 +395,21 @@ async fn announce_step(
         .ask_for_announce(&row.run_id, &row.session_id, prompt)
         .await?;
     let rows = rt.store.transcript(&row.session_id).await?;
+    let system = "You are a sub-agent reporting back to the agent that started you.";
+    // Fitted to the model's window like any of the child's requests (docs/context.md).
+    let summary = rt.store.latest_compaction(&row.session_id).await?;
+    let window = crate::agent::context::Window::new(
+        &cfg,
+        &model.reference,
+        MAX_TOKENS,
+        system,
+        &[],
+        summary,
+    );
     let req = ModelRequest {
         model: model.model_id.clone(),
-        system: "You are a sub-agent reporting back to the agent that started you.".into(),
-        messages: crate::agent::run::chat_view(&rows),
+        system: system.into(),
+        messages: window.fit(&rows).messages,
         tools: Default::default(),
         max_tokens: MAX_TOKENS,
         // A summary of what the child found: no thinking asked for.

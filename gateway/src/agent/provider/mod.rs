@@ -3,6 +3,7 @@
 
 mod anthropic;
 pub mod bounded;
+mod context_error;
 mod openai;
 mod retry;
 pub mod retry_after;
@@ -126,6 +127,11 @@ pub enum ProviderError {
     /// The answer stopped before it was complete (the connection closed mid-stream).
     #[error("the model API's answer was cut off: {0}")]
     Truncated(String),
+    /// The provider refused the request as longer than the model's context window
+    /// (OpenAI `context_length_exceeded`, Anthropic `prompt is too long`); see
+    /// `context_error`.
+    #[error("the conversation is too long for the model's context window (the model API said: {0}); send /compact or /new")]
+    ContextTooLong(String),
 }
 
 impl ProviderError {
@@ -166,6 +172,9 @@ impl ProviderError {
                 retry_after,
                 message,
             },
+            _ if context_error::is_context_length(status, body) => {
+                ProviderError::ContextTooLong(message)
+            }
             _ => ProviderError::Client { status, message },
         }
     }

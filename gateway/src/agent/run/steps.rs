@@ -7,14 +7,15 @@ use std::time::Duration;
 use switchboard_channels::Origin;
 use tokio_util::sync::CancellationToken;
 
+use super::fitting;
 use super::stream::{Deltas, FLUSH_EVERY};
 use super::Progress;
+use crate::agent::context::Window;
 use crate::agent::models::ResolvedModel;
 use crate::agent::provider::{
     complete_with_retry_streaming, ModelRequest, ProviderError, RetryPolicy, Thinking,
 };
 use crate::agent::tools::{Tool, ToolContext, ToolError};
-use crate::agent::transcript;
 use crate::config::{AgentEntry, Config, QueueMode};
 use crate::events::{Event, ToolFinished};
 use crate::runtime::Runtime;
@@ -82,6 +83,18 @@ pub(super) async fn run_loop(
         }
         Err(e) => return LoopEnd::Store(e),
     }
+    // The context window this run's requests are fitted to, with the compaction in force.
+    let mut window = match ctx.rt.store.latest_compaction(ctx.session_id).await {
+        Ok(summary) => Window::new(
+            ctx.cfg,
+            &ctx.model.reference,
+            MAX_TOKENS,
+            &ctx.system,
+            &specs,
+            summary,
+        ),
+        Err(e) => return LoopEnd::Store(e),
+    };
     loop {
         // A resumed run goes on counting from the steps it made before the restart.
         if progress.steps >= ctx.max_steps {
@@ -108,10 +121,15 @@ pub(super) async fn run_loop(
                 Err(e) => return LoopEnd::Store(e),
             }
         }
-        let req = ModelRequest {
+        let fitted = match fitting::fitted(ctx, &mut window, &rows, policy, false).await {
+            Ok(f) => f,
+            Err(end) => return end,
+        };
+        let mut raw = fitted.raw;
+        let mut req = ModelRequest {
             model: ctx.model.model_id.clone(),
             system: ctx.system.clone(),
-            messages: transcript::to_chat(&rows),
+            messages: fitted.messages,
             tools: specs.clone(),
             max_tokens: MAX_TOKENS,
             thinking: ctx.thinking,
@@ -123,11 +141,26 @@ pub(super) async fn run_loop(
             run_id: ctx.run.id.clone(),
             step: progress.steps as u64,
         });
-        let resp = model_call(ctx, &req, policy).await;
+        let mut resp = model_call(ctx, &req, policy).await;
+        // Refused as too long all the same (the estimate is only an estimate): compact,
+        // and try once more; a second refusal ends the run and the chat is told.
+        if let Err(ProviderError::ContextTooLong(e)) = &resp {
+            tracing::warn!(run_id, error = %e, "the model refused the request as too long; compacting and retrying once");
+            window.estimator.distrust();
+            match fitting::fitted(ctx, &mut window, &rows, policy, true).await {
+                Ok(f) => {
+                    raw = f.raw;
+                    req.messages = f.messages;
+                }
+                Err(end) => return end,
+            }
+            resp = model_call(ctx, &req, policy).await;
+        }
         let resp = match resp {
             Ok(r) => r,
             Err(e) => return LoopEnd::Provider(e),
         };
+        window.estimator.calibrate(raw, resp.usage.input_tokens);
         progress.usage.input_tokens += resp.usage.input_tokens;
         progress.usage.output_tokens += resp.usage.output_tokens;
         if resp.tool_calls.is_empty() {

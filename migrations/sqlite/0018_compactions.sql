@@ -1,0 +1,16 @@
+-- A session's compactions (docs/context.md): the older part of a transcript summarized by
+-- the model. One row is the whole compaction — the summary and the marker of the rows it
+-- replaces (every message of the session with `seq <= through_seq`) — so it is committed
+-- in one statement, after the summary arrived: a crash before leaves the transcript as
+-- it was. The messages themselves are never touched (`/subagents log`, the API and
+-- `/control` still list them); a run reads the newest compaction in their place.
+CREATE TABLE compactions (
+    session_id    TEXT NOT NULL REFERENCES sessions(id),
+    through_seq   INTEGER NOT NULL,            -- the last message this summary stands for
+    summary       TEXT NOT NULL,
+    replaced      INTEGER NOT NULL,            -- messages summarized (this time)
+    tokens_before INTEGER NOT NULL,            -- estimated tokens of what it replaced
+    tokens_after  INTEGER NOT NULL,            -- estimated tokens of the summary
+    created_at    INTEGER NOT NULL,
+    PRIMARY KEY (session_id, through_seq)
+);

@@ -23,6 +23,7 @@ mod openai;
 mod script;
 mod server;
 mod state;
+mod window;
 mod wire;
 
 #[cfg(test)]
@@ -112,6 +113,32 @@ impl FakeModel {
     /// What to answer when no scripted step is left (initially `DefaultReply::Echo`).
     pub fn set_default(&self, reply: DefaultReply) {
         self.inner.state.script().set_default(reply);
+    }
+
+    /// Refuse requests longer than `tokens` (0: no window) as the providers do: HTTP 400
+    /// `context_length_exceeded` (OpenAI; the requested completion counts) or `prompt is
+    /// too long` (Anthropic), counting the prompt as the fake's `usage` does (the JSON of
+    /// the messages at 4 characters a token). A refused request is recorded, and its
+    /// script step is not played.
+    pub fn set_context_window(&self, tokens: u64) {
+        self.inner
+            .state
+            .window
+            .store(tokens, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Requests refused as over the context window so far.
+    pub fn refused_as_too_long(&self) -> usize {
+        self.inner
+            .state
+            .refused
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Answer every summary request — one whose last user text contains `trigger` — with
+    /// `reply`, unless a `push_for` step matches it first (a test that holds one summary).
+    pub fn answer_summaries(&self, trigger: &str, reply: &str) {
+        self.inner.state.script().answer_summaries(trigger, reply);
     }
 
     /// Scripted steps not played yet.

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use futures::FutureExt;
 use switchboard_channels::Origin;
 
+pub mod reset;
 mod waiting;
 
 pub use waiting::{after_run, drop_waiting, recover, take_over};
@@ -85,6 +86,8 @@ async fn submit(
         sender_id,
         text,
     } = *s;
+    // `session.reset`: a quiet session starts fresh before this message (docs/context.md).
+    reset::apply(rt, session_key).await?;
     let mode = rt.config().messages.queue.mode;
     let lane = rt.lanes.get(lane_for(session_key));
     let claim_all = mode != QueueMode::Followup;

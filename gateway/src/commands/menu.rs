@@ -23,6 +23,8 @@ pub fn menu() -> Vec<MenuCommand> {
         MenuCommand::new("status", "Model, queue and active runs"),
         MenuCommand::new("new", "Start a fresh session"),
         MenuCommand::new("help", "Show the commands"),
+        MenuCommand::new("compact", "Summarize the older turns now")
+            .option(MenuOption::new("focus", "What the summary should keep")),
     ]
 }
 

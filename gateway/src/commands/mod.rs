@@ -2,6 +2,7 @@
 //! run is busy. An unknown command or a bad argument gets a one-line usage reply.
 
 pub mod approve;
+pub mod compact;
 pub mod cron;
 pub mod menu;
 pub(crate) mod session;
@@ -25,6 +26,8 @@ pub enum Command {
     Approve(String, approve::Decision),
     /// `/cron …`: the scheduled jobs.
     Cron(cron::CronCommand),
+    /// `/compact [focus]`: summarize the older turns now.
+    Compact(Option<String>),
     /// A command we do not know, or one with bad arguments: the usage line to answer.
     Usage(String),
 }
@@ -36,7 +39,8 @@ pub const HELP: &str = "Commands:\n\
 /stop — stop the current run of this chat and its sub-agents\n\
 /subagents list | stop <#|id|all> | log <#|id> [limit] [tools] | info <#|id> | send <#|id> <message>\n\
 /approve <id> allow-once|allow-always|deny — answer a command approval request\n\
-/cron [list] | run <id> | enable <id> | disable <id> — the scheduled jobs";
+/cron [list] | run <id> | enable <id> | disable <id> — the scheduled jobs\n\
+/compact [focus] — summarize the older turns of this chat now";
 
 /// Parse `text` as a slash command. Returns `None` for ordinary messages. Accepts the
 /// Telegram form `/cmd@botname`.
@@ -74,6 +78,12 @@ pub fn parse(text: &str) -> Option<Command> {
             Ok(c) => Command::Cron(c),
             Err(usage) => Command::Usage(usage),
         },
+        "compact" => {
+            let focus = after_words(rest, 1);
+            Command::Compact((!focus.is_empty()).then(|| {
+                crate::text::head(focus, compact::MAX_FOCUS).to_string()
+            }))
+        }
         other => Command::Usage(format!(
             "Unknown command /{}. Try /help, /status, /new, /stop or /subagents.",
             cut_name(other)
@@ -117,6 +127,9 @@ pub async fn execute(
         Command::Subagents(sub) => answer(subagents::execute(rt, session_key, sub).await),
         Command::Approve(id, decision) => answer(approve::execute(rt, origin, &id, decision).await),
         Command::Cron(c) => cron::execute(rt, c).await,
+        Command::Compact(focus) => {
+            answer(compact::execute(rt, session_key, agent_id, focus.as_deref()).await)
+        }
     }
 }
 
@@ -139,6 +152,11 @@ mod tests {
         assert_eq!(parse("/stop"), Some(Command::Stop));
         assert_eq!(parse("  /STOP@switchboard_bot "), Some(Command::Stop));
         assert_eq!(parse("/new"), Some(Command::New));
+        assert_eq!(parse("/compact"), Some(Command::Compact(None)));
+        assert_eq!(
+            parse("/compact  the plan  "),
+            Some(Command::Compact(Some("the plan".into())))
+        );
         assert_eq!(
             parse("/stop now"),
             Some(Command::Usage("Usage: /stop (takes no arguments)".into()))

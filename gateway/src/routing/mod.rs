@@ -111,9 +111,11 @@ pub async fn handle_inbound(rt: &Arc<Runtime>, msg: InboundMessage) -> Handled {
         }
         // `/subagents send` waits for the child's answer: run it aside so this chat's
         // other messages (and every other chat) are not held up.
+        // `/compact` waits for the model's summary likewise.
         let slow = matches!(
             cmd,
             commands::Command::Subagents(commands::subagents::SubCommand::Send { .. })
+                | commands::Command::Compact(_)
         );
         let rt2 = rt.clone();
         let origin = msg.origin.clone();

@@ -15,7 +15,7 @@ use switchboard_channels::{ChatKind, Origin};
 use super::error::ApiError;
 use super::layers::MAX_WAIT;
 use super::message_body;
-use super::views::{MessageView, RunView, SessionView, SubagentView};
+use super::views::{CompactionView, MessageView, RunView, SessionView, SubagentView};
 use super::AppState;
 use crate::agent::dispatch;
 use crate::agent::waiters::RunWait;
@@ -57,6 +57,10 @@ pub async fn list_sessions(
 pub struct TranscriptQuery {
     /// A specific (possibly archived) session id; default: the newest session of the key.
     session_id: Option<String>,
+    /// Also list the session's compactions, each after the last message it stands for
+    /// (`{"role":"compaction",…}`, docs/context.md).
+    #[serde(default)]
+    compactions: bool,
 }
 
 /// The transcript as JSON Lines, one message per line.
@@ -78,9 +82,23 @@ pub async fn transcript(
         return Err(ApiError::not_found(format!("no session with key `{key}`")));
     };
     let rows = state.rt.store.transcript(&session.id).await?;
+    let compactions = if q.compactions {
+        state.rt.store.compactions(&session.id).await?
+    } else {
+        Vec::new()
+    };
+    let mut next = compactions.iter().peekable();
     let mut out = String::new();
     for m in &rows {
         out.push_str(&serde_json::to_string(&MessageView::from(m)).unwrap_or_default());
+        out.push('\n');
+        while let Some(c) = next.next_if(|c| c.through_seq <= m.seq) {
+            out.push_str(&serde_json::to_string(&CompactionView::from(c)).unwrap_or_default());
+            out.push('\n');
+        }
+    }
+    for c in next {
+        out.push_str(&serde_json::to_string(&CompactionView::from(c)).unwrap_or_default());
         out.push('\n');
     }
     Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], out))

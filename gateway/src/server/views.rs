@@ -150,6 +150,36 @@ pub struct MessageView<'a> {
     pub created_at: i64,
 }
 
+/// A compaction among the transcript's lines (`?compactions=true`): the summary that
+/// stands for every message up to `throughSeq`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionView<'a> {
+    pub role: &'static str,
+    pub session_id: &'a str,
+    pub through_seq: i64,
+    pub content: &'a str,
+    pub replaced: i64,
+    pub tokens_before: i64,
+    pub tokens_after: i64,
+    pub created_at: i64,
+}
+
+impl<'a> From<&'a crate::store::CompactionRow> for CompactionView<'a> {
+    fn from(c: &'a crate::store::CompactionRow) -> CompactionView<'a> {
+        CompactionView {
+            role: "compaction",
+            session_id: &c.session_id,
+            through_seq: c.through_seq,
+            content: &c.summary,
+            replaced: c.replaced,
+            tokens_before: c.tokens_before,
+            tokens_after: c.tokens_after,
+            created_at: c.created_at,
+        }
+    }
+}
+
 /// A tool call on an assistant message of the transcript.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolCallView<'a> {

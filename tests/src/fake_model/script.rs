@@ -191,6 +191,9 @@ pub(super) struct Script {
     triggered: Vec<(String, VecDeque<Step>)>,
     global: VecDeque<Step>,
     default: DefaultReply,
+    /// Summary requests (the last user text contains `.0`) are answered `.1`, after the
+    /// triggered queues and before the global one.
+    summary: Option<(String, String)>,
 }
 
 impl Script {
@@ -211,6 +214,10 @@ impl Script {
         self.default = reply;
     }
 
+    pub(super) fn answer_summaries(&mut self, trigger: &str, reply: &str) {
+        self.summary = Some((trigger.to_owned(), reply.to_owned()));
+    }
+
     /// Steps pushed but not answered yet.
     pub(super) fn pending(&self) -> usize {
         self.global.len()
@@ -228,7 +235,15 @@ impl Script {
             .iter_mut()
             .filter(|(trigger, _)| user_text.contains(trigger.as_str()))
             .find_map(|(_, queue)| queue.pop_front());
-        if let Some(step) = triggered.or_else(|| self.global.pop_front()) {
+        if let Some(step) = triggered {
+            return step;
+        }
+        if let Some((trigger, reply)) = &self.summary {
+            if user_text.contains(trigger.as_str()) {
+                return Step::Text(reply.clone());
+            }
+        }
+        if let Some(step) = self.global.pop_front() {
             return step;
         }
         match &self.default {

@@ -134,6 +134,17 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: B
         at: std::time::Instant::now(),
     };
     state.record(request, problems);
+    let window = state.window.load(std::sync::atomic::Ordering::Relaxed);
+    if window > 0 {
+        let refused = super::window::refusal(&body, dialect == Dialect::Anthropic, window);
+        if let Some((code, body)) = refused {
+            state
+                .refused
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            guard.finish();
+            return status(code, None, body);
+        }
+    }
     let step = state.script().next(&user_text);
     let streamed = body["stream"] == true;
 

@@ -76,6 +76,10 @@ pub(super) struct State {
     pub(super) cancel: CancellationToken,
     /// Requests are answered without the protocol checks (`FakeModel::start_unchecked`).
     pub(super) unchecked: bool,
+    /// The context window in tokens (0: none); see `window.rs`.
+    pub(super) window: AtomicU64,
+    /// Requests refused as over the window.
+    pub(super) refused: AtomicUsize,
 }
 
 /// Locks ignoring poisoning: a panicking test thread must not hide the log from the others.

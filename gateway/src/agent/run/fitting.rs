@@ -25,7 +25,9 @@ pub(super) async fn fitted(
     if !force && !window.wants_compaction(&fitted) {
         return Ok(fitted);
     }
-    let Some(span) = compact::plan(rows, window.summary.as_ref(), window.keep()) else {
+    // Refused as too long: everything but the current turn is summarized.
+    let keep = if force { 0 } else { window.keep() };
+    let Some(span) = compact::plan(rows, window.summary.as_ref(), keep) else {
         return Ok(fitted);
     };
     let who = Summarizer {

@@ -169,6 +169,30 @@ impl FakeModel {
             })
     }
 
+    /// How many requests so far have `needle` in their body, as sent (JSON-escaped).
+    pub fn requests_containing(&self, needle: &str) -> usize {
+        self.inner.state.requests_containing(needle)
+    }
+
+    /// Waits until at least `n` requests have `needle` in their body.
+    pub async fn wait_for_requests_containing(
+        &self,
+        needle: &str,
+        n: usize,
+        timeout: Duration,
+    ) -> anyhow::Result<()> {
+        let state = &self.inner.state;
+        state
+            .wait_until(timeout, |state| state.requests_containing(needle) >= n)
+            .await
+            .with_context(|| {
+                format!(
+                    "fake model: waited {timeout:?} for {n} requests containing {needle:?}, saw {}",
+                    state.requests_containing(needle)
+                )
+            })
+    }
+
     /// Requests being answered right now.
     pub fn in_flight(&self) -> usize {
         self.inner.state.in_flight()

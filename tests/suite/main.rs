@@ -31,6 +31,7 @@ mod cli_doctor;
 mod cli_import;
 mod cli_pairing;
 mod config_reload;
+mod context;
 mod cron;
 mod discord;
 mod discord_delivery;

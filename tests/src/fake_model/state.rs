@@ -168,6 +168,16 @@ impl State {
         self.max_in_flight.load(Ordering::SeqCst)
     }
 
+    /// How many requests so far have `needle` in their body (as sent).
+    pub(super) fn requests_containing(&self, needle: &str) -> usize {
+        let needle = needle.as_bytes();
+        lock(&self.log)
+            .requests
+            .iter()
+            .filter(|r| r.raw.windows(needle.len().max(1)).any(|w| w == needle))
+            .count()
+    }
+
     pub(super) fn dropped(&self) -> usize {
         self.dropped.load(Ordering::SeqCst)
     }

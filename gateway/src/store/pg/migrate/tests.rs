@@ -63,6 +63,7 @@ async fn the_migrations_apply_to_an_empty_database() {
         [
             "approval_requests",
             "channel_state",
+            "compactions",
             "cron_jobs",
             "exec_allowlist",
             "inbound_attempts",

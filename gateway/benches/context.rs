@@ -138,22 +138,25 @@ fn compaction(c: &mut Criterion) {
     // ignored by the store, not written).
     let seq = AtomicI64::new(1_000_000);
     let label = format!("{}msgs", span.1 - span.0);
-    c.bench_function(&format!("context_compaction_beyond_the_model_call_{label}"), |b| {
-        b.iter(|| {
-            let mut rows = rows.clone();
-            rows[span.1 - 1].seq = seq.fetch_add(1, Ordering::Relaxed);
-            rt.block_on(compact::compact(
-                &store,
-                &session.id,
-                &rows,
-                None,
-                span,
-                &who,
-                None,
-            ))
-            .unwrap()
-        })
-    });
+    c.bench_function(
+        &format!("context_compaction_beyond_the_model_call_{label}"),
+        |b| {
+            b.iter(|| {
+                let mut rows = rows.clone();
+                rows[span.1 - 1].seq = seq.fetch_add(1, Ordering::Relaxed);
+                rt.block_on(compact::compact(
+                    &store,
+                    &session.id,
+                    &rows,
+                    None,
+                    span,
+                    &who,
+                    None,
+                ))
+                .unwrap()
+            })
+        },
+    );
 }
 
 criterion_group!(benches, fitting, compaction);

@@ -54,11 +54,14 @@ async fn turn(gw: &Gateway, text: &str) -> (String, String, String) {
 
 /// The transcript API's lines with the compactions.
 async fn transcript(gw: &Gateway) -> Vec<Value> {
-    get_text(gw, &format!("/api/sessions/{KEY}/transcript?compactions=true"))
-        .await
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    get_text(
+        gw,
+        &format!("/api/sessions/{KEY}/transcript?compactions=true"),
+    )
+    .await
+    .lines()
+    .map(|l| serde_json::from_str(l).unwrap())
+    .collect()
 }
 
 fn count(lines: &[Value], role: &str) -> usize {
@@ -73,7 +76,10 @@ fn last_turn_request(fake: &FakeModel) -> Vec<Value> {
         .rev()
         .find(|r| !r.body.to_string().contains(SUMMARY))
         .expect("a turn's request");
-    last.body["messages"].as_array().cloned().unwrap_or_default()
+    last.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// Catches: a long conversation refused by its model (the whole transcript sent), a
@@ -97,7 +103,11 @@ async fn five_hundred_turns_of_two_kilobytes_are_all_answered_in_a_16k_window() 
         );
     }
     println!("{turns} turns of 2 KB in {:?}", started.elapsed());
-    assert_eq!(fake.refused_as_too_long(), 0, "a request went over the window");
+    assert_eq!(
+        fake.refused_as_too_long(),
+        0,
+        "a request went over the window"
+    );
     let summaries = fake.requests_containing(SUMMARY);
     let lines = transcript(&gw).await;
     assert_eq!(count(&lines, "user"), turns);
@@ -151,7 +161,11 @@ async fn a_kill_mid_summary_loses_nothing_and_the_next_start_compacts() {
     gw.restart().await.unwrap();
     // The run cut mid-summary resumes: it compacts again and answers; then the next turn.
     let (status, reply, error) = turn(&gw, "after the restart").await;
-    assert_eq!((status.as_str(), reply.as_str()), ("succeeded", "noted"), "{error}");
+    assert_eq!(
+        (status.as_str(), reply.as_str()),
+        ("succeeded", "noted"),
+        "{error}"
+    );
     assert!(fake.requests_containing(SUMMARY) >= 2);
     let lines = transcript(&gw).await;
     // Every note and the last message are there, each answered once.

@@ -1,8 +1,8 @@
 //! Agent runs: dispatching messages into runs, the run loop, model providers, model
 //! resolution, the system prompt, and tools.
 
-pub mod dispatch;
 pub mod context;
+pub mod dispatch;
 mod error;
 pub mod models;
 pub mod prompt;

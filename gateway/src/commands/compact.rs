@@ -60,7 +60,14 @@ pub async fn execute(
     };
     let rows = rt.store.transcript(&session.id).await?;
     let summary = rt.store.latest_compaction(&session.id).await?;
-    let window = Window::new(&cfg, &model.reference, SUMMARY_REPLY_TOKENS, "", &[], summary);
+    let window = Window::new(
+        &cfg,
+        &model.reference,
+        SUMMARY_REPLY_TOKENS,
+        "",
+        &[],
+        summary,
+    );
     let Some(span) = compact::plan(&rows, window.summary.as_ref(), 0) else {
         return Ok("Nothing to compact yet: the conversation is only its newest turn.".into());
     };

@@ -80,9 +80,10 @@ pub fn parse(text: &str) -> Option<Command> {
         },
         "compact" => {
             let focus = after_words(rest, 1);
-            Command::Compact((!focus.is_empty()).then(|| {
-                crate::text::head(focus, compact::MAX_FOCUS).to_string()
-            }))
+            Command::Compact(
+                (!focus.is_empty())
+                    .then(|| crate::text::head(focus, compact::MAX_FOCUS).to_string()),
+            )
         }
         other => Command::Usage(format!(
             "Unknown command /{}. Try /help, /status, /new, /stop or /subagents.",

@@ -98,7 +98,9 @@ mod tests {
         assert_eq!(parse_daily("04:00"), Some(240));
         assert_eq!(parse_daily("4:05"), Some(245));
         assert_eq!(parse_daily("23:59"), Some(23 * 60 + 59));
-        for bad in ["24:00", "04:60", "04", "04:0", "-1:00", "aa:bb", "", "004:00"] {
+        for bad in [
+            "24:00", "04:60", "04", "04:0", "-1:00", "aa:bb", "", "004:00",
+        ] {
             assert_eq!(parse_daily(bad), None, "{bad}");
         }
     }
@@ -126,7 +128,11 @@ mod tests {
             ]
         );
         let mut none = Vec::new();
-        check(&CompactionConfig::default(), &ResetConfig::default(), &mut none);
+        check(
+            &CompactionConfig::default(),
+            &ResetConfig::default(),
+            &mut none,
+        );
         assert!(none.is_empty());
     }
 }

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use super::estimate::{self, Estimator};
 use super::view;
-use crate::agent::provider::{complete_with_retry, ChatMessage, ModelRequest, Provider, ProviderError, RetryPolicy, ToolSpecs};
+use crate::agent::provider::{
+    complete_with_retry, ChatMessage, ModelRequest, Provider, ProviderError, RetryPolicy, ToolSpecs,
+};
 use crate::store::{CompactionRow, MessageRow, NewCompaction, Role, Store, StoreError};
 
 /// The words that open every summary request (the fake model in the tests recognizes
@@ -81,7 +83,11 @@ fn quote(r: &MessageRow, out: &mut String) {
                 out.push_str(&format!("\nAssistant: {}\n", cut(&r.content)));
             }
             for c in &r.tool_calls {
-                out.push_str(&format!("\nAssistant called {}({})\n", c.name, cut(&c.arguments)));
+                out.push_str(&format!(
+                    "\nAssistant called {}({})\n",
+                    c.name,
+                    cut(&c.arguments)
+                ));
             }
         }
         Role::Tool => out.push_str(&format!(
@@ -103,7 +109,10 @@ impl Summarizer<'_> {
         calls: &mut u32,
     ) -> Result<String, CompactError> {
         let fixed = estimate::of_bytes(SUMMARY_SYSTEM.len() + 600) + 2 * estimate::PER_MESSAGE;
-        let room = self.budget.saturating_sub(self.estimator.scaled(fixed)).max(256);
+        let room = self
+            .budget
+            .saturating_sub(self.estimator.scaled(fixed))
+            .max(256);
         let mut summary = earlier.map(str::to_string);
         let mut i = 0;
         while i < rows.len() {
@@ -113,7 +122,9 @@ impl Summarizer<'_> {
             loop {
                 let mut next = String::new();
                 quote(&rows[i], &mut next);
-                let weight = self.estimator.scaled(estimate::of_bytes(base + text.len() + next.len()));
+                let weight = self
+                    .estimator
+                    .scaled(estimate::of_bytes(base + text.len() + next.len()));
                 if !text.is_empty() && weight > room {
                     break;
                 }
@@ -129,7 +140,12 @@ impl Summarizer<'_> {
         summary.ok_or(CompactError::Nothing)
     }
 
-    async fn ask(&self, earlier: Option<&str>, text: &str, focus: Option<&str>) -> Result<String, CompactError> {
+    async fn ask(
+        &self,
+        earlier: Option<&str>,
+        text: &str,
+        focus: Option<&str>,
+    ) -> Result<String, CompactError> {
         let mut prompt = format!("{SUMMARY_REQUEST} into one summary that replaces it.");
         if let Some(f) = focus.filter(|f| !f.trim().is_empty()) {
             prompt.push_str(&format!(" Focus on: {}.", crate::text::head(f.trim(), 500)));
@@ -168,7 +184,11 @@ impl Summarizer<'_> {
 /// What a compaction of `rows` (the session's whole transcript, `summary` the compaction
 /// in force) would summarize: the messages from the first one the summary does not stand
 /// for up to the cut, keeping about `keep` tokens of the newest turns.
-pub fn plan(rows: &[MessageRow], summary: Option<&CompactionRow>, keep: u64) -> Option<(usize, usize)> {
+pub fn plan(
+    rows: &[MessageRow],
+    summary: Option<&CompactionRow>,
+    keep: u64,
+) -> Option<(usize, usize)> {
     let from = view::first_kept(rows, summary);
     let to = view::cut(rows, from, keep)?;
     Some((from, to))

@@ -80,7 +80,15 @@ fn old_tool_results_are_trimmed_first_and_say_so() {
     assert_eq!(f.messages[10].content.len(), 7000);
     // Below the soft limit nothing is touched.
     let ms = conversation();
-    let f = fit(ms.clone(), 0, &Estimator::default(), Limits { soft: full, hard: full });
+    let f = fit(
+        ms.clone(),
+        0,
+        &Estimator::default(),
+        Limits {
+            soft: full,
+            hard: full,
+        },
+    );
     assert_eq!(f.messages, ms);
     assert_eq!(f.tokens, full);
 }

@@ -132,6 +132,12 @@ mod tests {
         assert_eq!(window_of(&cfg, "p/other"), DEFAULT_CONTEXT_WINDOW);
         assert_eq!(window_of(&cfg, "nope"), DEFAULT_CONTEXT_WINDOW);
         let w = Window::new(&cfg, "p/small", 4096, "", &[], None);
-        assert_eq!(w.limits(), Limits { soft: 9523, hard: 11_904 });
+        assert_eq!(
+            w.limits(),
+            Limits {
+                soft: 9523,
+                hard: 11_904
+            }
+        );
     }
 }

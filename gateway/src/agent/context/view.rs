@@ -10,7 +10,8 @@ use crate::agent::transcript;
 use crate::store::{CompactionRow, MessageRow, Role};
 
 /// How the summary opens where it stands in for the older turns.
-pub const SUMMARY_HEAD: &str = "[Summary of the earlier conversation, compacted to fit the context window]";
+pub const SUMMARY_HEAD: &str =
+    "[Summary of the earlier conversation, compacted to fit the context window]";
 
 /// The index of the first message `summary` does not stand for.
 pub fn first_kept(rows: &[MessageRow], summary: Option<&CompactionRow>) -> usize {
@@ -98,7 +99,13 @@ mod tests {
     use super::*;
     use crate::store::ToolCallRecord;
 
-    fn row(seq: i64, role: Role, content: &str, calls: &[&str], answers: Option<&str>) -> MessageRow {
+    fn row(
+        seq: i64,
+        role: Role,
+        content: &str,
+        calls: &[&str],
+        answers: Option<&str>,
+    ) -> MessageRow {
         MessageRow {
             seq,
             session_id: "s".into(),

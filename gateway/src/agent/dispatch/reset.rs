@@ -70,7 +70,11 @@ pub async fn apply(rt: &Arc<Runtime>, key: &str) -> Result<()> {
     let last = session.updated_at.max(last_message);
     if let Some(why) = due(&reset, &Zoned::now(), last) {
         if rt.store.archive_session(key).await?.is_some() {
-            tracing::info!(session = key, reason = why, "session.reset: the session starts fresh");
+            tracing::info!(
+                session = key,
+                reason = why,
+                "session.reset: the session starts fresh"
+            );
         }
     }
     Ok(())
@@ -98,9 +102,15 @@ mod tests {
     #[test]
     fn the_daily_boundary_is_the_most_recent_one() {
         let now = zoned("2026-03-10T10:00", "UTC");
-        assert_eq!(ms(&now) - last_daily(&now, 240).as_millisecond(), 6 * 3_600_000);
+        assert_eq!(
+            ms(&now) - last_daily(&now, 240).as_millisecond(),
+            6 * 3_600_000
+        );
         let early = zoned("2026-03-10T03:00", "UTC");
-        assert_eq!(ms(&early) - last_daily(&early, 240).as_millisecond(), 23 * 3_600_000);
+        assert_eq!(
+            ms(&early) - last_daily(&early, 240).as_millisecond(),
+            23 * 3_600_000
+        );
         let at = zoned("2026-03-10T04:00", "UTC");
         assert_eq!(last_daily(&at, 240).as_millisecond(), ms(&at));
     }

@@ -4,6 +4,7 @@
 pub mod dispatch;
 mod error;
 pub mod models;
+pub mod outages;
 pub mod prompt;
 pub mod provider;
 pub mod run;

@@ -23,6 +23,12 @@ pub fn menu() -> Vec<MenuCommand> {
         MenuCommand::new("status", "Model, queue and active runs"),
         MenuCommand::new("new", "Start a fresh session"),
         MenuCommand::new("help", "Show the commands"),
+        MenuCommand::new("model", "List or switch this chat's model")
+            .option(MenuOption::new("model", "provider/model, or default")),
+        MenuCommand::new("think", "This chat's thinking level").option(
+            MenuOption::new("level", "How hard the model thinks")
+                .choices(&["off", "low", "medium", "high", "default"]),
+        ),
     ]
 }
 

@@ -4,6 +4,7 @@
 pub mod approve;
 pub mod cron;
 pub mod menu;
+pub mod model;
 pub(crate) mod session;
 pub mod subagents;
 
@@ -27,6 +28,10 @@ pub enum Command {
     Cron(cron::CronCommand),
     /// A command we do not know, or one with bad arguments: the usage line to answer.
     Usage(String),
+    /// `/model …`: this session's model.
+    Model(model::ModelCommand),
+    /// `/think …`: this session's thinking level.
+    Think(model::ThinkCommand),
 }
 
 pub const HELP: &str = "Commands:\n\
@@ -36,7 +41,9 @@ pub const HELP: &str = "Commands:\n\
 /stop — stop the current run of this chat and its sub-agents\n\
 /subagents list | stop <#|id|all> | log <#|id> [limit] [tools] | info <#|id> | send <#|id> <message>\n\
 /approve <id> allow-once|allow-always|deny — answer a command approval request\n\
-/cron [list] | run <id> | enable <id> | disable <id> — the scheduled jobs";
+/cron [list] | run <id> | enable <id> | disable <id> — the scheduled jobs\n\
+/model [provider/model | default] — list or switch this session's model\n\
+/think [off | low | medium | high | default] — this session's thinking level";
 
 /// Parse `text` as a slash command. Returns `None` for ordinary messages. Accepts the
 /// Telegram form `/cmd@botname`.
@@ -72,6 +79,14 @@ pub fn parse(text: &str) -> Option<Command> {
         },
         "cron" => match cron::parse(&args) {
             Ok(c) => Command::Cron(c),
+            Err(usage) => Command::Usage(usage),
+        },
+        "model" => match model::parse_model(&args) {
+            Ok(c) => Command::Model(c),
+            Err(usage) => Command::Usage(usage),
+        },
+        "think" => match model::parse_think(&args) {
+            Ok(c) => Command::Think(c),
             Err(usage) => Command::Usage(usage),
         },
         other => Command::Usage(format!(
@@ -117,6 +132,8 @@ pub async fn execute(
         Command::Subagents(sub) => answer(subagents::execute(rt, session_key, sub).await),
         Command::Approve(id, decision) => answer(approve::execute(rt, origin, &id, decision).await),
         Command::Cron(c) => cron::execute(rt, c).await,
+        Command::Model(c) => answer(model::execute_model(rt, session_key, agent_id, c).await),
+        Command::Think(c) => answer(model::execute_think(rt, session_key, agent_id, c).await),
     }
 }
 

@@ -14,6 +14,7 @@
 mod announces;
 mod approvals;
 mod channels;
+mod choices;
 mod cron;
 mod decode;
 mod engine;
@@ -44,6 +45,7 @@ use engine::Engine;
 pub use announces::AnnounceMessage;
 pub use approvals::{AllowEntry, ApprovalRow, ApprovalStatus, NewApproval};
 pub use channels::{Pairing, PairingRow};
+pub use choices::{Choice, SessionChoices};
 pub use cron::{CronFire, CronJobRow, JobSource};
 pub use inbox::{Claim, InboxItem, NewInbound, WaitingSession};
 pub use leases::{process_lease, Lease, GATEWAY_LEASE};

@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use switchboard_channels::Origin;
 use tokio_util::sync::CancellationToken;
@@ -22,8 +21,6 @@ use crate::store::{Claim, MessageRow, NewMessage, RunRow, StoreError, ToolCallRe
 
 /// Most characters of one tool result kept in the transcript.
 const MAX_TOOL_RESULT: usize = 64 * 1024;
-/// Upper bound on tokens the model may produce per call.
-const MAX_TOKENS: u32 = 4096;
 
 /// How the loop ended.
 pub(super) enum LoopEnd {
@@ -59,16 +56,13 @@ pub(super) async fn run_loop(
     progress: &mut Progress,
 ) -> LoopEnd {
     let specs = ctx.rt.tools.specs(&ctx.tools);
-    let defaults = &ctx.cfg.agents.defaults;
-    let policy = RetryPolicy::new(
-        ctx.model.max_retries,
-        Duration::from_secs(defaults.step_timeout_seconds.clamp(1, 1800)),
-    );
     let steer = ctx.cfg.messages.queue.mode == QueueMode::Steer;
     let run_id = ctx.run.id.as_str();
     // The reasoning of the answer whose tool calls were just run: the next call sends it
     // back. In memory only: a resumed run's first step goes without it.
     let mut reasoning = Vec::new();
+    // The model that gave them (only it gets them back).
+    let mut reasoning_from: Option<String> = None;
     // A run resumed after a restart re-executes the calls that were waiting on an exec
     // approval (the request is found again by run id + call id, so it is not re-asked).
     // So are `task` calls whose child was created: the run waits for that child again.
@@ -113,9 +107,10 @@ pub(super) async fn run_loop(
             system: ctx.system.clone(),
             messages: transcript::to_chat(&rows),
             tools: specs.clone(),
-            max_tokens: MAX_TOKENS,
+            max_tokens: ctx.model.max_tokens,
             thinking: ctx.thinking,
             reasoning: std::mem::take(&mut reasoning),
+            reasoning_model: ctx.model.reasoning_model,
         };
         progress.steps += 1;
         ctx.rt.emit(Event::RunStep {
@@ -123,17 +118,32 @@ pub(super) async fn run_loop(
             run_id: ctx.run.id.clone(),
             step: progress.steps as u64,
         });
-        let resp = model_call(ctx, &req, policy).await;
-        let resp = match resp {
-            Ok(r) => r,
+        let origin = progress.reply_origin.clone();
+        let served = super::fallback::call(
+            ctx,
+            &req,
+            reasoning_from.as_deref(),
+            origin.as_ref(),
+            progress.steps,
+        )
+        .await;
+        let (resp, served_by) = match served {
+            Ok(s) => (s.resp, s.model),
             Err(e) => return LoopEnd::Provider(e),
         };
         progress.usage.input_tokens += resp.usage.input_tokens;
         progress.usage.output_tokens += resp.usage.output_tokens;
         if resp.tool_calls.is_empty() {
-            // Stored with the run's end, in one transaction.
-            return LoopEnd::Final(resp.text);
+            // Stored with the run's end, in one transaction. A reply cut at the model's
+            // limit says so: the run does not pass it off as complete.
+            let text = if resp.cut {
+                cut_notice(resp.text, served_by.max_tokens)
+            } else {
+                resp.text
+            };
+            return LoopEnd::Final(text);
         }
+        reasoning_from = Some(served_by.reference.clone());
         // The call's usage first: a crash before its message is stored loses the message
         // (the step is made again) but still counts the tokens it cost.
         if let Err(e) = ctx
@@ -167,10 +177,21 @@ pub(super) async fn run_loop(
     }
 }
 
+/// A reply cut at the model's `max_tokens`, with a line at its end that says so.
+pub(crate) fn cut_notice(text: String, max_tokens: u32) -> String {
+    let sep = if text.is_empty() || text.ends_with('\n') {
+        ""
+    } else {
+        "\n\n"
+    };
+    format!("{text}{sep}… (the reply was cut at the model's {max_tokens}-token limit)")
+}
+
 /// One model call, its text streamed as `run.delta` events (not a sub-agent's: nobody
 /// reads it as it is written); a timer sends on text held back while the model pauses.
-async fn model_call(
+pub(super) async fn model_call(
     ctx: &LoopCtx<'_>,
+    provider: &dyn crate::agent::provider::Provider,
     req: &ModelRequest,
     policy: RetryPolicy,
 ) -> Result<crate::agent::provider::ModelResponse, ProviderError> {
@@ -178,7 +199,6 @@ async fn model_call(
     let on_retry = |n, e: &ProviderError, d| {
         tracing::warn!(run_id, attempt = n, error = %e, delay = ?d, "model call failed; retrying");
     };
-    let provider = ctx.model.provider.as_ref();
     if ctx.is_subagent {
         return complete_with_retry_streaming(provider, req, policy, on_retry, &mut |_, _| {})
             .await;

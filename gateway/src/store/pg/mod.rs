@@ -12,6 +12,7 @@
 mod announces;
 mod approvals;
 mod channels;
+mod choices;
 mod cron;
 pub mod health;
 mod inbox;

@@ -7,6 +7,7 @@
 mod announces;
 mod approvals;
 mod channels;
+mod choices;
 mod conns;
 mod cron;
 mod inbox;

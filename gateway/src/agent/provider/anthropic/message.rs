@@ -81,6 +81,7 @@ fn parse_message(v: &Value) -> Result<ModelResponse, ProviderError> {
         tool_calls,
         usage,
         reasoning,
+        cut: v.get("stop_reason").and_then(Value::as_str) == Some("max_tokens"),
     })
 }
 

@@ -69,6 +69,7 @@ fn a_documented_stream_is_assembled() {
                 thinking: "Let me look.".into(),
                 signature: "EqQB".into(),
             }],
+            cut: false,
         }
     );
 }
@@ -247,6 +248,7 @@ fn expected(d: &Drawn) -> ModelResponse {
                 signature: sig.clone(),
             })
             .collect(),
+        cut: false,
     }
 }
 

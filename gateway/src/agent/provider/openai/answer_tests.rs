@@ -82,6 +82,7 @@ fn assembles_tool_calls_from_deltas() {
                 output_tokens: 3
             },
             reasoning: Vec::new(),
+            cut: false,
         }
     );
 }

@@ -399,3 +399,19 @@ mod fault {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// Catches: a cut reply delivered without saying so, or the notice glued to the text.
+    #[test]
+    fn a_cut_reply_says_so_at_its_end() {
+        assert_eq!(
+            super::cut_notice("The list goes on: one, two,".into(), 4096),
+            "The list goes on: one, two,\n\n… (the reply was cut at the model's 4096-token limit)"
+        );
+        assert_eq!(
+            super::cut_notice(String::new(), 10),
+            "… (the reply was cut at the model's 10-token limit)"
+        );
+    }
+}

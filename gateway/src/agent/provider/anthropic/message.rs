@@ -125,6 +125,16 @@ mod tests {
         assert!(parse_message(&json!({"content": [{"type": "text", "text": big}]})).is_err());
     }
 
+    /// Catches: a plain answer cut at `max_tokens` passed off as complete.
+    #[test]
+    fn a_max_tokens_stop_marks_a_plain_answer_cut() {
+        let body = |reason: &str| {
+            json!({"content": [{"type": "text", "text": "x"}], "stop_reason": reason}).to_string()
+        };
+        let cut = |reason: &str| parse_body(&body(reason)).expect("answer").cut;
+        assert_eq!((cut("max_tokens"), cut("end_turn")), (true, false));
+    }
+
     use proptest::prelude::*;
 
     fn block() -> impl Strategy<Value = Value> {

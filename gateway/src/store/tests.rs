@@ -220,11 +220,13 @@ mod engines {
         races::one_due_time_fired_by_two_stores_at_once_fires_once on [sqlite, postgres],
         rows::rows_read_back_whole_on_every_engine on [sqlite, postgres],
         worktrees::worktrees_are_found_while_active_and_swept_when_left_over on [sqlite, postgres],
+        choices::session_choices_outlive_a_reopen_and_end_with_the_session on [sqlite, postgres],
     }
 }
 
 mod approvals;
 mod channels;
+mod choices;
 mod delivery;
 mod fan_in;
 mod leases;

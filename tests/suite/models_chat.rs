@@ -32,12 +32,12 @@ fn telegram(tg: &FakeTelegram) -> Value {
 /// Three models of one provider; `other` with its own `maxTokens`.
 fn models(fake: &FakeModel) -> Value {
     json!({"providers": {"fake": {
-        "api": "openai-chat", "baseUrl": fake.base_url(), "apiKey": "test-key", "maxRetries": 0,
-        "models": [
-            {"id": "scripted"},
-            {"id": "other", "maxTokens": 777},
-            {"id": "o3-mini"},
-        ]}}})
+    "api": "openai-chat", "baseUrl": fake.base_url(), "apiKey": "test-key", "maxRetries": 0,
+    "models": [
+        {"id": "scripted"},
+        {"id": "other", "maxTokens": 777},
+        {"id": "o3-mini"},
+    ]}}})
 }
 
 /// Catches: `/model` not listing the configured models or not marking the current one,
@@ -283,7 +283,11 @@ async fn a_fallback_serves_during_an_outage_and_the_chat_is_told_once() {
         history,
         vec!["first turn", "from the backup", "second turn"]
     );
-    assert_eq!(primary.request_count(), 4, "two attempts, a probe, an answer");
+    assert_eq!(
+        primary.request_count(),
+        4,
+        "two attempts, a probe, an answer"
+    );
     assert_eq!(backup.request_count(), 2);
     primary.assert_no_violations();
     backup.assert_no_violations();

@@ -297,9 +297,8 @@ mod tests {
                 &env,
             )
         };
-        let chain = |p: &str, f: &[&str]| {
-            Some((p.to_string(), f.iter().map(|s| s.to_string()).collect()))
-        };
+        let chain =
+            |p: &str, f: &[&str]| Some((p.to_string(), f.iter().map(|s| s.to_string()).collect()));
         assert_eq!(
             pick(Some(&agent), Some("p/run"), Some("p/session"), None),
             chain("p/run", &["q/backup", "p/session"])

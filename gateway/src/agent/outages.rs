@@ -139,21 +139,38 @@ mod tests {
         let cool = Duration::from_secs(60);
         let t0 = Instant::now();
         assert!(!o.passed_over("p/m", t0));
-        assert_eq!(o.failed("p/m", "HTTP 503", "chat-a", cool, t0), Tell::Failing);
+        assert_eq!(
+            o.failed("p/m", "HTTP 503", "chat-a", cool, t0),
+            Tell::Failing
+        );
         assert!(o.passed_over("p/m", t0 + Duration::from_secs(59)));
         assert!(!o.passed_over("p/m", t0 + cool));
         // The probe after the cool-down fails: a new cool-down, nobody told again.
-        assert_eq!(o.failed("p/m", "HTTP 503", "chat-a", cool, t0 + cool), Tell::Nothing);
+        assert_eq!(
+            o.failed("p/m", "HTTP 503", "chat-a", cool, t0 + cool),
+            Tell::Nothing
+        );
         assert!(o.passed_over("p/m", t0 + cool + Duration::from_secs(1)));
         // Another chat served around it hears of it once.
-        assert_eq!(o.failed("p/m", "HTTP 503", "chat-b", cool, t0 + cool), Tell::Failing);
+        assert_eq!(
+            o.failed("p/m", "HTTP 503", "chat-b", cool, t0 + cool),
+            Tell::Failing
+        );
         assert_eq!(o.passed_by("p/m", "chat-d"), Some("HTTP 503".into()));
         assert_eq!(o.passed_by("p/m", "chat-d"), None, "told once");
         assert!(o.is_down("p/m"));
-        assert_eq!(o.answered("p/m", "chat-c"), Tell::Nothing, "chat-c was never told");
+        assert_eq!(
+            o.answered("p/m", "chat-c"),
+            Tell::Nothing,
+            "chat-c was never told"
+        );
         assert!(!o.is_down("p/m"));
         assert_eq!(o.answered("p/m", "chat-a"), Tell::Nothing, "already over");
-        assert_eq!(o.failed("p/m", "HTTP 503", "chat-a", cool, t0), Tell::Failing, "a new outage");
+        assert_eq!(
+            o.failed("p/m", "HTTP 503", "chat-a", cool, t0),
+            Tell::Failing,
+            "a new outage"
+        );
         assert_eq!(o.answered("p/m", "chat-a"), Tell::Recovered);
     }
 }

@@ -138,7 +138,17 @@ impl Setup {
             agent: agent.as_ref(),
             definition: def.as_ref().and_then(|d| d.model.as_deref()),
         };
-        let model = models::resolve_for(&cfg, &pick, &rt.http, &rt.env_keys);
+        let mut model = models::resolve_for(&cfg, &pick, &rt.http, &rt.env_keys);
+        // A `/model` choice the config no longer allows (its provider removed) gives way to
+        // the agent's model rather than failing every turn of the session.
+        if let (Err(e), Some(chosen)) = (&model, pick.session.filter(|_| pick.run.is_none())) {
+            tracing::warn!(model = %chosen, error = %e, "the session's /model choice cannot be used; using the agent's model");
+            let pick = models::Pick {
+                session: None,
+                ..pick
+            };
+            model = models::resolve_for(&cfg, &pick, &rt.http, &rt.env_keys);
+        }
         Setup {
             cfg,
             agent,

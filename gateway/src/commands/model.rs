@@ -169,9 +169,14 @@ fn render_list(known: &[String], current: Option<&str>, default: Option<&str>) -
     if known.is_empty() {
         return "No models are configured (models.providers).".into();
     }
-    let mut out = String::from("Models (/model provider/model to switch, /model default to reset):");
+    let mut out =
+        String::from("Models (/model provider/model to switch, /model default to reset):");
     for m in known {
-        let mark = if Some(m.as_str()) == current { "▶" } else { "•" };
+        let mark = if Some(m.as_str()) == current {
+            "▶"
+        } else {
+            "•"
+        };
         let tag = if Some(m.as_str()) == default {
             " (agent default)"
         } else {
@@ -236,7 +241,10 @@ mod tests {
         let long = format!("p/{}", "m".repeat(MAX_REFERENCE));
         assert_eq!(parse_model(&[&long]), Err(MODEL_USAGE.into()));
         assert_eq!(parse_think(&[]), Ok(ThinkCommand::Show));
-        assert_eq!(parse_think(&["High"]), Ok(ThinkCommand::Set(Thinking::High)));
+        assert_eq!(
+            parse_think(&["High"]),
+            Ok(ThinkCommand::Set(Thinking::High))
+        );
         assert_eq!(parse_think(&["off"]), Ok(ThinkCommand::Set(Thinking::Off)));
         assert_eq!(parse_think(&["default"]), Ok(ThinkCommand::Default));
         assert_eq!(parse_think(&["lots"]), Err(THINK_USAGE.into()));

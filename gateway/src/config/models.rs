@@ -143,10 +143,7 @@ pub(crate) fn check(config: &Config, out: &mut Vec<Issue>) {
         if fallbacks.len() > MAX_FALLBACKS {
             out.push(Issue::new(
                 at.key("fallbacks"),
-                format!(
-                    "at most {MAX_FALLBACKS} fallbacks, got {}",
-                    fallbacks.len()
-                ),
+                format!("at most {MAX_FALLBACKS} fallbacks, got {}", fallbacks.len()),
             ));
         }
         for (j, f) in fallbacks.iter().enumerate() {

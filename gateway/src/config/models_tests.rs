@@ -17,7 +17,10 @@ fn an_agent_model_is_a_string_or_a_chain() {
     }))
     .expect("parses");
     let d = cfg.agents.defaults.model.as_ref().expect("set");
-    assert_eq!((d.primary(), d.fallbacks()), ("a/x", &["b/y".to_string()][..]));
+    assert_eq!(
+        (d.primary(), d.fallbacks()),
+        ("a/x", &["b/y".to_string()][..])
+    );
     let m = cfg.agents.list[0].model.as_ref().expect("set");
     assert_eq!((m.primary(), m.fallbacks()), ("c/z", &[][..]));
     // It prints back as it was written.
@@ -76,7 +79,9 @@ fn bad_chains_headers_and_limits_are_refused_at_their_key() {
             "models.providers.p.models[1].maxTokens: must be between 1 and 1000000, got 2000000",
         ]
     );
-    assert!(!errors.iter().any(|e| e.contains("elsewhere") || e.contains("twice")));
+    assert!(!errors
+        .iter()
+        .any(|e| e.contains("elsewhere") || e.contains("twice")));
 }
 
 /// Catches: a value with a line break or NUL taken as a header value, or a legal one

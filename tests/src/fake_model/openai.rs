@@ -274,7 +274,10 @@ pub(super) fn chunks(id: &str, model: &str, reply: &Reply, usage: Usage) -> Vec<
 /// ("Unsupported parameter: 'max_tokens' is not supported with this model. Use
 /// 'max_completion_tokens' instead."); no request may carry both limits.
 fn check_token_limit(body: &Value, problems: &mut Vec<String>) {
-    let model = body["model"].as_str().unwrap_or_default().to_ascii_lowercase();
+    let model = body["model"]
+        .as_str()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     let reasoning = ["o1", "o3", "o4", "gpt-5"].iter().any(|f| {
         model
             .strip_prefix(f)
@@ -290,4 +293,3 @@ fn check_token_limit(body: &Value, problems: &mut Vec<String>) {
         problems.push("`max_tokens` and `max_completion_tokens` are both set".to_owned());
     }
 }
-

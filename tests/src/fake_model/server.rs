@@ -141,7 +141,12 @@ async fn answer(
         api_key: header_text(header::HeaderName::from_static("x-api-key")),
         headers: headers
             .iter()
-            .map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
             .collect(),
         query: uri.query().map(str::to_owned),
         at: std::time::Instant::now(),

@@ -89,7 +89,15 @@ mod tests {
         ] {
             assert!(is_reasoning_model(id), "{id}");
         }
-        for id in ["gpt-4o", "gpt-4.1-mini", "o1x", "gpt-50", "omni", "llama3", "claude-o1"] {
+        for id in [
+            "gpt-4o",
+            "gpt-4.1-mini",
+            "o1x",
+            "gpt-50",
+            "omni",
+            "llama3",
+            "claude-o1",
+        ] {
             assert!(!is_reasoning_model(id), "{id}");
         }
     }

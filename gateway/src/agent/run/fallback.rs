@@ -31,13 +31,8 @@ pub(super) async fn call<'m>(
     let chain: Vec<&'m ResolvedModel> = std::iter::once(ctx.model)
         .chain(ctx.model.fallbacks.iter())
         .collect();
-    let step_timeout = Duration::from_secs(
-        ctx.cfg
-            .agents
-            .defaults
-            .step_timeout_seconds
-            .clamp(1, 1800),
-    );
+    let step_timeout =
+        Duration::from_secs(ctx.cfg.agents.defaults.step_timeout_seconds.clamp(1, 1800));
     let cooldown = ctx.cfg.models.outage_cooldown;
     let outages = &ctx.rt.outages;
     let session = ctx.run.session_key.as_str();
@@ -98,7 +93,11 @@ fn failing(model: &str, reason: &str, next: &str) -> String {
 
 /// `req` for `model`: its id, answer limit and reasoning flag; the reasoning blocks only
 /// if they came from it (a provider refuses another model's signed thinking).
-fn for_model(req: &ModelRequest, model: &ResolvedModel, reasoning_from: Option<&str>) -> ModelRequest {
+fn for_model(
+    req: &ModelRequest,
+    model: &ResolvedModel,
+    reasoning_from: Option<&str>,
+) -> ModelRequest {
     let mut req = req.clone();
     req.model = model.model_id.clone();
     req.max_tokens = model.max_tokens;
@@ -125,6 +124,8 @@ async fn tell(
     let key = format!("model-{what}:{}:{step}:{reference}", ctx.run.id);
     match ctx.rt.store.enqueue_outbox(&key, origin, text).await {
         Ok(_) => ctx.rt.outbox_wake.notify_one(),
-        Err(e) => tracing::warn!(run_id = %ctx.run.id, error = %e, "could not post the model notice"),
+        Err(e) => {
+            tracing::warn!(run_id = %ctx.run.id, error = %e, "could not post the model notice")
+        }
     }
 }

@@ -149,7 +149,10 @@ pub(super) fn parse_completion(v: &Value) -> Result<ModelResponse, ProviderError
         ProviderError::InvalidResponse("no choices[0].message in the answer".into())
     })?;
     let mut acc = Accumulator {
-        cut: v.pointer("/choices/0/finish_reason").and_then(Value::as_str) == Some("length"),
+        cut: v
+            .pointer("/choices/0/finish_reason")
+            .and_then(Value::as_str)
+            == Some("length"),
         ..Accumulator::default()
     };
     if let Some(t) = msg.get("content").and_then(Value::as_str) {

@@ -351,7 +351,10 @@ mod tests {
                 b.get("reasoning_effort").cloned(),
             )
         };
-        assert_eq!(limits(&body), (None, Some(json!(9000)), Some(json!("high"))));
+        assert_eq!(
+            limits(&body),
+            (None, Some(json!(9000)), Some(json!("high")))
+        );
         req.reasoning_model = false;
         req.thinking = None;
         let body = serde_json::to_value(request_body(&req)).expect("serializes");

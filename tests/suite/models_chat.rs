@@ -370,3 +370,70 @@ async fn provider_headers_reach_the_model_and_config_print_hides_them() {
         .iter()
         .any(|l| l.contains("env-az-secret") || l.contains("literal-team-secret")));
 }
+
+/// Catches: `/model` or `/think` from Discord's menu (slash commands with options) not
+/// parsed as typed ones are, or a choice made there not reaching the channel's runs.
+#[tokio::test]
+async fn model_and_think_from_discord_slash_commands_reach_the_request() {
+    use switchboard_testkit::fake_discord::{DUser, FakeDiscord, BOT_ID};
+    const DTOKEN: &str = "discord-test-token";
+    const GUILD: u64 = 500;
+    const GENERAL: u64 = 501;
+    let fake = FakeModel::start().await.unwrap();
+    let dc = FakeDiscord::start(DTOKEN).await.unwrap();
+    dc.add_guild(GUILD, "team", &[GENERAL]);
+    let config = config_for(
+        &fake,
+        json!({"models": models(&fake), "channels": {"discord": {"enabled": true, "token": DTOKEN,
+            "apiUrl": dc.api_url(), "allowFrom": ["42"], "guilds": {GUILD.to_string(): {}}}}}),
+    );
+    let _gw = GatewayBuilder::new(BIN)
+        .config(config)
+        .start()
+        .await
+        .unwrap();
+    dc.wait_ready(1, WAIT).await.unwrap();
+    let ann = DUser::new(42, "ann");
+    let model = dc.slash_command(
+        Some(GUILD),
+        GENERAL,
+        ann.clone(),
+        "model",
+        &[("model", "fake/other")],
+    );
+    let think = dc.slash_command(
+        Some(GUILD),
+        GENERAL,
+        ann.clone(),
+        "think",
+        &[("level", "low")],
+    );
+    let responses = dc.wait_for_interaction_responses(2, WAIT).await.unwrap();
+    let content = |id: u64| {
+        responses
+            .iter()
+            .find(|r| r.interaction_id == id)
+            .and_then(|r| r.content.clone())
+    };
+    assert_eq!(
+        (content(model), content(think)),
+        (
+            Some("This session now uses fake/other.".to_string()),
+            Some("Thinking for this session: low.".to_string())
+        )
+    );
+    dc.guild_message(GUILD, GENERAL, ann, &format!("<@{BOT_ID}> from discord"));
+    dc.wait_for_sent(1, WAIT).await.unwrap();
+    let body = fake
+        .requests()
+        .into_iter()
+        .find(|r| r.body.to_string().contains("from discord"))
+        .unwrap()
+        .body;
+    assert_eq!(
+        (body["model"].clone(), body["reasoning_effort"].clone()),
+        (json!("other"), json!("low"))
+    );
+    dc.assert_no_violations();
+    fake.assert_no_violations();
+}

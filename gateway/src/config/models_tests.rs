@@ -99,3 +99,37 @@ fn header_values_refuse_control_characters() {
     assert!(header_name_problem("x:y").is_some());
     assert!(header_name_problem("").is_some());
 }
+
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(crate::proptest_cases::config())]
+
+    /// Catches: validation accepting a header the HTTP client then refuses (or would
+    /// send split in two): whatever passes the checks converts, and no accepted value
+    /// holds a CR or LF.
+    #[test]
+    fn what_validation_accepts_the_http_client_takes(
+        name in "[ -~]{0,12}",
+        value in prop_oneof![".{0,24}", "[\\x00-\\x7f]{0,24}", "[a-z]{0,4}[\\r\\n][a-z]{0,4}"],
+    ) {
+        if header_name_problem(&name).is_none() {
+            prop_assert!(reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_ok(), "{:?}", name);
+        }
+        if header_value_problem(&value).is_none() {
+            prop_assert!(reqwest::header::HeaderValue::from_str(&value).is_ok(), "{:?}", value);
+            prop_assert!(!value.contains(['\r', '\n']));
+        }
+    }
+
+    /// Catches: a chat argument that panics the `/model` or `/think` parser, or an
+    /// accepted reference that is unbounded or not `provider/model`-shaped.
+    #[test]
+    fn chat_arguments_parse_without_panic(args in prop::collection::vec(".{0,300}", 0..4)) {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        if let Ok(crate::commands::model::ModelCommand::Set(m)) = crate::commands::model::parse_model(&args) {
+            prop_assert!(m.len() <= 200 && m.contains('/'));
+        }
+        let _ = crate::commands::model::parse_think(&args);
+    }
+}

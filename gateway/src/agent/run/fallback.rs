@@ -108,8 +108,8 @@ fn for_model(
     req
 }
 
-/// Post `text` to the run's chat through the outbox (a sub-agent's run has no chat of
-/// its own: nothing is posted). A store error is logged: the turn goes on.
+/// Post `text` to the run's chat through the outbox (a sub-agent's run and an HTTP API
+/// caller have no chat to tell: nothing is posted). A store error is logged: the turn goes on.
 async fn tell(
     ctx: &LoopCtx<'_>,
     origin: Option<&Origin>,
@@ -118,7 +118,7 @@ async fn tell(
     what: &str,
     text: &str,
 ) {
-    let Some(origin) = origin.filter(|_| !ctx.is_subagent) else {
+    let Some(origin) = origin.filter(|o| !ctx.is_subagent && crate::outbox::is_chat(o)) else {
         return;
     };
     let key = format!("model-{what}:{}:{step}:{reference}", ctx.run.id);

@@ -102,6 +102,7 @@ impl Provider for Instant {
             tool_calls: vec![],
             usage: Usage::default(),
             reasoning: Vec::new(),
+            cut: false,
         })
     }
 }
@@ -132,6 +133,7 @@ fn compaction(c: &mut Criterion) {
         max_tokens: 4096,
         budget: window.summary_budget(),
         estimator: window.estimator,
+        reasoning_model: false,
     };
     let span = compact::plan(&rows, None, window.keep()).unwrap();
     // Each compaction stands for a later message than the one before (a repeat would be

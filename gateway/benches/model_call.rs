@@ -66,7 +66,12 @@ fn model_call(c: &mut Criterion) {
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         format!("http://{addr}/v1")
     });
-    let provider = OpenAiProvider::new(reqwest::Client::new(), url, Some("k".into()));
+    let provider = OpenAiProvider::new(
+        reqwest::Client::new(),
+        url,
+        Some("k".into()),
+        Default::default(),
+    );
     let registry = ToolRegistry::builtin();
     let all = config(json!({}));
     let sessions = config(json!({"tools": {"allow": [
@@ -95,6 +100,7 @@ fn model_call(c: &mut Criterion) {
             max_tokens: 4096,
             thinking: None,
             reasoning: Vec::new(),
+            reasoning_model: false,
         };
         group.bench_function(name, |b| {
             b.iter(|| {

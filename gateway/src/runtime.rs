@@ -102,6 +102,8 @@ pub struct Runtime {
     pub member: Option<crate::cluster::Member>,
     /// Shared mode's bus (`cluster::bus`), set once when `app` starts it; unset otherwise.
     bus: std::sync::OnceLock<Arc<crate::cluster::bus::Bus>>,
+    /// Models in an outage and the chats told (model fallbacks).
+    pub outages: crate::agent::outages::Outages,
 }
 
 impl Runtime {
@@ -148,6 +150,7 @@ impl Runtime {
             shutdown,
             member,
             bus: std::sync::OnceLock::new(),
+            outages: Default::default(),
         })
     }
 

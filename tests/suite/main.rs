@@ -45,6 +45,7 @@ mod lanes;
 mod lifecycle;
 mod mcp;
 mod mcp_everything;
+mod models_chat;
 mod postgres_shared;
 mod postgres_shared_bus;
 mod postgres_shared_cron;

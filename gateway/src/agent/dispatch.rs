@@ -175,7 +175,8 @@ async fn submit(
 /// (claim and transcript) commit together, and the run goes on from there. This saves the
 /// run a second write round trip before its model call.
 async fn start_now(rt: &Arc<Runtime>, slot: Slot, turn: NewTurn<'_>) -> Result<Option<Submitted>> {
-    let setup = run::Setup::new(rt, turn.agent_id, None);
+    let choices = rt.store.session_choices(turn.inbound.session_key).await?;
+    let setup = run::Setup::new(rt, turn.agent_id, None, &choices);
     let turn = NewTurn {
         model: setup.model_reference(),
         ..turn

@@ -5,6 +5,7 @@ pub mod context;
 pub mod dispatch;
 mod error;
 pub mod models;
+pub mod outages;
 pub mod prompt;
 pub mod provider;
 pub mod run;

@@ -6,6 +6,7 @@
 mod after;
 mod end;
 mod fitting;
+mod fallback;
 pub mod heartbeat;
 mod outcome;
 mod steps;
@@ -115,31 +116,51 @@ pub struct Setup {
     /// and limits.
     def: Option<Arc<crate::agents::AgentDef>>,
     model: Result<ResolvedModel, ModelError>,
+    /// The session's `/think` level, if it chose one.
+    thinking: Option<String>,
 }
 
 impl Setup {
-    /// For a run of `agent_id`, with `model` if the run names one (else the agent's or the
-    /// default model).
-    pub fn new(rt: &Runtime, agent_id: &str, model: Option<&str>) -> Setup {
+    /// The model this setup resolved (`/compact` summarizes with the run's model).
+    pub fn into_model(self) -> Result<ResolvedModel, ModelError> {
+        self.model
+    }
+
+    /// For a run of `agent_id`, with `model` if the run names one, else the session's
+    /// `/model` choice (`choices`, which also hold its `/think` level), else the agent's or the default model
+    /// (`models::resolve_for`, with the agent's fallbacks).
+    pub fn new(
+        rt: &Runtime,
+        agent_id: &str,
+        model: Option<&str>,
+        choices: &crate::store::SessionChoices,
+    ) -> Setup {
         let cfg = rt.config();
         let agent = config::agent_entry(&cfg, agent_id);
         let def = rt.agents(&cfg).get(agent_id).cloned();
-        let reference = model.map(str::to_string).or_else(|| {
-            models::default_reference(
-                &cfg,
-                agent
-                    .as_ref()
-                    .and_then(|a| a.model.as_deref())
-                    .or(def.as_ref().and_then(|d| d.model.as_deref())),
-                &rt.env_keys,
-            )
-        });
-        let model = models::resolve(&cfg, reference.as_deref(), &rt.http, &rt.env_keys);
+        let pick = models::Pick {
+            run: model,
+            session: choices.model.as_deref(),
+            agent: agent.as_ref(),
+            definition: def.as_ref().and_then(|d| d.model.as_deref()),
+        };
+        let mut model = models::resolve_for(&cfg, &pick, &rt.http, &rt.env_keys);
+        // A `/model` choice the config no longer allows (its provider removed) gives way to
+        // the agent's model rather than failing every turn of the session.
+        if let (Err(e), Some(chosen)) = (&model, pick.session.filter(|_| pick.run.is_none())) {
+            tracing::warn!(model = %chosen, error = %e, "the session's /model choice cannot be used; using the agent's model");
+            let pick = models::Pick {
+                session: None,
+                ..pick
+            };
+            model = models::resolve_for(&cfg, &pick, &rt.http, &rt.env_keys);
+        }
         Setup {
             cfg,
             agent,
             def,
             model,
+            thinking: choices.thinking.clone(),
         }
     }
 
@@ -204,7 +225,8 @@ async fn execute_inner(
     if active.active.cancel.is_cancelled() {
         return stopped_before_start(rt, run, &active).await;
     }
-    let setup = Setup::new(rt, &run.agent_id, run.model.as_deref());
+    let choices = rt.store.session_choices(&run.session_key).await?;
+    let setup = Setup::new(rt, &run.agent_id, run.model.as_deref(), &choices);
     // A run that was already running when the process stopped claimed its messages then;
     // resuming it must not take more (they belong to the runs queued behind it).
     let resuming = run.status == RunStatus::Running;
@@ -273,6 +295,7 @@ async fn run_started(
         agent,
         def,
         model,
+        thinking: session_thinking,
     } = setup;
     let active = &activation.active;
     let is_subagent = run.lane == crate::queue::SUBAGENT;
@@ -356,7 +379,15 @@ async fn run_started(
             .as_ref()
             .and_then(|d| d.max_steps)
             .unwrap_or(cfg.agents.defaults.max_steps),
-        thinking: thinking::of_run(rt, &run, is_subagent, def.as_deref(), &cfg).await,
+        thinking: thinking::of_run(
+            rt,
+            &run,
+            is_subagent,
+            def.as_deref(),
+            &cfg,
+            session_thinking.as_deref(),
+        )
+        .await,
         cancel: cancel.clone(),
     };
 

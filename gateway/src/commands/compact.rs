@@ -8,9 +8,8 @@ use std::time::Duration;
 
 use crate::agent::context::compact::{self, CompactError, Summarizer};
 use crate::agent::context::Window;
-use crate::agent::models::{self, ModelError, ResolvedModel};
+use crate::agent::models::{ModelError, ResolvedModel};
 use crate::agent::provider::RetryPolicy;
-use crate::config::{self, Config};
 use crate::runtime::Runtime;
 use crate::store::StoreError;
 
@@ -20,16 +19,15 @@ pub const MAX_FOCUS: usize = 500;
 /// Room kept for the summary's own answer, in tokens.
 const SUMMARY_REPLY_TOKENS: u32 = 4096;
 
-/// The model a run of this session would call now: the one place `/compact` resolves it
-/// (a session's own model choice plugs in here).
-pub fn session_model(
+/// The model a run of this session would call now (its `/model` choice included): the
+/// run's own resolution (`agent::run::Setup`), so `/compact` summarizes with that model.
+async fn session_model(
     rt: &Runtime,
-    cfg: &Config,
     agent_id: &str,
-    _session_key: &str,
-) -> Result<ResolvedModel, ModelError> {
-    let agent = config::agent_entry(cfg, agent_id);
-    models::resolve_for(cfg, agent.as_ref(), None, &rt.http, &rt.env_keys)
+    session_key: &str,
+) -> Result<Result<ResolvedModel, ModelError>, StoreError> {
+    let choices = rt.store.session_choices(session_key).await?;
+    Ok(crate::agent::run::Setup::new(rt, agent_id, None, &choices).into_model())
 }
 
 /// "52k", "1.2k", "850".
@@ -54,7 +52,7 @@ pub async fn execute(
         return Ok("Nothing to compact: this chat has no conversation yet.".into());
     };
     let cfg = rt.config();
-    let model = match session_model(rt, &cfg, agent_id, session_key) {
+    let model = match session_model(rt, agent_id, session_key).await? {
         Ok(m) => m,
         Err(e) => return Ok(format!("⚠️ Cannot compact: {e}")),
     };
@@ -79,6 +77,7 @@ pub async fn execute(
         max_tokens: window.reserve as u32,
         budget: window.summary_budget(),
         estimator: window.estimator,
+        reasoning_model: model.reasoning_model,
     };
     let done = compact::compact(
         &rt.store,

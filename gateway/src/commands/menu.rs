@@ -25,6 +25,12 @@ pub fn menu() -> Vec<MenuCommand> {
         MenuCommand::new("help", "Show the commands"),
         MenuCommand::new("compact", "Summarize the older turns now")
             .option(MenuOption::new("focus", "What the summary should keep")),
+        MenuCommand::new("model", "List or switch this chat's model")
+            .option(MenuOption::new("model", "provider/model, or default")),
+        MenuCommand::new("think", "This chat's thinking level").option(
+            MenuOption::new("level", "How hard the model thinks")
+                .choices(&["off", "low", "medium", "high", "default"]),
+        ),
     ]
 }
 

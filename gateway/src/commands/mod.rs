@@ -5,6 +5,7 @@ pub mod approve;
 pub mod compact;
 pub mod cron;
 pub mod menu;
+pub mod model;
 pub(crate) mod session;
 pub mod subagents;
 
@@ -30,6 +31,10 @@ pub enum Command {
     Compact(Option<String>),
     /// A command we do not know, or one with bad arguments: the usage line to answer.
     Usage(String),
+    /// `/model …`: this session's model.
+    Model(model::ModelCommand),
+    /// `/think …`: this session's thinking level.
+    Think(model::ThinkCommand),
 }
 
 pub const HELP: &str = "Commands:\n\
@@ -40,7 +45,9 @@ pub const HELP: &str = "Commands:\n\
 /subagents list | stop <#|id|all> | log <#|id> [limit] [tools] | info <#|id> | send <#|id> <message>\n\
 /approve <id> allow-once|allow-always|deny — answer a command approval request\n\
 /cron [list] | run <id> | enable <id> | disable <id> — the scheduled jobs\n\
-/compact [focus] — summarize the older turns of this chat now";
+/compact [focus] — summarize the older turns of this chat now\n\
+/model [provider/model | default] — list or switch this session's model\n\
+/think [off | low | medium | high | default] — this session's thinking level";
 
 /// Parse `text` as a slash command. Returns `None` for ordinary messages. Accepts the
 /// Telegram form `/cmd@botname`.
@@ -85,6 +92,14 @@ pub fn parse(text: &str) -> Option<Command> {
                     .then(|| crate::text::head(focus, compact::MAX_FOCUS).to_string()),
             )
         }
+        "model" => match model::parse_model(&args) {
+            Ok(c) => Command::Model(c),
+            Err(usage) => Command::Usage(usage),
+        },
+        "think" => match model::parse_think(&args) {
+            Ok(c) => Command::Think(c),
+            Err(usage) => Command::Usage(usage),
+        },
         other => Command::Usage(format!(
             "Unknown command /{}. Try /help, /status, /new, /stop or /subagents.",
             cut_name(other)
@@ -131,6 +146,8 @@ pub async fn execute(
         Command::Compact(focus) => {
             answer(compact::execute(rt, session_key, agent_id, focus.as_deref()).await)
         }
+        Command::Model(c) => answer(model::execute_model(rt, session_key, agent_id, c).await),
+        Command::Think(c) => answer(model::execute_think(rt, session_key, agent_id, c).await),
     }
 }
 

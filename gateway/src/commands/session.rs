@@ -2,8 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::agent::{dispatch, models};
-use crate::config;
+use crate::agent::dispatch;
 use crate::runtime::{CancelReason, Runtime};
 use crate::store::StoreError;
 
@@ -13,9 +12,9 @@ pub async fn status(
     agent_id: &str,
 ) -> Result<String, StoreError> {
     let cfg = rt.config();
-    let agent = config::agent_entry(&cfg, agent_id);
-    let model = models::reference_for(&cfg, agent.as_ref(), None, &rt.env_keys)
-        .unwrap_or_else(|| "none configured".into());
+    let choices = rt.store.session_choices(session_key).await?;
+    let model = super::model::status_line(rt, &cfg, agent_id, &choices);
+    let thinking = super::model::thinking_line(&choices);
     let lane = rt.lanes.get(dispatch::lane_for(session_key)).stats();
     let waiting = rt.store.inbox_len(session_key).await?;
     let running = match crate::cluster::running::of_session(rt, session_key).await? {
@@ -28,7 +27,7 @@ pub async fn status(
         .map(|l| format!("\nMCP {l}"))
         .collect();
     Ok(format!(
-        "Session: {session_key}{}\nAgent: {agent_id}\nModel: {model}\nRunning: {running}\nWaiting messages: {waiting}\n\
+        "Session: {session_key}{}\nAgent: {agent_id}\nModel: {model}\nThinking: {thinking}\nRunning: {running}\nWaiting messages: {waiting}\n\
          Lane {}: {} active / {} max, {} queued\nQueue mode: {:?}",
         session.map(|s| format!(" ({})", short(&s.id))).unwrap_or_default(),
         lane.name,

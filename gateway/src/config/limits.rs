@@ -260,8 +260,11 @@ mod tests {
                         output: 0.0,
                     }),
                     context_window: Some(MAX_CONTEXT_WINDOW),
+                    max_tokens: None,
+                    reasoning: None,
                 }],
                 max_retries: MAX_RETRIES,
+                headers: Default::default(),
             },
         );
         assert_eq!(check_all(&c), vec![]);

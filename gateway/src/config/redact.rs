@@ -257,6 +257,8 @@ mod tests {
     const NOT_SECRETS: &[&str] = &[
         // `gateway.auth`: the section holding `mode` and `token`.
         "auth",
+        // `models.providers.<p>.models[].maxTokens`: an answer's length limit.
+        "maxTokens",
     ];
 
     /// Catches: a secret key added to the schema without being hidden by `config print`

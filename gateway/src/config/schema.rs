@@ -206,10 +206,24 @@ pub enum Processes {
     Shared,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ModelsConfig {
     pub providers: BTreeMap<String, ProviderConfig>,
+    /// How long a model that failed with an outage is passed over for its fallbacks
+    /// before it is tried again (humantime, 0s to 1h; default 1m). docs/models.md.
+    #[serde(with = "duration")]
+    #[schemars(with = "String")]
+    pub outage_cooldown: Duration,
+}
+
+impl Default for ModelsConfig {
+    fn default() -> Self {
+        ModelsConfig {
+            providers: BTreeMap::new(),
+            outage_cooldown: super::models::outage_cooldown_default(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -226,6 +240,10 @@ pub struct ProviderConfig {
     /// Retries on 429/5xx/network errors before the step fails: 0 to 10.
     #[serde(default = "default_max_retries")]
     pub max_retries: u32,
+    /// HTTP headers sent on every request to this provider (e.g. Azure's `api-key`);
+    /// values may use `${ENV}` and are redacted wherever the config is shown.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
 }
 
 fn default_max_retries() -> u32 {
@@ -249,6 +267,13 @@ pub struct ModelEntry {
     /// without it is taken to have 128,000.
     #[serde(default)]
     pub context_window: Option<u32>,
+    /// Most tokens of one answer: 1 to 1,000,000; default 4096.
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// An OpenAI reasoning model (`max_completion_tokens` instead of `max_tokens`).
+    /// Unset: decided by the id (o1, o3, o4, gpt-5 families).
+    #[serde(default)]
+    pub reasoning: Option<bool>,
 }
 
 /// Price in USD per million tokens: 0 to 1,000,000.
@@ -269,8 +294,9 @@ pub struct AgentsConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct AgentDefaults {
-    /// `provider/model`. Unset: picked from OPENAI_API_KEY / ANTHROPIC_API_KEY if present.
-    pub model: Option<String>,
+    /// `provider/model`, or `{ primary, fallbacks: [...] }`. Unset: picked from
+    /// OPENAI_API_KEY / ANTHROPIC_API_KEY if present.
+    pub model: Option<super::models::AgentModel>,
     /// Folder with the bootstrap files (`AGENTS.md`, `TOOLS.md`, ...). Default: the state dir's `workspace/`.
     pub workspace: Option<PathBuf>,
     /// Cap of the `main` lane.
@@ -358,7 +384,8 @@ pub struct AgentEntry {
     pub description: Option<String>,
     /// Other names `sessions_spawn` takes for this agent (case-insensitive).
     pub aliases: Vec<String>,
-    pub model: Option<String>,
+    /// `provider/model`, or `{ primary, fallbacks: [...] }`.
+    pub model: Option<super::models::AgentModel>,
     pub workspace: Option<PathBuf>,
     /// Extra system prompt text for this agent.
     pub system_prompt: Option<String>,

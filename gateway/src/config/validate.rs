@@ -32,6 +32,7 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     mcp_cron::mcp_cron(config, &mut out);
     hooks::hooks(config, &mut out);
     super::context::check(&config.session.compaction, &config.session.reset, &mut out);
+    super::models::check(config, &mut out);
     // The daemon's own paths as the environment names them (`run --config` elsewhere is
     // checked again at start with the real path: `workspace_issues`).
     workspaces::workspaces(config, &super::Paths::resolve(None, env), &mut out);
@@ -159,14 +160,21 @@ fn agents(config: &Config, out: &mut Vec<Issue>) {
             }
         }
     };
-    model_ref(KeyPath::dotted("agents.defaults.model"), &d.model);
+    let primary = |at: KeyPath, m: &Option<super::AgentModel>| match m {
+        Some(super::AgentModel::Chain(c)) => (at.key("primary"), Some(c.primary.clone())),
+        Some(super::AgentModel::One(s)) => (at, Some(s.clone())),
+        None => (at, None),
+    };
+    let (at, m) = primary(KeyPath::dotted("agents.defaults.model"), &d.model);
+    model_ref(at, &m);
     model_ref(
         KeyPath::dotted("agents.defaults.subagents.model"),
         &d.subagents.model,
     );
     for (i, agent) in config.agents.list.iter().enumerate() {
         let at = KeyPath::dotted("agents.list").index(i);
-        model_ref(at.key("model"), &agent.model);
+        let (mat, m) = primary(at.key("model"), &agent.model);
+        model_ref(mat, &m);
         if let Some(sub) = &agent.subagents {
             model_ref(at.key("subagents").key("model"), &sub.model);
         }
@@ -245,7 +253,7 @@ fn valid_agent_id(id: &str) -> bool {
 
 /// Problem with a `provider/model` reference, if any. With no providers configured, any
 /// provider name is accepted (the built-in ones are picked from API keys in the env).
-fn check_model_ref(model: &str, providers: &[&str]) -> Option<String> {
+pub(crate) fn check_model_ref(model: &str, providers: &[&str]) -> Option<String> {
     let Some((provider, id)) = model
         .split_once('/')
         .filter(|(p, m)| !p.is_empty() && !m.is_empty())
@@ -276,7 +284,7 @@ pub(crate) fn valid_env_name(name: &str) -> bool {
 
 /// The errors of a config given as JSON, as `path: message` lines (the sections' tests).
 #[cfg(test)]
-fn test_errors(json: serde_json::Value) -> Vec<String> {
+pub(crate) fn test_errors(json: serde_json::Value) -> Vec<String> {
     match super::parse_config(&json.to_string(), &|_| None) {
         Ok(_) => Vec::new(),
         Err(errors) => errors
@@ -429,8 +437,11 @@ mod tests {
                         output: f64::NAN,
                     }),
                     context_window: None,
+                    max_tokens: None,
+                    reasoning: None,
                 }],
                 max_retries: 3,
+                headers: Default::default(),
             },
         );
         c.agents.defaults.model = Some("openai/not-listed-is-fine".into());

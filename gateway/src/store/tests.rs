@@ -221,12 +221,14 @@ mod engines {
         rows::rows_read_back_whole_on_every_engine on [sqlite, postgres],
         worktrees::worktrees_are_found_while_active_and_swept_when_left_over on [sqlite, postgres],
         compactions::a_compaction_is_read_by_the_furthest_and_keeps_the_messages on [sqlite, postgres],
+        choices::session_choices_outlive_a_reopen_and_end_with_the_session on [sqlite, postgres],
     }
 }
 
 mod approvals;
 mod channels;
 mod compactions;
+mod choices;
 mod delivery;
 mod fan_in;
 mod leases;

@@ -29,7 +29,6 @@ pub const ANNOUNCE_PROMPT: &str = "Your task has ended. Reply with a short resul
 pub const SKIP: &str = "ANNOUNCE_SKIP";
 /// Attempts at the announce step before the announce is marked failed.
 const MAX_ATTEMPTS: i64 = 5;
-const MAX_TOKENS: u32 = 1024;
 /// Most characters of the run's error quoted in the announce prompt.
 const PROMPT_ERROR_MAX: usize = 300;
 
@@ -384,7 +383,12 @@ async fn announce_step(
     let cfg = rt.config();
     let agent = config::agent_entry(&cfg, &row.agent_id);
     let explicit = row.model.as_deref();
-    let model = match models::resolve_for(&cfg, agent.as_ref(), explicit, &rt.http, &rt.env_keys) {
+    let pick = models::Pick {
+        run: explicit,
+        agent: agent.as_ref(),
+        ..models::Pick::default()
+    };
+    let model = match models::resolve_for(&cfg, &pick, &rt.http, &rt.env_keys) {
         Ok(m) => m,
         Err(_) => return Ok(Step::Fallback(last_reply(rt, row).await?)),
     };
@@ -401,7 +405,7 @@ async fn announce_step(
     let window = crate::agent::context::Window::new(
         &cfg,
         &model.reference,
-        MAX_TOKENS,
+        model.max_tokens,
         system,
         &[],
         summary,
@@ -411,10 +415,11 @@ async fn announce_step(
         system: system.into(),
         messages: window.fit(&rows).messages,
         tools: Default::default(),
-        max_tokens: MAX_TOKENS,
+        max_tokens: model.max_tokens,
         // A summary of what the child found: no thinking asked for.
         thinking: None,
         reasoning: Vec::new(),
+        reasoning_model: model.reasoning_model,
     };
     let step_timeout = Duration::from_secs(cfg.agents.defaults.step_timeout_seconds.clamp(1, 1800));
     let call = complete_with_retry(

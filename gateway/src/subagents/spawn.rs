@@ -158,7 +158,13 @@ pub async fn create(
                 .and_then(|s| s.model.clone())
         })
         .or_else(|| cfg.agents.defaults.subagents.model.clone())
-        .or_else(|| models::reference_for(&cfg, requester.as_ref(), None, &ctx.rt.env_keys));
+        .or_else(|| {
+            let pick = models::Pick {
+                agent: requester.as_ref(),
+                ..models::Pick::default()
+            };
+            models::reference_for(&cfg, &pick, &ctx.rt.env_keys)
+        });
     let model = match a.model.clone() {
         Some(m) => match models::resolve(&cfg, Some(&m), &ctx.rt.http, &ctx.rt.env_keys) {
             Ok(_) => Some(m),

@@ -19,6 +19,7 @@ pub(super) fn check(body: &Value) -> Vec<String> {
             "`reasoning_effort` must be \"low\", \"medium\" or \"high\", got {other}"
         )),
     }
+    check_token_limit(body, &mut problems);
     let offered = offered_tools(body, &mut problems);
     let Some(messages) = body["messages"].as_array() else {
         return problems;
@@ -267,4 +268,28 @@ pub(super) fn chunks(id: &str, model: &str, reply: &Reply, usage: Usage) -> Vec<
         .collect();
     out.push(Bytes::from_static(b"data: [DONE]\n\n"));
     out
+}
+
+/// OpenAI's reasoning models (o1, o3, o4, gpt-5 families) refuse `max_tokens`
+/// ("Unsupported parameter: 'max_tokens' is not supported with this model. Use
+/// 'max_completion_tokens' instead."); no request may carry both limits.
+fn check_token_limit(body: &Value, problems: &mut Vec<String>) {
+    let model = body["model"]
+        .as_str()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let reasoning = ["o1", "o3", "o4", "gpt-5"].iter().any(|f| {
+        model
+            .strip_prefix(f)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.', '_']))
+    });
+    let has = |k: &str| body.get(k).is_some_and(|v| !v.is_null());
+    if reasoning && has("max_tokens") {
+        problems.push(format!(
+            "Unsupported parameter: 'max_tokens' is not supported with model {model:?}. Use 'max_completion_tokens' instead."
+        ));
+    }
+    if has("max_tokens") && has("max_completion_tokens") {
+        problems.push("`max_tokens` and `max_completion_tokens` are both set".to_owned());
+    }
 }

@@ -46,18 +46,20 @@ pub(super) fn router(state: Arc<State>) -> Router {
 
 async fn openai_route(
     Shared(state): Shared<Arc<State>>,
+    uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    answer(state, Dialect::OpenAi, &headers, body).await
+    answer(state, Dialect::OpenAi, &uri, &headers, body).await
 }
 
 async fn anthropic_route(
     Shared(state): Shared<Arc<State>>,
+    uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    answer(state, Dialect::Anthropic, &headers, body).await
+    answer(state, Dialect::Anthropic, &uri, &headers, body).await
 }
 
 /// The one scripted model, for a request with a key (`Authorization` or `x-api-key`);
@@ -87,7 +89,13 @@ async fn unknown_route(Shared(state): Shared<Arc<State>>, method: Method, uri: U
 /// The log keeps the raw body (`requests()` parses it when asked): a parsed body weighs
 /// several times its text in small allocations, which a benchmark's thousands of requests
 /// would pay for in the bench's own CPU.
-async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: Bytes) -> Response {
+async fn answer(
+    state: Arc<State>,
+    dialect: Dialect,
+    uri: &Uri,
+    headers: &HeaderMap,
+    raw: Bytes,
+) -> Response {
     let mut guard = InFlight::start(&state);
     let (body, mut problems) = if state.unchecked {
         (lean::without_tools(&raw).unwrap_or(Value::Null), Vec::new())
@@ -131,6 +139,16 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: B
         raw,
         auth: header_text(header::AUTHORIZATION),
         api_key: header_text(header::HeaderName::from_static("x-api-key")),
+        headers: headers
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        query: uri.query().map(str::to_owned),
         at: std::time::Instant::now(),
     };
     state.record(request, problems);

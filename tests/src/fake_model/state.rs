@@ -20,8 +20,22 @@ pub struct RecordedRequest {
     pub auth: Option<String>,
     /// The `x-api-key` header (Anthropic).
     pub api_key: Option<String>,
+    /// Every header as received (names lowercase), in order.
+    pub headers: Vec<(String, String)>,
+    /// The URL's query, if it had one (e.g. Azure's `api-version=…`).
+    pub query: Option<String>,
     /// When the request arrived.
     pub at: Instant,
+}
+
+impl RecordedRequest {
+    /// The value of header `name` (any case), if the request had it.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// A request as the log keeps it: the body as it arrived, parsed when a test asks.
@@ -31,6 +45,8 @@ pub(super) struct LoggedRequest {
     pub(super) raw: bytes::Bytes,
     pub(super) auth: Option<String>,
     pub(super) api_key: Option<String>,
+    pub(super) headers: Vec<(String, String)>,
+    pub(super) query: Option<String>,
     pub(super) at: Instant,
 }
 
@@ -44,6 +60,8 @@ impl LoggedRequest {
             body,
             auth: self.auth.clone(),
             api_key: self.api_key.clone(),
+            headers: self.headers.clone(),
+            query: self.query.clone(),
             at: self.at,
         }
     }

@@ -65,6 +65,8 @@ pub struct Summarizer<'a> {
     /// What one summary request may weigh, in (scaled) tokens.
     pub budget: u64,
     pub estimator: Estimator,
+    /// An OpenAI reasoning model (`max_completion_tokens`).
+    pub reasoning_model: bool,
 }
 
 /// One stored message as the summary request quotes it.
@@ -168,6 +170,7 @@ impl Summarizer<'_> {
             max_tokens: self.max_tokens,
             thinking: None,
             reasoning: Vec::new(),
+            reasoning_model: self.reasoning_model,
         };
         let resp = complete_with_retry(self.provider, &req, self.policy, |n, e, d| {
             tracing::warn!(attempt = n, error = %e, delay = ?d, "summary request failed; retrying");

@@ -4,6 +4,7 @@
 mod anthropic;
 pub mod bounded;
 mod context_error;
+mod headers;
 mod openai;
 mod retry;
 pub mod retry_after;
@@ -20,9 +21,12 @@ use crate::config::{ProviderApi, ProviderConfig};
 use crate::store::{Role, ToolCallRecord};
 
 pub use anthropic::AnthropicProvider;
+pub use headers::{endpoint, header_map};
 pub use openai::OpenAiProvider;
 pub use retry::{complete_with_retry, complete_with_retry_streaming, RetryPolicy};
-pub use thinking::{ReasoningBlock, Thinking, UnknownThinking, THINKING_LEVELS};
+pub use thinking::{
+    is_reasoning_model, ReasoningBlock, Thinking, UnknownThinking, THINKING_LEVELS,
+};
 
 /// One message of the conversation sent to the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,6 +89,8 @@ pub struct ModelRequest {
     /// The reasoning blocks of the answer whose tool calls the transcript's final tool
     /// results answer (empty when unknown, e.g. after a restart).
     pub reasoning: Vec<ReasoningBlock>,
+    /// A reasoning model (OpenAI-compatible: `max_completion_tokens`, not `max_tokens`).
+    pub reasoning_model: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -100,6 +106,9 @@ pub struct ModelResponse {
     pub usage: Usage,
     /// Reasoning blocks to send back with this answer's tool results (Anthropic).
     pub reasoning: Vec<ReasoningBlock>,
+    /// The answer stopped at its token limit (`finish_reason: "length"`, Anthropic
+    /// `stop_reason: "max_tokens"`): its text is not complete.
+    pub cut: bool,
 }
 
 /// Why a model call failed. `is_retryable` drives the retry loop.
@@ -135,6 +144,33 @@ pub enum ProviderError {
 }
 
 impl ProviderError {
+    /// The model cannot serve now, through no fault of the request (after the retries):
+    /// a server error, a timeout, no connection, a cut-off answer, a rate limit, or the
+    /// provider refusing the credentials (401/403). A fallback model serves the turn.
+    /// A request the provider refuses as wrong (400, 404, …) is not an outage.
+    pub fn is_outage(&self) -> bool {
+        match self {
+            ProviderError::Client { status, .. } => matches!(status, 401 | 403),
+            ProviderError::InvalidResponse(_) | ProviderError::ContextTooLong(_) => false,
+            _ => true,
+        }
+    }
+
+    /// A short reason for the chat: `HTTP 503`, `a timeout`, ….
+    pub fn brief(&self) -> String {
+        match self {
+            ProviderError::RateLimited { .. } => "HTTP 429".into(),
+            ProviderError::Server { status, .. } | ProviderError::Client { status, .. } => {
+                format!("HTTP {status}")
+            }
+            ProviderError::Network(_) => "unreachable".into(),
+            ProviderError::Timeout(_) => "timed out".into(),
+            ProviderError::InvalidResponse(_) => "invalid answer".into(),
+            ProviderError::Truncated(_) => "answer cut off".into(),
+            ProviderError::ContextTooLong(_) => "request too long".into(),
+        }
+    }
+
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
@@ -234,6 +270,7 @@ pub fn build(
     fallback_key: Option<String>,
 ) -> Arc<dyn Provider> {
     let key = cfg.api_key.clone().or(fallback_key);
+    let headers = headers::header_map(&cfg.headers);
     match cfg.api {
         ProviderApi::OpenaiChat => Arc::new(OpenAiProvider::new(
             http.clone(),
@@ -241,6 +278,7 @@ pub fn build(
                 .clone()
                 .unwrap_or_else(|| "https://api.openai.com/v1".into()),
             key,
+            headers,
         )),
         ProviderApi::Anthropic => Arc::new(AnthropicProvider::new(
             http.clone(),
@@ -248,6 +286,7 @@ pub fn build(
                 .clone()
                 .unwrap_or_else(|| "https://api.anthropic.com".into()),
             key,
+            headers,
         )),
     }
 }

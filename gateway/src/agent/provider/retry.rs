@@ -112,6 +112,7 @@ mod tests {
             max_tokens: 10,
             thinking: None,
             reasoning: Vec::new(),
+            reasoning_model: false,
         }
     }
 
@@ -121,6 +122,7 @@ mod tests {
             tool_calls: vec![],
             usage: Usage::default(),
             reasoning: Vec::new(),
+            cut: false,
         }
     }
 

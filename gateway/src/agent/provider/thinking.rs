@@ -33,6 +33,19 @@ impl Thinking {
     }
 }
 
+/// Whether `model_id` names an OpenAI reasoning model (the o1, o3, o4 and gpt-5
+/// families), which take `max_completion_tokens` and refuse `max_tokens`. A gateway's
+/// `vendor/model` id is judged by its last part. A model entry's `reasoning` overrides it.
+pub fn is_reasoning_model(model_id: &str) -> bool {
+    let id = model_id.rsplit('/').next().unwrap_or(model_id);
+    let id = id.to_ascii_lowercase();
+    let family = |f: &str| {
+        id.strip_prefix(f)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.', '_']))
+    };
+    ["o1", "o3", "o4", "gpt-5"].iter().any(|f| family(f))
+}
+
 /// A reasoning block of an answer that must go back to the provider unchanged with the
 /// tool results it led to (Anthropic refuses a tool-use continuation whose assistant
 /// message lost its thinking). Kept in memory for the run's tool loop only.
@@ -58,6 +71,36 @@ impl ReasoningBlock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Catches: a reasoning family missed (the API refuses `max_tokens`) or an ordinary
+    /// model taken for one (`o1`-looking prefixes of other names).
+    #[test]
+    fn reasoning_families_are_told_by_id() {
+        for id in [
+            "o1",
+            "o1-mini",
+            "o3-mini-2025-01-31",
+            "o4-mini",
+            "gpt-5",
+            "gpt-5-mini",
+            "gpt-5.1",
+            "openai/o3",
+            "GPT-5-nano",
+        ] {
+            assert!(is_reasoning_model(id), "{id}");
+        }
+        for id in [
+            "gpt-4o",
+            "gpt-4.1-mini",
+            "o1x",
+            "gpt-50",
+            "omni",
+            "llama3",
+            "claude-o1",
+        ] {
+            assert!(!is_reasoning_model(id), "{id}");
+        }
+    }
 
     /// Catches: a level mapped past the APIs' accepted values.
     #[test]

@@ -37,6 +37,7 @@ pub(super) async fn fitted(
         max_tokens: window.reserve as u32,
         budget: window.summary_budget(),
         estimator: window.estimator,
+        reasoning_model: ctx.model.reasoning_model,
     };
     let run_id = ctx.run.id.as_str();
     let done = compact::compact(

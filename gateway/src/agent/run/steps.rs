@@ -23,8 +23,6 @@ use crate::store::{Claim, MessageRow, NewMessage, RunRow, StoreError, ToolCallRe
 
 /// Most characters of one tool result kept in the transcript.
 const MAX_TOOL_RESULT: usize = 64 * 1024;
-/// Upper bound on tokens the model may produce per call.
-const MAX_TOKENS: u32 = 4096;
 
 /// How the loop ended.
 pub(super) enum LoopEnd {
@@ -60,16 +58,19 @@ pub(super) async fn run_loop(
     progress: &mut Progress,
 ) -> LoopEnd {
     let specs = ctx.rt.tools.specs(&ctx.tools);
-    let defaults = &ctx.cfg.agents.defaults;
+    // The retry policy of the summary calls compaction makes (the step's own calls take
+    // theirs per model, along the fallback chain).
     let policy = RetryPolicy::new(
         ctx.model.max_retries,
-        Duration::from_secs(defaults.step_timeout_seconds.clamp(1, 1800)),
+        Duration::from_secs(ctx.cfg.agents.defaults.step_timeout_seconds.clamp(1, 1800)),
     );
     let steer = ctx.cfg.messages.queue.mode == QueueMode::Steer;
     let run_id = ctx.run.id.as_str();
     // The reasoning of the answer whose tool calls were just run: the next call sends it
     // back. In memory only: a resumed run's first step goes without it.
     let mut reasoning = Vec::new();
+    // The model that gave them (only it gets them back).
+    let mut reasoning_from: Option<String> = None;
     // A run resumed after a restart re-executes the calls that were waiting on an exec
     // approval (the request is found again by run id + call id, so it is not re-asked).
     // So are `task` calls whose child was created: the run waits for that child again.
@@ -88,7 +89,7 @@ pub(super) async fn run_loop(
         Ok(summary) => Window::new(
             ctx.cfg,
             &ctx.model.reference,
-            MAX_TOKENS,
+            ctx.model.max_tokens,
             &ctx.system,
             &specs,
             summary,
@@ -131,9 +132,10 @@ pub(super) async fn run_loop(
             system: ctx.system.clone(),
             messages: fitted.messages,
             tools: specs.clone(),
-            max_tokens: MAX_TOKENS,
+            max_tokens: ctx.model.max_tokens,
             thinking: ctx.thinking,
             reasoning: std::mem::take(&mut reasoning),
+            reasoning_model: ctx.model.reasoning_model,
         };
         progress.steps += 1;
         ctx.rt.emit(Event::RunStep {
@@ -141,10 +143,18 @@ pub(super) async fn run_loop(
             run_id: ctx.run.id.clone(),
             step: progress.steps as u64,
         });
-        let mut resp = model_call(ctx, &req, policy).await;
+        let origin = progress.reply_origin.clone();
+        let mut served = super::fallback::call(
+            ctx,
+            &req,
+            reasoning_from.as_deref(),
+            origin.as_ref(),
+            progress.steps,
+        )
+        .await;
         // Refused as too long all the same (the estimate is only an estimate): compact,
         // and try once more; a second refusal ends the run and the chat is told.
-        if let Err(ProviderError::ContextTooLong(e)) = &resp {
+        if let Err(ProviderError::ContextTooLong(e)) = &served {
             tracing::warn!(run_id, error = %e, "the model refused the request as too long; compacting and retrying once");
             window.estimator.distrust();
             match fitting::fitted(ctx, &mut window, &rows, policy, true).await {
@@ -154,19 +164,33 @@ pub(super) async fn run_loop(
                 }
                 Err(end) => return end,
             }
-            resp = model_call(ctx, &req, policy).await;
+            served = super::fallback::call(
+                ctx,
+                &req,
+                reasoning_from.as_deref(),
+                origin.as_ref(),
+                progress.steps,
+            )
+            .await;
         }
-        let resp = match resp {
-            Ok(r) => r,
+        let (resp, served_by) = match served {
+            Ok(s) => (s.resp, s.model),
             Err(e) => return LoopEnd::Provider(e),
         };
         window.estimator.calibrate(raw, resp.usage.input_tokens);
         progress.usage.input_tokens += resp.usage.input_tokens;
         progress.usage.output_tokens += resp.usage.output_tokens;
         if resp.tool_calls.is_empty() {
-            // Stored with the run's end, in one transaction.
-            return LoopEnd::Final(resp.text);
+            // Stored with the run's end, in one transaction. A reply cut at the model's
+            // limit says so: the run does not pass it off as complete.
+            let text = if resp.cut {
+                cut_notice(resp.text, served_by.max_tokens)
+            } else {
+                resp.text
+            };
+            return LoopEnd::Final(text);
         }
+        reasoning_from = Some(served_by.reference.clone());
         // The call's usage first: a crash before its message is stored loses the message
         // (the step is made again) but still counts the tokens it cost.
         if let Err(e) = ctx
@@ -200,10 +224,21 @@ pub(super) async fn run_loop(
     }
 }
 
+/// A reply cut at the model's `max_tokens`, with a line at its end that says so.
+pub(crate) fn cut_notice(text: String, max_tokens: u32) -> String {
+    let sep = if text.is_empty() || text.ends_with('\n') {
+        ""
+    } else {
+        "\n\n"
+    };
+    format!("{text}{sep}… (the reply was cut at the model's {max_tokens}-token limit)")
+}
+
 /// One model call, its text streamed as `run.delta` events (not a sub-agent's: nobody
 /// reads it as it is written); a timer sends on text held back while the model pauses.
-async fn model_call(
+pub(super) async fn model_call(
     ctx: &LoopCtx<'_>,
+    provider: &dyn crate::agent::provider::Provider,
     req: &ModelRequest,
     policy: RetryPolicy,
 ) -> Result<crate::agent::provider::ModelResponse, ProviderError> {
@@ -211,7 +246,6 @@ async fn model_call(
     let on_retry = |n, e: &ProviderError, d| {
         tracing::warn!(run_id, attempt = n, error = %e, delay = ?d, "model call failed; retrying");
     };
-    let provider = ctx.model.provider.as_ref();
     if ctx.is_subagent {
         return complete_with_retry_streaming(provider, req, policy, on_retry, &mut |_, _| {})
             .await;
@@ -410,5 +444,21 @@ mod fault {
         if on && tool == PANIC_TOOL {
             panic!("fault injection: the tool `{PANIC_TOOL}` panics");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Catches: a cut reply delivered without saying so, or the notice glued to the text.
+    #[test]
+    fn a_cut_reply_says_so_at_its_end() {
+        assert_eq!(
+            super::cut_notice("The list goes on: one, two,".into(), 4096),
+            "The list goes on: one, two,\n\n… (the reply was cut at the model's 4096-token limit)"
+        );
+        assert_eq!(
+            super::cut_notice(String::new(), 10),
+            "… (the reply was cut at the model's 10-token limit)"
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! The thinking level of a run: a child's from its spawn (the `thinking` argument, else its
 //! agent definition's, else `agents.defaults.subagents.thinking`), a top-level run's from
-//! its agent definition.
+//! its session's `/think` choice, else its agent definition.
 
 use crate::agent::provider::Thinking;
 use crate::agents::AgentDef;
@@ -16,6 +16,7 @@ pub(crate) async fn of_run(
     is_subagent: bool,
     def: Option<&AgentDef>,
     cfg: &Config,
+    session: Option<&str>,
 ) -> Option<Thinking> {
     let stored = if is_subagent {
         match rt.store.subagent_by_child(&run.session_key).await {
@@ -27,7 +28,7 @@ pub(crate) async fn of_run(
         }
         .or_else(|| cfg.agents.defaults.subagents.thinking.clone())
     } else {
-        None
+        session.map(str::to_string)
     };
     let text = stored.or_else(|| def.and_then(|d| d.thinking.clone()))?;
     match text.parse() {

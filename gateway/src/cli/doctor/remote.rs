@@ -142,6 +142,7 @@ fn providers(cfg: &Config, keys: &EnvKeys) -> Vec<(String, ProviderConfig)> {
         api_key: None,
         models: Vec::new(),
         max_retries: 0,
+        headers: Default::default(),
     };
     let mut out = Vec::new();
     if keys.openai.is_some() {
@@ -159,7 +160,7 @@ pub async fn models(cfg: &Config, env: &dyn Fn(&str) -> Option<String>, r: &mut 
         anthropic: env("ANTHROPIC_API_KEY").filter(|k| !k.is_empty()),
     };
     let http = http();
-    let reference = models::default_reference(cfg, None, &keys);
+    let reference = models::default_reference(cfg, &models::Pick::default(), &keys);
     match models::resolve(cfg, reference.as_deref(), &http, &keys) {
         Ok(m) => r.add(
             "model",
@@ -180,7 +181,9 @@ pub async fn models(cfg: &Config, env: &dyn Fn(&str) -> Option<String>, r: &mut 
                     .base_url
                     .clone()
                     .unwrap_or_else(|| "https://api.openai.com/v1".into());
-                let rb = http.get(format!("{}/models", base.trim_end_matches('/')));
+                let rb = http
+                    .get(crate::agent::provider::endpoint(&base, "/models"))
+                    .headers(crate::agent::provider::header_map(&p.headers));
                 match &key {
                     Some(k) => rb.bearer_auth(k),
                     None => rb,
@@ -194,6 +197,7 @@ pub async fn models(cfg: &Config, env: &dyn Fn(&str) -> Option<String>, r: &mut 
                 let base = base.trim_end_matches('/').trim_end_matches("/v1");
                 let rb = http
                     .get(format!("{base}/v1/models"))
+                    .headers(crate::agent::provider::header_map(&p.headers))
                     .header("anthropic-version", ANTHROPIC_VERSION);
                 match &key {
                     Some(k) => rb.header("x-api-key", k),

@@ -31,7 +31,7 @@ fn model(
         Value::String(s) => (s.as_str(), key.to_string()),
         Value::Object(o) => {
             if o.contains_key("fallbacks") {
-                l.dropped(&join(key, "fallbacks"), "Switchboard has no model failover (a failing model retries, then the run fails)");
+                l.dropped(&join(key, "fallbacks"), "not imported: add them as `{ primary, fallbacks }` by hand once their providers are set up (docs/models.md)");
             }
             (
                 o.get("primary").and_then(Value::as_str)?,

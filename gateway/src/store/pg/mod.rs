@@ -13,6 +13,7 @@ mod announces;
 mod approvals;
 mod channels;
 mod compactions;
+mod choices;
 mod cron;
 pub mod health;
 mod inbox;

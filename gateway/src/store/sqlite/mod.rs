@@ -8,6 +8,7 @@ mod announces;
 mod approvals;
 mod channels;
 mod compactions;
+mod choices;
 mod conns;
 mod cron;
 mod inbox;

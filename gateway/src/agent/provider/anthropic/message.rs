@@ -81,6 +81,7 @@ fn parse_message(v: &Value) -> Result<ModelResponse, ProviderError> {
         tool_calls,
         usage,
         reasoning,
+        cut: v.get("stop_reason").and_then(Value::as_str) == Some("max_tokens"),
     })
 }
 
@@ -122,6 +123,16 @@ mod tests {
         );
         let big = "x".repeat(bounded::MAX_ANSWER_BYTES + 1);
         assert!(parse_message(&json!({"content": [{"type": "text", "text": big}]})).is_err());
+    }
+
+    /// Catches: a plain answer cut at `max_tokens` passed off as complete.
+    #[test]
+    fn a_max_tokens_stop_marks_a_plain_answer_cut() {
+        let body = |reason: &str| {
+            json!({"content": [{"type": "text", "text": "x"}], "stop_reason": reason}).to_string()
+        };
+        let cut = |reason: &str| parse_body(&body(reason)).expect("answer").cut;
+        assert_eq!((cut("max_tokens"), cut("end_turn")), (true, false));
     }
 
     use proptest::prelude::*;

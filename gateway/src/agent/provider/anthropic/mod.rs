@@ -15,21 +15,31 @@ const API_VERSION: &str = "2023-06-01";
 
 pub struct AnthropicProvider {
     http: reqwest::Client,
-    base_url: String,
+    /// The Messages URL (the base URL's query kept).
+    url: String,
     api_key: Option<String>,
+    /// The provider's configured headers, sent on every request.
+    headers: reqwest::header::HeaderMap,
 }
 
 impl AnthropicProvider {
-    pub fn new(http: reqwest::Client, base_url: String, api_key: Option<String>) -> Self {
+    pub fn new(
+        http: reqwest::Client,
+        base_url: String,
+        api_key: Option<String>,
+        headers: reqwest::header::HeaderMap,
+    ) -> Self {
         // Accept both `https://api.anthropic.com` and `.../v1`.
-        let base_url = base_url
-            .trim_end_matches('/')
-            .trim_end_matches("/v1")
-            .to_string();
+        let (path, query) = match base_url.split_once('?') {
+            Some((p, q)) => (p, format!("?{q}")),
+            None => (base_url.as_str(), String::new()),
+        };
+        let base = path.trim_end_matches('/').trim_end_matches("/v1");
         AnthropicProvider {
             http,
-            base_url,
+            url: super::endpoint(&format!("{base}{query}"), "/v1/messages"),
             api_key,
+            headers,
         }
     }
 }
@@ -47,7 +57,8 @@ impl Provider for AnthropicProvider {
     ) -> Result<ModelResponse, ProviderError> {
         let mut rb = self
             .http
-            .post(format!("{}/v1/messages", self.base_url))
+            .post(&self.url)
+            .headers(self.headers.clone())
             .header("anthropic-version", API_VERSION)
             .json(&wire::request_body(req));
         if let Some(key) = &self.api_key {

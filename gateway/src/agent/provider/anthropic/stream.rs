@@ -36,6 +36,8 @@ pub(super) enum Event {
     MessageDelta {
         #[serde(default)]
         usage: Option<WireUsage>,
+        #[serde(default)]
+        delta: Option<MessageDeltaBody>,
     },
     MessageStop,
     Ping,
@@ -44,6 +46,13 @@ pub(super) enum Event {
     },
     #[serde(other)]
     Unknown,
+}
+
+/// The `delta` of a `message_delta` event: why the answer stopped.
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct MessageDeltaBody {
+    #[serde(default)]
+    stop_reason: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -137,6 +146,8 @@ pub(super) struct Accumulator {
     started: bool,
     /// `message_stop` was seen: the answer is complete.
     done: bool,
+    /// `stop_reason: "max_tokens"`: the answer was cut at its limit.
+    cut: bool,
 }
 
 impl Accumulator {
@@ -154,9 +165,12 @@ impl Accumulator {
             } => self.start_block(index, content_block)?,
             Event::ContentBlockDelta { index, delta } => self.delta(index, delta)?,
             Event::ContentBlockStop | Event::Ping | Event::Unknown => {}
-            Event::MessageDelta { usage } => {
+            Event::MessageDelta { usage, delta } => {
                 if let Some(u) = usage {
                     self.take_usage(&u);
+                }
+                if let Some(reason) = delta.and_then(|d| d.stop_reason) {
+                    self.cut = reason == "max_tokens";
                 }
             }
             Event::MessageStop => self.done = true,
@@ -298,6 +312,7 @@ impl Accumulator {
             tool_calls,
             usage: self.usage,
             reasoning,
+            cut: self.cut,
         })
     }
 }

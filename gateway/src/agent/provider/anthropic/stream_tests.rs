@@ -69,6 +69,7 @@ fn a_documented_stream_is_assembled() {
                 thinking: "Let me look.".into(),
                 signature: "EqQB".into(),
             }],
+            cut: false,
         }
     );
 }
@@ -247,6 +248,7 @@ fn expected(d: &Drawn) -> ModelResponse {
                 signature: sig.clone(),
             })
             .collect(),
+        cut: false,
     }
 }
 
@@ -308,4 +310,23 @@ proptest! {
         let end = cut.index(bytes.len() + 1);
         let _ = read(&[&bytes[..end]]);
     }
+}
+
+/// Catches: a reply cut at `max_tokens` (`stop_reason: "max_tokens"`) passed off as
+/// complete, or a complete one taken for cut.
+#[test]
+fn a_max_tokens_stop_marks_the_answer_cut() {
+    let events = |reason: &str| {
+        vec![
+            json!({"type": "message_start", "message": {"usage": {"input_tokens": 3}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "half a sen"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_delta", "delta": {"stop_reason": reason}, "usage": {"output_tokens": 4096}}),
+            json!({"type": "message_stop"}),
+        ]
+    };
+    let cut = read(&[&sse(&events("max_tokens"))]).expect("answer");
+    assert_eq!((cut.text.as_str(), cut.cut), ("half a sen", true));
+    assert!(!read(&[&sse(&events("end_turn"))]).expect("answer").cut);
 }

@@ -195,6 +195,7 @@ mod tests {
             max_tokens: 100,
             thinking: Some(Thinking::Low),
             reasoning: Vec::new(),
+            reasoning_model: false,
         };
         let body = request_body(&req);
         assert_eq!(

@@ -30,6 +30,8 @@ pub(super) struct Accumulator {
     done: bool,
     /// A choice said why it finished (`finish_reason`): the answer is complete.
     finished: bool,
+    /// It finished with `finish_reason: "length"`: cut at its token limit.
+    cut: bool,
 }
 
 impl Accumulator {
@@ -63,8 +65,9 @@ impl Accumulator {
             return Ok(());
         };
         for choice in choices {
-            if choice.get("finish_reason").is_some_and(|r| !r.is_null()) {
+            if let Some(reason) = choice.get("finish_reason").filter(|r| !r.is_null()) {
                 self.finished = true;
+                self.cut = reason.as_str() == Some("length");
             }
             let Some(delta) = choice.get("delta") else {
                 continue;
@@ -128,6 +131,7 @@ impl Accumulator {
             tool_calls,
             usage: self.usage,
             reasoning: Vec::new(),
+            cut: self.cut,
         })
     }
 }
@@ -144,7 +148,13 @@ pub(super) fn parse_completion(v: &Value) -> Result<ModelResponse, ProviderError
     let msg = v.pointer("/choices/0/message").ok_or_else(|| {
         ProviderError::InvalidResponse("no choices[0].message in the answer".into())
     })?;
-    let mut acc = Accumulator::default();
+    let mut acc = Accumulator {
+        cut: v
+            .pointer("/choices/0/finish_reason")
+            .and_then(Value::as_str)
+            == Some("length"),
+        ..Accumulator::default()
+    };
     if let Some(t) = msg.get("content").and_then(Value::as_str) {
         acc.push_text(t)?;
     }

@@ -82,6 +82,7 @@ fn assembles_tool_calls_from_deltas() {
                 output_tokens: 3
             },
             reasoning: Vec::new(),
+            cut: false,
         }
     );
 }
@@ -303,4 +304,26 @@ proptest! {
             }
         }
     }
+}
+
+/// Catches: a reply cut at `max_tokens` (`finish_reason: "length"`) passed off as
+/// complete, in a stream or a plain answer, or a complete one taken for cut.
+#[test]
+fn a_length_finish_marks_the_answer_cut() {
+    let chunk = |reason: &str| {
+        sse(&[
+            json!({"choices": [{"index": 0, "delta": {"content": "half a sen"}, "finish_reason": null}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}),
+        ])
+    };
+    let cut = read(&[chunk("length").as_bytes()]).expect("answer");
+    assert_eq!((cut.text.as_str(), cut.cut), ("half a sen", true));
+    let whole = read(&[chunk("stop").as_bytes()]).expect("answer");
+    assert!(!whole.cut);
+    let plain = |reason: &str| {
+        parse_completion(&json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "x"}, "finish_reason": reason}]}))
+            .expect("answer")
+            .cut
+    };
+    assert_eq!((plain("length"), plain("stop")), (true, false));
 }

@@ -18,16 +18,25 @@ use crate::store::Role;
 
 pub struct OpenAiProvider {
     http: reqwest::Client,
-    base_url: String,
+    /// The chat completions URL (the base URL's query, e.g. Azure's `api-version`, kept).
+    url: String,
     api_key: Option<String>,
+    /// The provider's configured headers, sent on every request.
+    headers: reqwest::header::HeaderMap,
 }
 
 impl OpenAiProvider {
-    pub fn new(http: reqwest::Client, base_url: String, api_key: Option<String>) -> Self {
+    pub fn new(
+        http: reqwest::Client,
+        base_url: String,
+        api_key: Option<String>,
+        headers: reqwest::header::HeaderMap,
+    ) -> Self {
         OpenAiProvider {
             http,
-            base_url: base_url.trim_end_matches('/').to_string(),
+            url: super::endpoint(&base_url, "/chat/completions"),
             api_key,
+            headers,
         }
     }
 }
@@ -94,7 +103,13 @@ struct WireRequest<'a> {
     messages: Vec<WireMessage<'a>>,
     stream: bool,
     stream_options: StreamOptions,
-    max_tokens: u32,
+    /// The answer's limit for ordinary models.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    /// The answer's limit (reasoning included) for reasoning models, which refuse
+    /// `max_tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
     /// `low` | `medium` | `high`, from the run's thinking level.
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_effort: Option<&'static str>,
@@ -180,7 +195,8 @@ fn request_body(req: &ModelRequest) -> WireRequest<'_> {
         stream_options: StreamOptions {
             include_usage: true,
         },
-        max_tokens: req.max_tokens,
+        max_tokens: (!req.reasoning_model).then_some(req.max_tokens),
+        max_completion_tokens: req.reasoning_model.then_some(req.max_tokens),
         reasoning_effort: req.thinking.and_then(|t| t.reasoning_effort()),
         tools: wire_tools(&req.tools),
     }
@@ -199,7 +215,8 @@ impl Provider for OpenAiProvider {
     ) -> Result<ModelResponse, ProviderError> {
         let mut rb = self
             .http
-            .post(format!("{}/chat/completions", self.base_url))
+            .post(&self.url)
+            .headers(self.headers.clone())
             .json(&request_body(req));
         if let Some(key) = &self.api_key {
             rb = rb.bearer_auth(key);
@@ -287,6 +304,7 @@ mod tests {
             max_tokens: 7,
             thinking: Some(crate::agent::provider::Thinking::Medium),
             reasoning: Vec::new(),
+            reasoning_model: false,
         };
         let body = serde_json::to_value(request_body(&req)).expect("serializes");
         assert_eq!(
@@ -308,5 +326,38 @@ mod tests {
                 "tools": [{"type": "function", "function": {"name": "sessions_list", "description": "list", "parameters": {"type": "object"}}}],
             })
         );
+    }
+
+    /// Catches: a reasoning model sent `max_tokens` (OpenAI refuses it: "Unsupported
+    /// parameter: 'max_tokens' … Use 'max_completion_tokens' instead") or its thinking
+    /// level sent as anything but `reasoning_effort`.
+    #[test]
+    fn reasoning_models_get_max_completion_tokens() {
+        let mut req = ModelRequest {
+            model: "o3-mini".into(),
+            system: String::new(),
+            messages: Vec::new(),
+            tools: Default::default(),
+            max_tokens: 9000,
+            thinking: Some(crate::agent::provider::Thinking::High),
+            reasoning: Vec::new(),
+            reasoning_model: true,
+        };
+        let body = serde_json::to_value(request_body(&req)).expect("serializes");
+        let limits = |b: &Value| {
+            (
+                b.get("max_tokens").cloned(),
+                b.get("max_completion_tokens").cloned(),
+                b.get("reasoning_effort").cloned(),
+            )
+        };
+        assert_eq!(
+            limits(&body),
+            (None, Some(json!(9000)), Some(json!("high")))
+        );
+        req.reasoning_model = false;
+        req.thinking = None;
+        let body = serde_json::to_value(request_body(&req)).expect("serializes");
+        assert_eq!(limits(&body), (Some(json!(9000)), None, None));
     }
 }

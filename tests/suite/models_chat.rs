@@ -437,3 +437,41 @@ async fn model_and_think_from_discord_slash_commands_reach_the_request() {
     dc.assert_no_violations();
     fake.assert_no_violations();
 }
+
+/// Catches: a reply the model cut at its `maxTokens` (`finish_reason: "length"`)
+/// delivered as if it were complete.
+#[tokio::test]
+async fn a_reply_cut_at_max_tokens_says_so_in_the_chat() {
+    let fake = FakeModel::start().await.unwrap();
+    let chunk = |delta: Value, reason: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": reason}]})
+        )
+    };
+    fake.push_for(
+        "write a lot",
+        Step::RawSse(vec![
+            chunk(
+                json!({"role": "assistant", "content": "One, two, thr"}),
+                Value::Null,
+            ),
+            chunk(json!({}), json!("length")),
+            "data: [DONE]\n\n".into(),
+        ]),
+    );
+    let gw = GatewayBuilder::new(BIN)
+        .config(config_for(&fake, json!({"models": models(&fake)})))
+        .start()
+        .await
+        .unwrap();
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("/model fake/other").await.unwrap();
+    ws.next_message(WAIT).await.unwrap();
+    ws.send_text("write a lot").await.unwrap();
+    assert_eq!(
+        ws.next_message(WAIT).await.unwrap(),
+        "One, two, thr\n\n… (the reply was cut at the model's 777-token limit)"
+    );
+    fake.assert_no_violations();
+}

@@ -44,6 +44,8 @@ mod lanes;
 mod lifecycle;
 mod mcp;
 mod mcp_everything;
+mod media_discord;
+mod media_telegram;
 mod postgres_shared;
 mod postgres_shared_bus;
 mod postgres_shared_cron;

@@ -21,6 +21,9 @@ pub struct ResolvedModel {
     pub provider: Arc<dyn Provider>,
     pub cost: Option<ModelCost>,
     pub max_retries: u32,
+    /// Whether images are sent to this model as images (its entry's `input`; a model
+    /// without an entry: yes).
+    pub takes_images: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -143,12 +146,18 @@ pub fn resolve(
         .iter()
         .find(|m| m.id == model_id)
         .and_then(|m| m.cost);
+    let takes_images = prov_cfg
+        .models
+        .iter()
+        .find(|m| m.id == model_id)
+        .is_none_or(crate::config::ModelEntry::takes_images);
     Ok(ResolvedModel {
         reference: reference.to_string(),
         model_id: model_id.to_string(),
         provider: provider::build(http, prov_cfg, fallback_key),
         cost,
         max_retries: prov_cfg.max_retries,
+        takes_images,
     })
 }
 

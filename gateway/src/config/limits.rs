@@ -260,6 +260,7 @@ mod tests {
                         output: 0.0,
                     }),
                     context_window: Some(MAX_CONTEXT_WINDOW),
+                    input: None,
                 }],
                 max_retries: MAX_RETRIES,
             },

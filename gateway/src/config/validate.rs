@@ -5,6 +5,7 @@ mod channels;
 mod gateway;
 mod hooks;
 mod mcp_cron;
+mod media;
 mod sandbox;
 mod tools;
 mod workspaces;
@@ -31,6 +32,7 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     sandbox::sandbox(config, &mut out);
     mcp_cron::mcp_cron(config, &mut out);
     hooks::hooks(config, &mut out);
+    media::media(config, &mut out);
     // The daemon's own paths as the environment names them (`run --config` elsewhere is
     // checked again at start with the real path: `workspace_issues`).
     workspaces::workspaces(config, &super::Paths::resolve(None, env), &mut out);
@@ -428,6 +430,7 @@ mod tests {
                         output: f64::NAN,
                     }),
                     context_window: None,
+                    input: None,
                 }],
                 max_retries: 3,
             },

@@ -39,6 +39,10 @@ pub(super) fn router(state: Arc<State>) -> Router {
         .route(OPENAI_PATH, post(openai_route))
         .route(ANTHROPIC_PATH, post(anthropic_route))
         .route(MODELS_PATH, get(models_route))
+        .route(
+            "/v1/audio/transcriptions",
+            post(super::media::transcriptions_route),
+        )
         .fallback(unknown_route)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
@@ -106,6 +110,7 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: B
         Dialect::OpenAi => {
             if check {
                 problems.extend(openai::check(&body));
+                problems.extend(super::media::check_images(&body, false));
             }
             (OPENAI_PATH, openai::last_user_text(&body))
         }
@@ -115,6 +120,7 @@ async fn answer(state: Arc<State>, dialect: Dialect, headers: &HeaderMap, raw: B
             }
             if check {
                 problems.extend(anthropic::check(&body));
+                problems.extend(super::media::check_images(&body, true));
             }
             (ANTHROPIC_PATH, anthropic::last_user_text(&body))
         }

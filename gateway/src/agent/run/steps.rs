@@ -111,7 +111,13 @@ pub(super) async fn run_loop(
         let req = ModelRequest {
             model: ctx.model.model_id.clone(),
             system: ctx.system.clone(),
-            messages: transcript::to_chat(&rows),
+            messages: crate::media::inline::attach(
+                transcript::to_chat(&rows),
+                ctx.workspace,
+                ctx.cfg.media.images.turns,
+                ctx.model.takes_images,
+            )
+            .await,
             tools: specs.clone(),
             max_tokens: MAX_TOKENS,
             thinking: ctx.thinking,

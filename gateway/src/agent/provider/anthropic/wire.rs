@@ -252,4 +252,21 @@ mod tests {
             Some(1)
         );
     }
+
+    /// Catches: an image sent as text, or after the text Anthropic reads it with.
+    #[test]
+    fn a_user_message_with_images_becomes_image_blocks_then_text() {
+        let mut m = msg(Role::User, "look", vec![], None);
+        m.images = vec![crate::agent::provider::ImagePart {
+            mime: "image/jpeg",
+            base64: "aGk=".into(),
+        }];
+        assert_eq!(
+            wire_messages(&[m]),
+            vec![json!({"role": "user", "content": [
+                {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "aGk="}},
+                {"type": "text", "text": "look"},
+            ]})]
+        );
+    }
 }

@@ -342,4 +342,27 @@ mod tests {
             })
         );
     }
+
+    /// Catches: an image sent as text, or a data URL without its type.
+    #[test]
+    fn a_user_message_with_images_becomes_text_and_image_url_parts() {
+        let m = ChatMessage {
+            role: Role::User,
+            content: "look".into(),
+            tool_calls: vec![],
+            tool_call_id: None,
+            tool_name: None,
+            images: vec![crate::agent::provider::ImagePart {
+                mime: "image/png",
+                base64: "aGk=".into(),
+            }],
+        };
+        assert_eq!(
+            serde_json::to_value(wire_message(&m)).expect("serializes"),
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,aGk="}},
+            ]})
+        );
+    }
 }

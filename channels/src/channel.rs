@@ -173,6 +173,26 @@ pub trait Channel: Send + Sync + 'static {
     /// Show (or refresh) a typing indicator in the chat of `origin`.
     async fn typing(&self, origin: &crate::Origin, active: bool) -> Result<(), ChannelError>;
 
+    /// Fetch a file an inbound message of this channel carries into `out`, refusing it
+    /// past `max_bytes` while reading (never after). Returns the bytes written. Default:
+    /// [`crate::MediaError::Unsupported`].
+    async fn fetch_media(
+        &self,
+        media: &crate::MediaRef,
+        max_bytes: u64,
+        out: &mut (dyn tokio::io::AsyncWrite + Unpin + Send),
+    ) -> Result<u64, crate::MediaError> {
+        let _ = (media, max_bytes, out);
+        Err(crate::MediaError::Unsupported)
+    }
+
+    /// The largest file this channel sends as `kind` (the platform's own upload limit), or
+    /// `None` when it sends no files.
+    fn file_limit(&self, kind: crate::FileKind) -> Option<u64> {
+        let _ = kind;
+        None
+    }
+
     /// Post a one-line message meant to be edited in place later (see [`crate::line`]) in
     /// the chat of `origin`; `key` is the caller's stable name for it. Returns the
     /// platform's id of the message, for [`Channel::edit_line`]. Default: not supported.

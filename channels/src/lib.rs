@@ -10,6 +10,7 @@ pub mod backoff;
 mod channel;
 pub mod discord;
 pub mod line;
+pub mod media;
 mod menu;
 mod message;
 #[cfg(test)]
@@ -24,6 +25,7 @@ pub use channel::{
     send_parts, Channel, ChannelError, DeliveryProgress, Inbound, InboundSink, MemoryProgress,
 };
 pub use line::LineError;
+pub use media::{FileKind, MediaError, MediaKind, MediaRef, OutboundFile};
 pub use menu::{MenuCommand, MenuOption};
 pub use message::{ChatKind, InboundMessage, Origin, OutboundMessage};
 pub use secret::secret_eq;

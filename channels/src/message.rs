@@ -73,6 +73,11 @@ pub struct InboundMessage {
     /// `text` is empty and `message_id` identifies the press, for dedupe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub press: Option<crate::Press>,
+    /// Files the message carries (a photo, a document, a voice note, attachments), as
+    /// references the adapter fetches on the gateway's request (`Channel::fetch_media`).
+    /// A message with media may have empty `text` (no caption).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<crate::MediaRef>,
 }
 
 /// A message the gateway sends to a chat.
@@ -90,6 +95,10 @@ pub struct OutboundMessage {
     /// adapters whose platform has buttons, ignored by the others.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<crate::Action>,
+    /// A file sent with the message (the text is its caption, or comes first when it is
+    /// longer than the platform's caption).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<crate::OutboundFile>,
     /// Idempotency key of the outbox entry this message came from.
     pub key: String,
 }

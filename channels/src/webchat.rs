@@ -158,6 +158,7 @@ impl WebChat {
             message_id: None,
             addressed: true,
             press: None,
+            media: Vec::new(),
         };
         if sink.send(crate::Inbound::new(msg)).await.is_err() {
             return Some(ServerFrame::Error {
@@ -194,6 +195,7 @@ impl WebChat {
                 action,
                 message_id: Some(key.clone()),
             }),
+            media: Vec::new(),
         };
         let (inbound, answered) = crate::Inbound::press(msg);
         if sink.send(inbound).await.is_err() {

@@ -227,6 +227,7 @@ mod examples {
             text: "hello".into(),
             footer: None,
             actions: Vec::new(),
+            file: None,
             key: "k".into(),
         };
         let progress = crate::MemoryProgress::default();
@@ -266,6 +267,7 @@ mod examples {
             text: "hello".into(),
             footer: None,
             actions: Vec::new(),
+            file: None,
             key: "k".into(),
         };
         let progress = crate::MemoryProgress::default();

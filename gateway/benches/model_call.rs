@@ -49,6 +49,7 @@ fn conversation(n: usize) -> Vec<ChatMessage> {
             tool_calls: Vec::new(),
             tool_call_id: None,
             tool_name: None,
+            images: Vec::new(),
         })
         .collect()
 }

@@ -456,6 +456,7 @@ mod tests {
             message_id: Some(id.into()),
             addressed: true,
             press: None,
+            media: Vec::new(),
         }
     }
 

@@ -17,6 +17,7 @@ pub mod config;
 pub mod cron;
 pub mod events;
 pub mod mcp;
+pub mod media;
 pub mod outbox;
 #[cfg(test)]
 mod proptest_cases;

@@ -153,6 +153,7 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
                     text: row.text.clone(),
                     footer: row.footer.clone(),
                     actions: row.actions.clone(),
+                    file: row.file.clone(),
                     key: row.key.clone(),
                 };
                 let progress = RowProgress {

@@ -46,6 +46,7 @@
 
 mod edits;
 mod events;
+mod files;
 mod gateway;
 mod interactions;
 mod objects;
@@ -67,6 +68,7 @@ use anyhow::Context as _;
 use crate::fake_support::ServerTask;
 
 pub use edits::EditedMessage;
+pub use files::SentAttachment;
 use state::State;
 pub use types::{
     intents, Call, DUser, Failure, Followup, FollowupKind, InteractionResponse, RegisteredCommand,

@@ -19,6 +19,7 @@
 mod anthropic;
 mod anthropic_stream;
 mod lean;
+mod media;
 mod openai;
 mod script;
 mod server;
@@ -37,6 +38,7 @@ use anyhow::Context as _;
 
 use crate::fake_support::ServerTask;
 
+pub use media::{images_of, Transcription};
 pub use script::{DefaultReply, Gate, Step, ToolCall};
 pub use state::RecordedRequest;
 use state::State;
@@ -144,6 +146,11 @@ impl FakeModel {
     /// Scripted steps not played yet.
     pub fn pending_steps(&self) -> usize {
         self.inner.state.script().pending()
+    }
+
+    /// Every `/audio/transcriptions` request received so far, in order.
+    pub fn transcriptions(&self) -> Vec<Transcription> {
+        self.inner.state.transcriptions()
     }
 
     /// Every request received so far, in order.

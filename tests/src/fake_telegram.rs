@@ -21,6 +21,7 @@
 //! methods, unreadable or multipart bodies, two `getUpdates` in flight at once (the second is
 //! answered 409, as Telegram would), writing to a chat no update showed.
 
+mod files;
 pub mod html;
 mod listener;
 mod messages;
@@ -43,6 +44,7 @@ use anyhow::Context as _;
 
 use crate::fake_support::ServerTask;
 
+pub use files::SentFile;
 use listener::{Conn, CuttableListener};
 use state::State;
 pub use types::{
@@ -238,6 +240,82 @@ impl FakeTelegram {
             script.extend(std::iter::repeat_n(None, successes));
             script.push_back(Some(failure));
         });
+    }
+
+    /// Queues a message from `from` in `chat` carrying a file: `field` is the message's
+    /// media field (`photo`, `document`, `voice`, `audio`, `video`, `video_note`), `extra`
+    /// its object's other fields (`file_name`, `mime_type`, `duration`, …); the file is held
+    /// for `getFile` and its download URL. `caption` may be empty (none). Returns the
+    /// `update_id`.
+    pub fn user_file(
+        &self,
+        chat: Chat,
+        from: User,
+        field: &str,
+        bytes: Vec<u8>,
+        extra: serde_json::Value,
+        caption: &str,
+    ) -> i64 {
+        self.inner.state.change(|world| {
+            let n = world.files.len() + 1;
+            let id = format!("F{n}");
+            let dir = match field {
+                "photo" => "photos",
+                "voice" => "voice",
+                "video_note" => "video_notes",
+                "audio" => "music",
+                "video" => "videos",
+                _ => "documents",
+            };
+            let size = bytes.len();
+            world.files.insert(
+                id.clone(),
+                files::HeldFile {
+                    path: format!("{dir}/file_{n}.bin"),
+                    bytes: Arc::new(bytes),
+                },
+            );
+            let mut update = updates::user_message(world, &chat, &from, "", None);
+            let message = &mut update["message"];
+            if let Some(m) = message.as_object_mut() {
+                m.remove("text");
+                m.remove("entities");
+            }
+            let mut meta = serde_json::json!({"file_id": id, "file_unique_id": format!("u{id}"), "file_size": size});
+            if let (Some(m), Some(e)) = (meta.as_object_mut(), extra.as_object()) {
+                m.extend(e.clone());
+            }
+            message[field] = if field == "photo" {
+                meta["width"] = serde_json::json!(1280);
+                meta["height"] = serde_json::json!(960);
+                serde_json::json!([{"file_id": format!("{id}s"), "file_unique_id": format!("u{id}s"), "file_size": 1000, "width": 90, "height": 67}, meta])
+            } else {
+                meta
+            };
+            if !caption.is_empty() {
+                message["caption"] = serde_json::json!(caption);
+            }
+            world.push_update(update)
+        })
+    }
+
+    /// Files the bot uploaded (`sendPhoto`, `sendDocument`), in order.
+    pub fn sent_files(&self) -> Vec<SentFile> {
+        self.inner.state.read(|world| world.sent_files.clone())
+    }
+
+    /// Waits until at least `n` files were uploaded; returns them all.
+    pub async fn wait_for_files(
+        &self,
+        n: usize,
+        timeout: Duration,
+    ) -> anyhow::Result<Vec<SentFile>> {
+        self.inner
+            .state
+            .wait_until(timeout, |world| world.sent_files.len() >= n)
+            .await
+            .with_context(|| format!("fake Telegram: waited {timeout:?} for {n} uploaded files"))?;
+        Ok(self.sent_files())
     }
 
     /// Messages sent successfully, in order.

@@ -9,6 +9,7 @@ pub mod fake_telegram;
 pub mod fake_web;
 pub mod harness;
 pub mod mcp_server;
+pub mod multipart;
 pub mod pg;
 #[cfg(test)]
 mod testing_doc;

@@ -45,6 +45,8 @@ mod lanes;
 mod lifecycle;
 mod mcp;
 mod mcp_everything;
+mod media_discord;
+mod media_telegram;
 mod models_chat;
 mod postgres_shared;
 mod postgres_shared_bus;

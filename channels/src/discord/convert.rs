@@ -9,9 +9,11 @@ use serenity::all::{
 use super::{BotInfo, CHANNEL_ID};
 use crate::{ChatKind, InboundMessage, MenuCommand, Origin, Press};
 
-/// A message for the gateway, unless it is from a bot or has no text.
+/// A message for the gateway, unless it is from a bot or has neither text nor attachments.
 pub(super) fn message(msg: &Message, me: BotInfo) -> Option<InboundMessage> {
-    if msg.author.bot || msg.content.trim().is_empty() {
+    let media = super::media::attachments_of(msg);
+    // An attachment without text is a message too.
+    if msg.author.bot || (msg.content.trim().is_empty() && media.is_empty()) {
         return None;
     }
     let direct = msg.guild_id.is_none();
@@ -24,6 +26,7 @@ pub(super) fn message(msg: &Message, me: BotInfo) -> Option<InboundMessage> {
     Some(InboundMessage {
         addressed: direct || mentioned || replied_to_us || text.starts_with('/'),
         press: None,
+        media,
         text,
         message_id: Some(msg.id.get().to_string()),
         ..from(msg.guild_id, msg.channel_id, &msg.author, None)
@@ -58,6 +61,7 @@ pub(super) fn press(comp: &ComponentInteraction, me: BotInfo) -> Option<InboundM
             action: comp.data.custom_id.clone(),
             message_id: Some(comp.message.id.get().to_string()),
         }),
+        media: Vec::new(),
         message_id: Some(format!("interaction:{}", comp.id.get())),
         ..from(comp.guild_id, comp.channel_id, &comp.user, None)
     })
@@ -92,6 +96,7 @@ fn from(
         sender_username: Some(sender.name.clone()),
         addressed: false,
         press: None,
+        media: Vec::new(),
         text: String::new(),
         message_id: None,
     }

@@ -168,3 +168,39 @@ fn a_command_reads_its_options_in_the_menus_order() {
     let cmd = command_json("other", &[("b", "2"), ("a", "1")]);
     assert_eq!(command(&cmd, "h".into(), &menu).text, "/other 2 1");
 }
+
+proptest! {
+    #![proptest_config(crate::proptest_cases::config())]
+
+    /// Catches: an attachment without text dropped, one lost or invented, its kind not
+    /// following its type, its (untrusted) name or size changed on the way.
+    #[test]
+    fn attachments_convert_with_or_without_text(
+        files in proptest::collection::vec((any::<String>(), proptest::option::of("(image|audio|video|application)/[a-z]{1,8}"), any::<u32>()), 1..12),
+        content in proptest::option::of("[a-z ]{1,20}"),
+    ) {
+        let mut json = message_json(content.as_deref().unwrap_or(""), user(7, "ann", None, false), None, vec![]);
+        json["attachments"] = Value::Array(files.iter().enumerate().map(|(i, (name, mime, size))| json!({
+            "id": (9000 + i).to_string(), "filename": name, "size": size,
+            "url": format!("https://cdn.discordapp.com/attachments/1/{i}/x"),
+            "proxy_url": format!("https://media.discordapp.net/attachments/1/{i}/x"),
+            "content_type": mime,
+        })).collect());
+        let m = message(&parse(&json), me());
+        let Some(m) = m else {
+            return Err(TestCaseError::fail("not converted"));
+        };
+        prop_assert_eq!(m.media.len(), files.len().min(crate::media::MAX_MEDIA_PER_MESSAGE));
+        for (r, (name, mime, size)) in m.media.iter().zip(&files) {
+            prop_assert_eq!(r.name.as_deref(), Some(name.as_str()));
+            prop_assert_eq!(r.size, Some(u64::from(*size)));
+            let kind = match mime.as_deref().map(|m| m.split('/').next().unwrap_or("")) {
+                Some("image") => crate::MediaKind::Photo,
+                Some("audio") => crate::MediaKind::Audio,
+                Some("video") => crate::MediaKind::Video,
+                _ => crate::MediaKind::Document,
+            };
+            prop_assert_eq!(r.kind, kind);
+        }
+    }
+}

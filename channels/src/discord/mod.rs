@@ -6,6 +6,7 @@
 mod convert;
 mod handler;
 mod interaction;
+mod media;
 mod press;
 mod rest;
 
@@ -58,6 +59,8 @@ pub(crate) struct Inner {
     settings: DiscordSettings,
     http: Arc<Http>,
     rest: rest::Rest,
+    /// Attachment downloads (no redirects; `media::download_client`).
+    downloads: reqwest::Client,
     me: OnceLock<BotInfo>,
     typing: Mutex<HashMap<u64, AbortOnDropHandle<()>>>,
     interactions: interaction::Pending,
@@ -77,11 +80,13 @@ impl Discord {
             .build();
         let rest = rest::Rest::new(&base, &settings.token, !settings.link_preview)
             .map_err(|e| SetupError::Client(e.to_string()))?;
+        let downloads = media::download_client().map_err(|e| SetupError::Client(e.to_string()))?;
         Ok(Discord {
             inner: Arc::new(Inner {
                 settings,
                 http: Arc::new(http),
                 rest,
+                downloads,
                 me: OnceLock::new(),
                 typing: Mutex::new(HashMap::new()),
                 interactions: interaction::Pending::default(),
@@ -185,6 +190,9 @@ impl Channel for Discord {
             }
             // The interaction is gone (e.g. after a restart): answer in the channel instead.
         }
+        if let Some(file) = &msg.file {
+            return self.send_with_file(msg, file, progress).await;
+        }
         let channel = channel_of(&msg.origin)?;
         let chunks =
             crate::split::split_code_aware(&msg.text, msg.footer.as_deref(), self.text_limit());
@@ -195,6 +203,19 @@ impl Channel for Discord {
             async move { sent.await.map(|_| ()) }
         })
         .await
+    }
+
+    async fn fetch_media(
+        &self,
+        media: &crate::MediaRef,
+        max_bytes: u64,
+        out: &mut (dyn tokio::io::AsyncWrite + Unpin + Send),
+    ) -> Result<u64, crate::MediaError> {
+        self.fetch(media, max_bytes, out).await
+    }
+
+    fn file_limit(&self, _kind: crate::FileKind) -> Option<u64> {
+        Some(media::UPLOAD_LIMIT)
     }
 
     async fn post_line(
@@ -255,7 +276,7 @@ impl Channel for Discord {
     }
 }
 
-fn channel_of(origin: &Origin) -> Result<u64, ChannelError> {
+pub(super) fn channel_of(origin: &Origin) -> Result<u64, ChannelError> {
     origin
         .chat_id
         .parse::<u64>()

@@ -100,6 +100,61 @@ impl Rest {
         }
     }
 
+    /// Post a message with a file attached (multipart: `payload_json` and `files[0]`);
+    /// the id Discord gave it. One try: a 429 or a 5xx goes back to the outbox, which
+    /// retries the whole part.
+    pub(super) async fn create_message_with_file(
+        &self,
+        channel: u64,
+        content: &str,
+        file: &crate::OutboundFile,
+    ) -> Result<String, ChannelError> {
+        let url = format!("{}/api/v10/channels/{channel}/messages", self.base);
+        let bytes = tokio::fs::read(&file.path).await.map_err(|e| {
+            ChannelError::Permanent(format!("cannot read the file to send ({}): {e}", file.name))
+        })?;
+        let mut payload = json!({
+            "content": content,
+            "allowed_mentions": {"parse": []},
+            "attachments": [{"id": 0, "filename": file.name}],
+        });
+        if self.suppress_embeds {
+            payload["flags"] = json!(SUPPRESS_EMBEDS);
+        }
+        let part = reqwest::multipart::Part::bytes(bytes)
+            .file_name(file.name.clone())
+            .mime_str(&file.mime)
+            .map_err(|e| ChannelError::Permanent(format!("bad file type {}: {e}", file.mime)))?;
+        let form = reqwest::multipart::Form::new()
+            .text("payload_json", payload.to_string())
+            .part("files[0]", part);
+        let resp = self
+            .client
+            .post(&url)
+            .header("Authorization", &self.auth)
+            .multipart(form)
+            .send()
+            .await
+            .map_err(|e| ChannelError::Temporary(e.without_url().to_string()))?;
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        self.note_bucket(channel, &headers);
+        let text = resp.text().await.unwrap_or_default();
+        match status {
+            200..=299 => Ok(message_id(&text).unwrap_or_default()),
+            429 => Err(ChannelError::RateLimited(
+                retry_after(&headers, &text).unwrap_or(Duration::from_secs(1)),
+            )),
+            413 => Err(ChannelError::Permanent(format!(
+                "Discord refused the file as too large (HTTP 413): {text}"
+            ))),
+            500..=599 => Err(ChannelError::Temporary(format!("HTTP {status}: {text}"))),
+            _ => Err(ChannelError::Permanent(format!(
+                "Discord refused the file (HTTP {status}): {text}"
+            ))),
+        }
+    }
+
     /// Replace the content of message `id` (`PATCH`). A message that is gone (unknown:
     /// 10008) or not the bot's (50005) is [`LineError::Gone`].
     pub(super) async fn edit_message(

@@ -98,6 +98,7 @@ fn press(q: &CallbackQuery) -> Option<(InboundMessage, Callback)> {
             action: data,
             message_id: Some(message.id().0.to_string()),
         }),
+        media: Vec::new(),
     };
     let callback = Callback {
         id: q.id.clone(),
@@ -108,7 +109,12 @@ fn press(q: &CallbackQuery) -> Option<(InboundMessage, Callback)> {
 }
 
 fn inbound(msg: &Message, me: &BotInfo) -> Option<InboundMessage> {
-    let text = msg.text().or_else(|| msg.caption())?;
+    let media = super::media::media_of(msg);
+    // A photo, file or voice note without a caption is a message too.
+    let text = msg
+        .text()
+        .or_else(|| msg.caption())
+        .or_else(|| (!media.is_empty()).then_some(""))?;
     let from = msg.from.as_ref()?;
     if from.is_bot {
         return None;
@@ -144,6 +150,7 @@ fn inbound(msg: &Message, me: &BotInfo) -> Option<InboundMessage> {
         message_id: Some(format!("{}:{}", msg.chat.id.0, msg.id.0)),
         addressed,
         press: None,
+        media,
     })
 }
 

@@ -335,3 +335,107 @@ proptest! {
         prop_assert_eq!(!mentions(&t, BOT).is_empty(), mentions_bot(&t));
     }
 }
+
+fn converted_or(message: Value, what: &str) -> InboundMessage {
+    let update = update(message.clone());
+    match convert(&update, &me()) {
+        Converted::Message(m) => *m,
+        other => panic!(
+            "{what} not a message: {other:?} from {message} as {:?}",
+            update.kind
+        ),
+    }
+}
+
+fn private_media(field: &str, media: Value, caption: Option<&str>) -> Value {
+    let mut m = json!({
+        "message_id": 9, "date": 1_700_000_000,
+        "chat": {"id": 42, "type": "private", "first_name": "Ann"},
+        "from": {"id": 42, "is_bot": false, "first_name": "Ann", "username": "ann"},
+    });
+    m[field] = media;
+    if let Some(c) = caption {
+        m["caption"] = json!(c);
+    }
+    m
+}
+
+/// Catches: a photo or file without a caption dropped (it was, silently), the small
+/// thumbnail taken instead of the photo, a caption lost when media is present.
+#[test]
+fn photos_files_and_voice_notes_convert_with_or_without_a_caption() {
+    let meta = |id: &str, size: u64| json!({"file_id": id, "file_unique_id": format!("u{id}"), "file_size": size});
+    let mut small = meta("small", 100);
+    small["width"] = json!(90);
+    small["height"] = json!(90);
+    let mut big = meta("big", 5000);
+    big["width"] = json!(1280);
+    big["height"] = json!(960);
+    let m = converted_or(private_media("photo", json!([small, big]), None), "photo");
+    assert_eq!(m.text, "");
+    assert_eq!(
+        m.media,
+        vec![crate::MediaRef {
+            kind: crate::MediaKind::Photo,
+            source: "big".into(),
+            name: Some("photo_9.jpg".into()),
+            mime: Some("image/jpeg".into()),
+            size: Some(5000),
+        }]
+    );
+    let mut doc = meta("d", 7);
+    doc["file_name"] = json!("../notes.txt");
+    doc["mime_type"] = json!("text/plain");
+    let m = converted_or(
+        private_media("document", doc, Some("read this")),
+        "document",
+    );
+    assert_eq!(m.text, "read this");
+    assert_eq!(
+        (
+            m.media[0].kind,
+            m.media[0].name.as_deref(),
+            m.media[0].mime.as_deref()
+        ),
+        (
+            crate::MediaKind::Document,
+            Some("../notes.txt"),
+            Some("text/plain")
+        )
+    );
+    let mut voice = meta("v", 3);
+    voice["duration"] = json!(2);
+    voice["mime_type"] = json!("audio/ogg");
+    let m = converted_or(private_media("voice", voice, None), "voice");
+    assert_eq!(
+        (
+            m.media[0].kind,
+            m.media[0].name.as_deref(),
+            m.media[0].mime.as_deref()
+        ),
+        (
+            crate::MediaKind::Voice,
+            Some("voice_9.ogg"),
+            Some("audio/ogg")
+        )
+    );
+}
+
+proptest! {
+    #![proptest_config(crate::proptest_cases::config())]
+
+    /// Catches: a panic on any document a sender can shape (name, type, size), and a file
+    /// message not converted.
+    #[test]
+    fn any_document_converts(name in any::<String>(), mime in "[a-z]{1,8}/[a-z0-9.+-]{1,12}", size in any::<u32>(), caption in proptest::option::of(".{0,20}")) {
+        let doc = json!({"file_id": "x", "file_unique_id": "ux", "file_size": size, "file_name": name, "mime_type": mime});
+        let update = parse(&json!({"update_id": 7, "message": private_media("document", doc, caption.as_deref())}));
+        match convert(&update, &me()) {
+            Converted::Message(m) => {
+                prop_assert_eq!(m.media.len(), 1);
+                prop_assert_eq!(m.media[0].size, Some(u64::from(size)));
+            }
+            other => return Err(TestCaseError::fail(format!("{other:?}"))),
+        }
+    }
+}

@@ -6,6 +6,7 @@ mod convert;
 pub mod format;
 mod inbound;
 mod line;
+mod media;
 mod poll;
 mod send;
 
@@ -292,7 +293,26 @@ impl Channel for Telegram {
         msg: &OutboundMessage,
         progress: &dyn DeliveryProgress,
     ) -> Result<(), ChannelError> {
-        self.send_chunks(msg, progress).await
+        match &msg.file {
+            Some(file) => self.send_with_file(msg, file, progress).await,
+            None => self.send_chunks(msg, progress).await,
+        }
+    }
+
+    async fn fetch_media(
+        &self,
+        media: &crate::MediaRef,
+        max_bytes: u64,
+        out: &mut (dyn tokio::io::AsyncWrite + Unpin + Send),
+    ) -> Result<u64, crate::MediaError> {
+        self.fetch(media, max_bytes, out).await
+    }
+
+    fn file_limit(&self, kind: crate::FileKind) -> Option<u64> {
+        Some(match kind {
+            crate::FileKind::Photo => media::PHOTO_LIMIT,
+            crate::FileKind::Document => media::DOCUMENT_LIMIT,
+        })
     }
 
     async fn post_line(

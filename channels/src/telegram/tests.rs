@@ -272,6 +272,7 @@ async fn a_split_message_resumes_after_its_delivered_parts() {
         text,
         footer: None,
         actions: Vec::new(),
+        file: None,
         key: "k".into(),
     };
     tg.fail_after(
@@ -315,6 +316,7 @@ async fn the_footer_is_sent_whole_and_last() {
         text: "first ".repeat(8).trim().to_string(),
         footer: Some(footer.into()),
         actions: Vec::new(),
+        file: None,
         key: "k".into(),
     };
     telegram
@@ -351,6 +353,7 @@ async fn an_adapter_that_never_ran_sends_posts_edits_and_types() {
         text: "a reply".into(),
         footer: None,
         actions: Vec::new(),
+        file: None,
         key: "k".into(),
     };
     telegram

@@ -31,6 +31,9 @@ pub struct ResolvedModel {
     /// The models that serve a turn while this one is down, in order (empty for a
     /// fallback itself). One that no longer resolves is left out, with a warning.
     pub fallbacks: Vec<ResolvedModel>,
+    /// Whether images are sent to this model as images (its entry's `input`; a model
+    /// without an entry: yes).
+    pub takes_images: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -211,6 +214,7 @@ pub fn resolve(
         ProviderApi::Anthropic => env.anthropic.clone(),
     };
     let entry = prov_cfg.models.iter().find(|m| m.id == model_id);
+    let takes_images = entry.is_none_or(crate::config::ModelEntry::takes_images);
     Ok(ResolvedModel {
         reference: reference.to_string(),
         model_id: model_id.to_string(),
@@ -224,6 +228,7 @@ pub fn resolve(
             .and_then(|m| m.reasoning)
             .unwrap_or_else(|| provider::is_reasoning_model(model_id)),
         fallbacks: Vec::new(),
+        takes_images,
     })
 }
 

@@ -5,8 +5,8 @@
 
 mod after;
 mod end;
-mod fitting;
 mod fallback;
+mod fitting;
 pub mod heartbeat;
 mod outcome;
 mod steps;

@@ -28,6 +28,7 @@ pub fn to_chat(rows: &[MessageRow]) -> Vec<ChatMessage> {
                 tool_calls: vec![],
                 tool_call_id: Some(id),
                 tool_name: Some(name),
+                images: Vec::new(),
             });
         }
     };
@@ -46,6 +47,7 @@ pub fn to_chat(rows: &[MessageRow]) -> Vec<ChatMessage> {
                     tool_calls: vec![],
                     tool_call_id: Some(id.clone()),
                     tool_name: m.tool_name.clone(),
+                    images: Vec::new(),
                 });
                 if open.is_empty() {
                     out.append(&mut deferred);
@@ -57,6 +59,7 @@ pub fn to_chat(rows: &[MessageRow]) -> Vec<ChatMessage> {
                 tool_calls: vec![],
                 tool_call_id: None,
                 tool_name: None,
+                images: Vec::new(),
             }),
             Role::User | Role::Assistant => {
                 close_open(&mut out, &mut open);
@@ -77,6 +80,7 @@ pub fn to_chat(rows: &[MessageRow]) -> Vec<ChatMessage> {
                     tool_calls: calls,
                     tool_call_id: None,
                     tool_name: None,
+                    images: Vec::new(),
                 });
             }
         }

@@ -262,6 +262,7 @@ mod tests {
                     context_window: Some(MAX_CONTEXT_WINDOW),
                     max_tokens: None,
                     reasoning: None,
+                    input: None,
                 }],
                 max_retries: MAX_RETRIES,
                 headers: Default::default(),

@@ -25,6 +25,7 @@ pub struct Config {
     pub mcp: super::mcp_cron::McpConfig,
     pub cron: super::mcp_cron::CronConfig,
     pub hooks: super::hooks::HooksConfig,
+    pub media: super::media::MediaConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -274,6 +275,19 @@ pub struct ModelEntry {
     /// Unset: decided by the id (o1, o3, o4, gpt-5 families).
     #[serde(default)]
     pub reasoning: Option<bool>,
+    /// What the model takes: `["text", "image"]` (the default: images are sent as image
+    /// parts) or `["text"]` (a text-only model gets an image's note only).
+    #[serde(default)]
+    pub input: Option<Vec<super::media::ModelInput>>,
+}
+
+impl ModelEntry {
+    /// Whether images are sent to this model as images (unset `input`: yes).
+    pub fn takes_images(&self) -> bool {
+        self.input
+            .as_ref()
+            .is_none_or(|i| i.contains(&super::media::ModelInput::Image))
+    }
 }
 
 /// Price in USD per million tokens: 0 to 1,000,000.

@@ -5,6 +5,7 @@ mod channels;
 mod gateway;
 mod hooks;
 mod mcp_cron;
+mod media;
 mod sandbox;
 mod tools;
 mod workspaces;
@@ -33,6 +34,7 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     hooks::hooks(config, &mut out);
     super::context::check(&config.session.compaction, &config.session.reset, &mut out);
     super::models::check(config, &mut out);
+    media::media(config, &mut out);
     // The daemon's own paths as the environment names them (`run --config` elsewhere is
     // checked again at start with the real path: `workspace_issues`).
     workspaces::workspaces(config, &super::Paths::resolve(None, env), &mut out);
@@ -439,6 +441,7 @@ mod tests {
                     context_window: None,
                     max_tokens: None,
                     reasoning: None,
+                    input: None,
                 }],
                 max_retries: 3,
                 headers: Default::default(),

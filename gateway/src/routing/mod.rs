@@ -130,12 +130,21 @@ pub async fn handle_inbound(rt: &Arc<Runtime>, msg: InboundMessage) -> Handled {
         }
         return Handled::Taken;
     }
+    // Files are taken into the agent's inbox and noted in the text (docs/media.md).
+    let received = crate::media::receive::receive(rt, &cfg, &agent_id, &msg).await;
+    for refusal in &received.refusals {
+        reply(rt, &msg.origin, refusal).await;
+    }
+    if received.text.trim().is_empty() {
+        // A message with neither text nor any file taken: its sender was told why.
+        return Handled::Taken;
+    }
     let submission = dispatch::Submission {
         session_key: &key,
         agent_id: &agent_id,
         origin: &msg.origin,
         sender_id: &msg.sender_id,
-        text: &msg.text,
+        text: &received.text,
     };
     let submitted = match &msg.message_id {
         Some(id) => dispatch::submit_message_once(rt, &submission, id)

@@ -36,6 +36,7 @@ async fn one_turn(store: Store) {
         message_id: Some("m-1".into()),
         addressed: true,
         press: None,
+        media: Vec::new(),
     };
     assert_eq!(handle_inbound(&rt, msg.clone()).await, Handled::Taken);
     // The platform delivers it again: taken, not run twice.

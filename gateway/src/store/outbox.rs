@@ -1,6 +1,6 @@
 //! The outbox's rows (both engines).
 
-use switchboard_channels::{Action, Origin};
+use switchboard_channels::{Action, Origin, OutboundFile};
 
 use super::decode::Columns;
 use super::engine::engine_fns;
@@ -21,6 +21,8 @@ pub struct OutboxRow {
     pub footer: Option<String>,
     /// Buttons under the message (see `switchboard_channels::Action`).
     pub actions: Vec<Action>,
+    /// A file sent with the message (the gateway's copy; `media::outgoing`).
+    pub file: Option<OutboundFile>,
     pub attempts: i64,
     /// Leading parts of the (split) message delivered by earlier attempts.
     pub parts_sent: i64,
@@ -38,6 +40,10 @@ pub(super) fn decode_outbox(r: &impl Columns) -> Result<OutboxRow> {
             Some(a) => from_json(a)?,
             None => Vec::new(),
         },
+        file: match r.opt_text("file")? {
+            Some(f) => Some(from_json(f)?),
+            None => None,
+        },
         attempts: r.int("attempts")?,
         parts_sent: r.int("parts_sent")?,
     })
@@ -48,6 +54,8 @@ engine_fns! {
     pub async fn enqueue_outbox(&self, key: &str, origin: &Origin, text: &str) -> Result<bool>;
     /// [`Self::enqueue_outbox`] with buttons under the message.
     pub async fn enqueue_outbox_with_actions(&self, key: &str, origin: &Origin, text: &str, actions: &[Action]) -> Result<bool>;
+    /// [`Self::enqueue_outbox`] with a file (its copy's path, name, type and size).
+    pub async fn enqueue_outbox_with_file(&self, key: &str, origin: &Origin, text: &str, file: &OutboundFile) -> Result<bool>;
     /// Pending messages whose next attempt is due, oldest first, without any row that an
     /// earlier row of its chat holds back (one being sent, or pending and not yet due). A
     /// chat's due rows come in order; the caller sends them in that order.

@@ -227,8 +227,8 @@ mod engines {
 
 mod approvals;
 mod channels;
-mod compactions;
 mod choices;
+mod compactions;
 mod delivery;
 mod fan_in;
 mod leases;

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use axum::body::{to_bytes, Body};
 use axum::extract::{Request, State as Shared};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use serde_json::{json, Value};
@@ -17,8 +17,9 @@ use super::routes;
 use super::state::State;
 use super::types::{Call, Failure};
 
-/// Largest request body read (Discord's upload limit is far higher; the fake takes none).
-const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+/// Largest request body read: Discord's default 25 MB upload limit, with room for the
+/// multipart framing, so a bigger upload reaches the 413 of `files::check_uploads`.
+const MAX_BODY_BYTES: usize = 26 * 1024 * 1024;
 /// What every successful answer claims about its bucket.
 const BUCKET_LIMIT: u32 = 5;
 
@@ -167,11 +168,20 @@ async fn handle(Shared(state): Shared<Arc<State>>, request: Request) -> Response
         .path_and_query()
         .map_or_else(|| request.uri().path().to_owned(), ToString::to_string);
     let path = request.uri().path().to_owned();
+    if let Some(rest) = path.strip_prefix("/attachments/") {
+        return super::files::download(&state, rest);
+    }
     let headers = request.headers().clone();
     let body = to_bytes(request.into_body(), MAX_BODY_BYTES)
         .await
         .unwrap_or_default();
-    let parsed = if body.iter().all(u8::is_ascii_whitespace) {
+    let multipart = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(crate::multipart::boundary);
+    let parsed = if let Some(boundary) = multipart {
+        super::files::multipart_body(&state, &body, &boundary)
+    } else if body.iter().all(u8::is_ascii_whitespace) {
         Ok(Value::Null)
     } else {
         serde_json::from_slice::<Value>(&body)
@@ -212,7 +222,7 @@ async fn handle(Shared(state): Shared<Arc<State>>, request: Request) -> Response
             if !route_name.starts_with('*') && !state.authorized(authorization) {
                 Reply::error(401, 0, "401: Unauthorized")
             } else {
-                match answer(&state, name, &captures, &headers, parsed).await {
+                match answer(&state, name, &captures, parsed).await {
                     Some(reply) => reply,
                     None => Reply::error(503, 0, "503: Service Unavailable"),
                 }
@@ -229,7 +239,6 @@ async fn answer(
     state: &Arc<State>,
     name: &str,
     captures: &[String],
-    headers: &HeaderMap,
     body: Result<Value, Value>,
 ) -> Option<Reply> {
     let failure = state.change(|world| {
@@ -256,19 +265,7 @@ async fn answer(
             return None;
         }
     }
-    let is_multipart = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("multipart/"));
     let body = match body {
-        Ok(_) if is_multipart => {
-            state.change(|world| {
-                world.violation(format!(
-                    "{name}: multipart bodies (uploads) are not supported by the fake"
-                ))
-            });
-            return Some(Reply::error(400, 50035, "Invalid Form Body"));
-        }
         Ok(body) => body,
         Err(raw) => {
             state.change(|world| {

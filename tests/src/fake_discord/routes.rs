@@ -172,6 +172,10 @@ fn create_message(world: &mut World, channel: Option<u64>, body: &Value) -> Repl
         Ok(c) => c,
         Err(reply) => return reply,
     };
+    let attachments = match super::files::take_uploads(world, body) {
+        Ok(a) => a,
+        Err(reply) => return reply,
+    };
     let message_id = world.next_id();
     let mentions = mentions(world, &content);
     world
@@ -185,6 +189,7 @@ fn create_message(world: &mut World, channel: Option<u64>, body: &Value) -> Repl
         allowed_mentions: body.get("allowed_mentions").cloned(),
         components,
         flags: body.get("flags").and_then(Value::as_u64).unwrap_or(0),
+        attachments,
         at: Instant::now(),
     });
     Reply::ok(objects::message(MessageParts {

@@ -2,7 +2,7 @@
 //! and its event queue, the call log, and wake-ups.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -115,6 +115,10 @@ pub(super) struct World {
     /// Path and query of every gateway WebSocket request.
     pub(super) gateway_requests: Vec<String>,
     pub(super) sent: Vec<SentMessage>,
+    /// Attachments of users' messages, by `<id>/<name>`.
+    pub(super) attachments: HashMap<String, Arc<Vec<u8>>>,
+    /// Uploaded file parts held until their route takes them, by id.
+    pub(super) uploads: HashMap<u64, crate::multipart::Part>,
     /// Each bot message's content and components as they stand now (type 7 updates them).
     pub(super) bot_messages: HashMap<u64, (String, Option<Value>)>,
     /// Users' messages: id → channel (editing one is 403 `50005`).
@@ -154,6 +158,8 @@ impl World {
             identify_payloads: Vec::new(),
             gateway_requests: Vec::new(),
             sent: Vec::new(),
+            attachments: HashMap::new(),
+            uploads: HashMap::new(),
             interactions: HashMap::new(),
             bot_messages: HashMap::new(),
             user_messages: HashMap::new(),

@@ -72,6 +72,8 @@ pub struct SentMessage {
     pub components: Option<Value>,
     /// `flags` as sent (0 when absent); `SUPPRESS_EMBEDS` is `1 << 2`.
     pub flags: u64,
+    /// Files uploaded with it.
+    pub attachments: Vec<super::files::SentAttachment>,
     pub at: Instant,
 }
 

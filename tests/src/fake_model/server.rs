@@ -39,6 +39,10 @@ pub(super) fn router(state: Arc<State>) -> Router {
         .route(OPENAI_PATH, post(openai_route))
         .route(ANTHROPIC_PATH, post(anthropic_route))
         .route(MODELS_PATH, get(models_route))
+        .route(
+            "/v1/audio/transcriptions",
+            post(super::media::transcriptions_route),
+        )
         .fallback(unknown_route)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
@@ -114,6 +118,7 @@ async fn answer(
         Dialect::OpenAi => {
             if check {
                 problems.extend(openai::check(&body));
+                problems.extend(super::media::check_images(&body, false));
             }
             (OPENAI_PATH, openai::last_user_text(&body))
         }
@@ -123,6 +128,7 @@ async fn answer(
             }
             if check {
                 problems.extend(anthropic::check(&body));
+                problems.extend(super::media::check_images(&body, true));
             }
             (ANTHROPIC_PATH, anthropic::last_user_text(&body))
         }

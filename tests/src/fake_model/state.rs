@@ -71,6 +71,7 @@ impl LoggedRequest {
 struct Log {
     requests: Vec<LoggedRequest>,
     violations: Vec<String>,
+    transcriptions: Vec<super::media::Transcription>,
 }
 
 /// State shared by the handle and the server's handlers.
@@ -146,6 +147,15 @@ impl State {
     }
 
     /// A violation not tied to a recorded request (e.g. an unknown path).
+    pub(super) fn transcribed(&self, t: super::media::Transcription) {
+        lock(&self.log).transcriptions.push(t);
+        self.changed.notify_waiters();
+    }
+
+    pub(super) fn transcriptions(&self) -> Vec<super::media::Transcription> {
+        lock(&self.log).transcriptions.clone()
+    }
+
     pub(super) fn violation(&self, violation: String) {
         tracing::warn!(%violation, "fake model saw a protocol violation");
         lock(&self.log).violations.push(violation);

@@ -26,6 +26,9 @@ const METHODS: &[&str] = &[
     "setWebhook",
     "deleteWebhook",
     "getWebhookInfo",
+    "getFile",
+    "sendPhoto",
+    "sendDocument",
 ];
 
 /// Chat actions `sendChatAction` accepts.
@@ -73,8 +76,11 @@ pub(super) async fn dispatch(
     method: &str,
     params: &Value,
     arrived: tokio::time::Instant,
+    uploads: &[crate::multipart::Part],
 ) -> Reply {
     match method {
+        "getFile" => super::files::get_file(state, params),
+        "sendPhoto" | "sendDocument" => super::files::send_file(state, method, params, uploads),
         "getMe" => get_me(),
         "getUpdates" => polling::get_updates(state, params, arrived).await,
         "sendMessage" => messages::send_message(state, params),

@@ -18,9 +18,9 @@ use super::state::{PollSlot, State};
 use super::types::{Call, Failure};
 use super::wire::{self, int, Reply};
 
-/// Largest request body accepted (Telegram's own limit for uploads is 50 MB; the fake takes
-/// no uploads, so this only bounds a runaway client).
-const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+/// Largest request body accepted: Telegram's own 50 MB limit for uploads, with room for the
+/// multipart framing, so a bigger upload reaches `sendDocument`'s own 413.
+const MAX_BODY_BYTES: usize = 51 * 1024 * 1024;
 
 /// What Telegram says to the `getUpdates` that found another one in flight.
 pub(super) const CONFLICT: &str = "Conflict: terminated by other getUpdates request; \
@@ -55,6 +55,9 @@ async fn handle(
     body: Bytes,
 ) -> Response {
     let arrived = tokio::time::Instant::now();
+    if let Some(rest) = uri.path().strip_prefix("/file/") {
+        return super::files::download(&state, rest);
+    }
     let Some((token, name)) = split_path(uri.path()) else {
         state.change(|world| {
             world.violation(format!("{method} {uri} is not a Bot API method path"));
@@ -64,6 +67,7 @@ async fn handle(
     let (name, known) = methods::canonical(&name);
     let authorized = token == state.token;
     let params = wire::params(&uri, &headers, &body);
+    let uploads = wire::uploads(&headers, &body);
     let recorded = params
         .clone()
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
@@ -96,7 +100,7 @@ async fn handle(
                 state.change(|world| world.violation(format!("call of unknown method {name}")));
                 Reply::error(404, "Not Found: method not found").into()
             }
-            Ok(params) => answer(&state, &conn, &name, &params, arrived).await,
+            Ok(params) => answer(&state, &conn, &name, &params, arrived, &uploads).await,
         }
     };
     match outcome {
@@ -117,6 +121,7 @@ async fn answer(
     name: &str,
     params: &Value,
     arrived: tokio::time::Instant,
+    uploads: &[crate::multipart::Part],
 ) -> Outcome {
     // Held until the answer is complete, or the client goes away and axum drops this future.
     let _slot = if name == "getUpdates" {
@@ -171,7 +176,9 @@ async fn answer(
             return Outcome::Cut;
         }
     }
-    methods::dispatch(state, name, params, arrived).await.into()
+    methods::dispatch(state, name, params, arrived, uploads)
+        .await
+        .into()
 }
 
 /// Sleeps `pause`; false when the fake shuts down meanwhile.
@@ -217,7 +224,7 @@ fn client_of(path: &str) -> Option<String> {
     (!tag.is_empty()).then(|| percent_decode(&tag))
 }
 
-fn percent_decode(segment: &str) -> String {
+pub(super) fn percent_decode(segment: &str) -> String {
     let bytes = segment.as_bytes();
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut index = 0;

@@ -45,6 +45,10 @@ pub(super) struct World {
     pub(super) callbacks: HashMap<String, bool>,
     pub(super) callback_answers: Vec<CallbackAnswer>,
     pub(super) next_callback: u64,
+    /// Files users sent, by `file_id`.
+    pub(super) files: HashMap<String, super::files::HeldFile>,
+    /// Files the bot uploaded.
+    pub(super) sent_files: Vec<super::files::SentFile>,
 }
 
 impl World {

@@ -68,19 +68,15 @@ impl Reply {
 /// field readers below convert them. `Err` says why the request cannot be read.
 pub(super) fn params(uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Result<Value, String> {
     let mut params = uri.query().map(form_fields).unwrap_or_default();
-    let content_type = headers
+    let raw_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+        .unwrap_or("");
+    let content_type = raw_type.to_ascii_lowercase();
     if content_type.starts_with("multipart/form-data") {
-        // Text fields only (teloxide sends setWebhook this way); file parts are refused.
-        let boundary = content_type
-            .split(';')
-            .find_map(|p| p.trim().strip_prefix("boundary="))
-            .map(|b| b.trim_matches('"').to_owned())
-            .ok_or("multipart/form-data without a boundary")?;
-        params.extend(multipart_fields(&String::from_utf8_lossy(body), &boundary)?);
+        // Text fields as values; a file part (an upload) as `{"attached": name, "bytes": n}`,
+        // its bytes read by `uploads`.
+        params.extend(multipart_fields(body, raw_type)?);
         return Ok(Value::Object(params));
     }
     if !body.iter().all(u8::is_ascii_whitespace) {
@@ -98,35 +94,42 @@ pub(super) fn params(uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Result<Valu
     Ok(Value::Object(params))
 }
 
-/// The text fields of a multipart body. Values that are JSON objects or arrays (teloxide
-/// sends e.g. `allowed_updates` that way) are parsed; everything else stays a string.
-fn multipart_fields(body: &str, boundary: &str) -> Result<Map<String, Value>, String> {
-    let delimiter = format!("--{boundary}");
+/// The fields of a multipart body. Values that are JSON objects or arrays (teloxide
+/// sends e.g. `allowed_updates` that way) are parsed; file parts are described.
+fn multipart_fields(body: &[u8], content_type: &str) -> Result<Map<String, Value>, String> {
+    let boundary =
+        crate::multipart::boundary(content_type).ok_or("multipart/form-data without a boundary")?;
     let mut fields = Map::new();
-    for part in body.split(delimiter.as_str()).skip(1) {
-        if part.starts_with("--") {
-            break;
-        }
-        let part = part.strip_prefix("\r\n").unwrap_or(part);
-        let Some((head, value)) = part.split_once("\r\n\r\n") else {
-            return Err("a multipart part without headers".to_owned());
+    for part in crate::multipart::parse(body, &boundary)? {
+        let value = match &part.filename {
+            Some(name) => json!({"attached": name, "bytes": part.data.len()}),
+            None => {
+                let value = part.text();
+                match serde_json::from_str::<Value>(&value) {
+                    Ok(v @ (Value::Object(_) | Value::Array(_))) => v,
+                    _ => Value::String(value),
+                }
+            }
         };
-        if head.to_ascii_lowercase().contains("filename=") {
-            return Err("multipart file uploads are not supported by the fake".to_owned());
-        }
-        let name = head
-            .split(';')
-            .find_map(|p| p.trim().strip_prefix("name="))
-            .map(|n| n.trim_matches('"').to_owned())
-            .ok_or("a multipart part without a name")?;
-        let value = value.strip_suffix("\r\n").unwrap_or(value);
-        let parsed = match serde_json::from_str::<Value>(value) {
-            Ok(v @ (Value::Object(_) | Value::Array(_))) => v,
-            _ => Value::String(value.to_owned()),
-        };
-        fields.insert(name, parsed);
+        fields.insert(part.name, value);
     }
     Ok(fields)
+}
+
+/// The file parts (uploads) of a multipart body; none for any other body.
+pub(super) fn uploads(headers: &HeaderMap, body: &[u8]) -> Vec<crate::multipart::Part> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("");
+    match crate::multipart::boundary(content_type) {
+        Some(b) => crate::multipart::parse(body, &b)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|p| p.filename.is_some())
+            .collect(),
+        None => Vec::new(),
+    }
 }
 
 fn form_fields(encoded: &str) -> Map<String, Value> {

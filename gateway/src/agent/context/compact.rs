@@ -165,6 +165,7 @@ impl Summarizer<'_> {
                 tool_calls: vec![],
                 tool_call_id: None,
                 tool_name: None,
+                images: vec![],
             }],
             tools: Arc::new(ToolSpecs::default()),
             max_tokens: self.max_tokens,

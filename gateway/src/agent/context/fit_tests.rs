@@ -15,6 +15,7 @@ fn msg(role: Role, content: &str) -> ChatMessage {
         tool_calls: vec![],
         tool_call_id: None,
         tool_name: None,
+        images: vec![],
     }
 }
 

@@ -29,6 +29,7 @@ pub fn summary_message(summary: &str) -> ChatMessage {
         tool_calls: vec![],
         tool_call_id: None,
         tool_name: None,
+        images: vec![],
     }
 }
 

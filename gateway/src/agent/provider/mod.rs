@@ -36,6 +36,17 @@ pub struct ChatMessage {
     pub tool_calls: Vec<ToolCallRecord>,
     pub tool_call_id: Option<String>,
     pub tool_name: Option<String>,
+    /// Images sent with a user message (loaded from the files its notes name, at request
+    /// time: `media::inline`); empty for every other message.
+    pub images: Vec<ImagePart>,
+}
+
+/// An image sent to a vision model: its type and its bytes in base64.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImagePart {
+    /// `image/jpeg`, `image/png`, `image/gif` or `image/webp` (read from the bytes).
+    pub mime: &'static str,
+    pub base64: Arc<str>,
 }
 
 /// A tool offered to the model.

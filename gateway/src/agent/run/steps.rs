@@ -130,7 +130,13 @@ pub(super) async fn run_loop(
         let mut req = ModelRequest {
             model: ctx.model.model_id.clone(),
             system: ctx.system.clone(),
-            messages: fitted.messages,
+            messages: crate::media::inline::attach(
+                fitted.messages,
+                ctx.workspace,
+                ctx.cfg.media.images.turns,
+                ctx.model.takes_images,
+            )
+            .await,
             tools: specs.clone(),
             max_tokens: ctx.model.max_tokens,
             thinking: ctx.thinking,
@@ -160,7 +166,13 @@ pub(super) async fn run_loop(
             match fitting::fitted(ctx, &mut window, &rows, policy, true).await {
                 Ok(f) => {
                     raw = f.raw;
-                    req.messages = f.messages;
+                    req.messages = crate::media::inline::attach(
+                        f.messages,
+                        ctx.workspace,
+                        ctx.cfg.media.images.turns,
+                        ctx.model.takes_images,
+                    )
+                    .await;
                 }
                 Err(end) => return end,
             }

@@ -407,6 +407,27 @@ fn replace(
     Ok((edited, replaced))
 }
 
+/// `path` checked as `read` checks it and opened (no symlink followed), for tools that
+/// send a workspace file elsewhere (`message`'s `path`): the open file, its size and its
+/// name as shown to the model.
+pub(crate) async fn open_checked(
+    ctx: &ToolContext<'_>,
+    path: String,
+) -> Result<(std::fs::File, u64, String), ToolError> {
+    let Checked {
+        ws,
+        file,
+        name,
+        only,
+    } = check(ctx, "read", path).await?;
+    blocking(move || {
+        let target = target(&ws, &file, only, &name)?;
+        let (f, len) = open_file(&target, &name)?;
+        Ok((f, len, name))
+    })
+    .await
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

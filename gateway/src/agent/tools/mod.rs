@@ -10,7 +10,7 @@ pub mod approvals;
 pub mod args;
 mod beneath;
 pub mod exec;
-mod fs;
+pub(crate) mod fs;
 mod message;
 mod paths;
 pub mod policy;

@@ -45,6 +45,7 @@ fn msg(
         message_id: None,
         addressed,
         press: None,
+        media: Vec::new(),
     }
 }
 

@@ -12,8 +12,8 @@
 mod announces;
 mod approvals;
 mod channels;
-mod compactions;
 mod choices;
+mod compactions;
 mod cron;
 pub mod health;
 mod inbox;

@@ -7,8 +7,8 @@
 mod announces;
 mod approvals;
 mod channels;
-mod compactions;
 mod choices;
+mod compactions;
 mod conns;
 mod cron;
 mod inbox;

@@ -65,13 +65,40 @@ impl Sqlite {
         insert_outbox(&mut *self.writer().await, &m).await
     }
 
+    /// [`Self::enqueue_outbox`] with a file.
+    pub async fn enqueue_outbox_with_file(
+        &self,
+        key: &str,
+        origin: &Origin,
+        text: &str,
+        file: &switchboard_channels::OutboundFile,
+    ) -> Result<bool> {
+        let now = now_ms();
+        let r = sqlx::query(
+            "INSERT INTO outbox (key, channel, chat_id, thread_id, origin, text, file, next_attempt_at, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING",
+        )
+        .bind(key)
+        .bind(&origin.channel)
+        .bind(&origin.chat_id)
+        .bind(&origin.thread_id)
+        .bind(to_json(origin)?)
+        .bind(text)
+        .bind(to_json(file)?)
+        .bind(now)
+        .bind(now)
+        .execute(&mut *self.writer().await)
+        .await?;
+        Ok(r.rows_affected() == 1)
+    }
+
     /// Pending messages whose next attempt is due, oldest first, without any row that an
     /// earlier row of its chat holds back (one being sent, or pending and not yet due). A
     /// chat's due rows come in order; the caller sends them in that order.
     pub async fn due_outbox(&self, limit: i64) -> Result<Vec<OutboxRow>> {
         let now = now_ms();
         let rows = sqlx::query(
-            "SELECT id, key, origin, text, footer, actions, attempts, parts_sent FROM outbox o
+            "SELECT id, key, origin, text, footer, actions, file, attempts, parts_sent FROM outbox o
              WHERE state = 'pending' AND next_attempt_at <= ?
                AND NOT EXISTS (SELECT 1 FROM outbox e
                    WHERE e.channel = o.channel AND e.chat_id IS o.chat_id

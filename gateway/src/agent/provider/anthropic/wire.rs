@@ -81,7 +81,15 @@ pub(super) fn wire_messages(msgs: &[ChatMessage]) -> Vec<Value> {
     let mut out: Vec<(String, Vec<Value>)> = Vec::new();
     for m in msgs {
         let (role, blocks) = match m.role {
-            Role::User => ("user", vec![json!({"type": "text", "text": m.content})]),
+            Role::User => {
+                let mut blocks: Vec<Value> = m
+                    .images
+                    .iter()
+                    .map(|i| json!({"type": "image", "source": {"type": "base64", "media_type": i.mime, "data": &*i.base64}}))
+                    .collect();
+                blocks.push(json!({"type": "text", "text": m.content}));
+                ("user", blocks)
+            }
             Role::Tool => (
                 "user",
                 vec![
@@ -129,6 +137,7 @@ mod tests {
             tool_calls: calls,
             tool_call_id: id.map(str::to_string),
             tool_name: None,
+            images: Vec::new(),
         }
     }
 
@@ -154,6 +163,7 @@ mod tests {
                 tool_calls: vec![],
                 tool_call_id: None,
                 tool_name: None,
+                images: Vec::new(),
             },
             ChatMessage {
                 role: Role::Assistant,
@@ -161,6 +171,7 @@ mod tests {
                 tool_calls: vec![call],
                 tool_call_id: None,
                 tool_name: None,
+                images: Vec::new(),
             },
             ChatMessage {
                 role: Role::Tool,
@@ -168,6 +179,7 @@ mod tests {
                 tool_calls: vec![],
                 tool_call_id: Some("t1".into()),
                 tool_name: Some("x".into()),
+                images: Vec::new(),
             },
         ];
         let w = wire_messages(&msgs);
@@ -239,6 +251,23 @@ mod tests {
         assert_eq!(
             off["messages"][1]["content"].as_array().map(Vec::len),
             Some(1)
+        );
+    }
+
+    /// Catches: an image sent as text, or after the text Anthropic reads it with.
+    #[test]
+    fn a_user_message_with_images_becomes_image_blocks_then_text() {
+        let mut m = msg(Role::User, "look", vec![], None);
+        m.images = vec![crate::agent::provider::ImagePart {
+            mime: "image/jpeg",
+            base64: "aGk=".into(),
+        }];
+        assert_eq!(
+            wire_messages(&[m]),
+            vec![json!({"role": "user", "content": [
+                {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "aGk="}},
+                {"type": "text", "text": "look"},
+            ]})]
         );
     }
 }

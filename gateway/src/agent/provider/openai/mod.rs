@@ -45,12 +45,33 @@ impl OpenAiProvider {
 #[derive(Serialize)]
 struct WireMessage<'a> {
     role: &'static str,
-    content: &'a str,
+    content: WireContent<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireCall<'a>>,
     /// Only on tool results (`null` if the call had no id).
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<Option<&'a str>>,
+}
+
+/// A message's content: its text, or (a user message with images) text and image parts.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireContent<'a> {
+    Text(&'a str),
+    Parts(Vec<WirePart<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WirePart<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: WireImageUrl },
+}
+
+/// An image as a `data:` URL.
+#[derive(Serialize)]
+struct WireImageUrl {
+    url: String,
 }
 
 #[derive(Serialize)]
@@ -87,9 +108,20 @@ fn wire_message(m: &ChatMessage) -> WireMessage<'_> {
             .collect(),
         _ => Vec::new(),
     };
+    let content = if m.images.is_empty() {
+        WireContent::Text(&m.content)
+    } else {
+        let mut parts = vec![WirePart::Text { text: &m.content }];
+        parts.extend(m.images.iter().map(|i| WirePart::ImageUrl {
+            image_url: WireImageUrl {
+                url: format!("data:{};base64,{}", i.mime, i.base64),
+            },
+        }));
+        WireContent::Parts(parts)
+    };
     WireMessage {
         role,
-        content: &m.content,
+        content,
         tool_calls,
         tool_call_id: (m.role == Role::Tool).then_some(m.tool_call_id.as_deref()),
     }
@@ -182,7 +214,7 @@ fn request_body(req: &ModelRequest) -> WireRequest<'_> {
     if !req.system.is_empty() {
         messages.push(WireMessage {
             role: "system",
-            content: &req.system,
+            content: WireContent::Text(&req.system),
             tool_calls: Vec::new(),
             tool_call_id: None,
         });
@@ -284,6 +316,7 @@ mod tests {
                 tool_calls,
                 tool_call_id: id.map(str::to_string),
                 tool_name: None,
+                images: Vec::new(),
             };
         let req = ModelRequest {
             model: "m".into(),
@@ -359,5 +392,28 @@ mod tests {
         req.thinking = None;
         let body = serde_json::to_value(request_body(&req)).expect("serializes");
         assert_eq!(limits(&body), (Some(json!(9000)), None, None));
+    }
+
+    /// Catches: an image sent as text, or a data URL without its type.
+    #[test]
+    fn a_user_message_with_images_becomes_text_and_image_url_parts() {
+        let m = ChatMessage {
+            role: Role::User,
+            content: "look".into(),
+            tool_calls: vec![],
+            tool_call_id: None,
+            tool_name: None,
+            images: vec![crate::agent::provider::ImagePart {
+                mime: "image/png",
+                base64: "aGk=".into(),
+            }],
+        };
+        assert_eq!(
+            serde_json::to_value(wire_message(&m)).expect("serializes"),
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,aGk="}},
+            ]})
+        );
     }
 }

@@ -24,6 +24,6 @@ pub use channel::{
     send_parts, Channel, ChannelError, DeliveryProgress, Inbound, InboundSink, MemoryProgress,
 };
 pub use line::LineError;
-pub use menu::{MenuCommand, MenuOption};
+pub use menu::{command_in, MenuCommand, MenuOption};
 pub use message::{ChatKind, InboundMessage, Origin, OutboundMessage};
 pub use secret::secret_eq;

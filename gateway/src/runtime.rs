@@ -102,6 +102,8 @@ pub struct Runtime {
     pub member: Option<crate::cluster::Member>,
     /// Shared mode's bus (`cluster::bus`), set once when `app` starts it; unset otherwise.
     bus: std::sync::OnceLock<Arc<crate::cluster::bus::Bus>>,
+    /// This process's model calls: tokens, cost and latency per model (`/metrics`).
+    pub model_metrics: crate::agent::usage::ModelMetrics,
 }
 
 impl Runtime {
@@ -148,6 +150,7 @@ impl Runtime {
             shutdown,
             member,
             bus: std::sync::OnceLock::new(),
+            model_metrics: Default::default(),
         })
     }
 

@@ -35,7 +35,16 @@ async fn dms_and_forum_topics_get_their_replies_in_place() {
             .iter()
             .map(|c| c.0.as_str())
             .collect::<Vec<_>>(),
-        vec!["subagents", "stop", "status", "new", "help"]
+        vec![
+            "help",
+            "status",
+            "usage",
+            "new",
+            "stop",
+            "subagents",
+            "approve",
+            "cron"
+        ]
     );
 
     // The first answer waits until the chat shows "typing…" (an instant answer may end
@@ -183,7 +192,7 @@ async fn rejected_html_falls_back_to_plain_text() {
     let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
     assert_eq!(
         (sent[0].text.as_str(), sent[0].parse_mode.as_deref()),
-        ("echo: *styled*", None)
+        ("echo: styled", None)
     );
 }
 

@@ -8,6 +8,7 @@
 //! applies live.
 
 mod agents;
+pub mod budget;
 mod channels;
 mod db_url;
 pub mod duration;

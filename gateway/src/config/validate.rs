@@ -31,6 +31,7 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     sandbox::sandbox(config, &mut out);
     mcp_cron::mcp_cron(config, &mut out);
     hooks::hooks(config, &mut out);
+    super::budget::check(config, &mut out);
     // The daemon's own paths as the environment names them (`run --config` elsewhere is
     // checked again at start with the real path: `workspace_issues`).
     workspaces::workspaces(config, &super::Paths::resolve(None, env), &mut out);

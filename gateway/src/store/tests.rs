@@ -220,6 +220,7 @@ mod engines {
         races::one_due_time_fired_by_two_stores_at_once_fires_once on [sqlite, postgres],
         rows::rows_read_back_whole_on_every_engine on [sqlite, postgres],
         worktrees::worktrees_are_found_while_active_and_swept_when_left_over on [sqlite, postgres],
+        usage::usage_is_summed_per_session_agent_and_day on [sqlite, postgres],
     }
 }
 
@@ -236,4 +237,5 @@ mod races;
 mod rows;
 mod seam;
 mod turns;
+mod usage;
 mod worktrees;

@@ -123,13 +123,28 @@ pub(super) async fn run_loop(
             run_id: ctx.run.id.clone(),
             step: progress.steps as u64,
         });
+        let called = std::time::Instant::now();
         let resp = model_call(ctx, &req, policy).await;
+        let metrics = &ctx.rt.model_metrics;
+        metrics.observe_call(&ctx.model.reference, called.elapsed().as_secs_f64());
         let resp = match resp {
             Ok(r) => r,
             Err(e) => return LoopEnd::Provider(e),
         };
         progress.usage.input_tokens += resp.usage.input_tokens;
         progress.usage.output_tokens += resp.usage.output_tokens;
+        let (input, output) = (resp.usage.input_tokens, resp.usage.output_tokens);
+        let cost = crate::agent::models::estimate_cost(ctx.model.cost, input, output);
+        metrics.add_usage(&ctx.model.reference, input, output, cost);
+        // How full the window was: `/usage` and `/status` read it back.
+        if let Err(e) = ctx
+            .rt
+            .store
+            .record_context_tokens(run_id, input.min(i64::MAX as u64) as i64)
+            .await
+        {
+            return LoopEnd::Store(e);
+        }
         if resp.tool_calls.is_empty() {
             // Stored with the run's end, in one transaction.
             return LoopEnd::Final(resp.text);

@@ -26,6 +26,6 @@ pub use channel::{
 };
 pub use line::LineError;
 pub use media::{FileKind, MediaError, MediaKind, MediaRef, OutboundFile};
-pub use menu::{MenuCommand, MenuOption};
+pub use menu::{command_in, MenuCommand, MenuOption};
 pub use message::{ChatKind, InboundMessage, Origin, OutboundMessage};
 pub use secret::secret_eq;

@@ -15,7 +15,7 @@ pub fn split_text(text: &str, footer: Option<&str>, limit: usize) -> Vec<String>
 }
 
 /// The footer as one line: surrounding whitespace dropped, line breaks made spaces.
-fn footer_line(footer: &str) -> String {
+pub(crate) fn footer_line(footer: &str) -> String {
     footer.trim().replace(['\r', '\n'], " ")
 }
 

@@ -104,6 +104,8 @@ pub struct Runtime {
     bus: std::sync::OnceLock<Arc<crate::cluster::bus::Bus>>,
     /// Models in an outage and the chats told (model fallbacks).
     pub outages: crate::agent::outages::Outages,
+    /// This process's model calls: tokens, cost and latency per model (`/metrics`).
+    pub model_metrics: crate::agent::usage::ModelMetrics,
 }
 
 impl Runtime {
@@ -151,6 +153,7 @@ impl Runtime {
             member,
             bus: std::sync::OnceLock::new(),
             outages: Default::default(),
+            model_metrics: Default::default(),
         })
     }
 

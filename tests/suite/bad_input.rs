@@ -154,7 +154,7 @@ async fn invalid_tool_arguments_and_unknown_tools_are_told_to_the_model() {
         "{}",
         results[0]
     );
-    assert!(results[1].starts_with("error: unknown tool `rm_rf`; available tools: agents_list, cron, edit, exec, message, process, read, sessions_history, sessions_list, sessions_send, sessions_spawn, subagents, task, web_fetch, write"), "{}", results[1]);
+    assert!(results[1].starts_with("error: unknown tool `rm_rf`; available tools: agents_list, cron, edit, exec, glob, grep, ls, message, process, read, sessions_history, sessions_list, sessions_send, sessions_spawn, subagents, task, web_fetch, write"), "{}", results[1]);
     // The fake flags the history's call to the never-offered `rm_rf`: that is the scripted
     // model misbehaving, which is what this test is about. Nothing else may be flagged.
     let v = fake.violations();

@@ -36,11 +36,15 @@ async fn dms_and_forum_topics_get_their_replies_in_place() {
             .map(|c| c.0.as_str())
             .collect::<Vec<_>>(),
         vec![
-            "subagents",
-            "stop",
-            "status",
-            "new",
             "help",
+            "status",
+            "usage",
+            "new",
+            "stop",
+            "subagents",
+            "approve",
+            "cron",
+            "compact",
             "model",
             "think"
         ]
@@ -191,7 +195,7 @@ async fn rejected_html_falls_back_to_plain_text() {
     let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
     assert_eq!(
         (sent[0].text.as_str(), sent[0].parse_mode.as_deref()),
-        ("echo: *styled*", None)
+        ("echo: styled", None)
     );
 }
 

@@ -34,7 +34,7 @@ async fn the_model_is_offered_only_what_the_policy_allows() {
     let r = call(&fake, &mut ws, "p1", "exec", r#"{"command": "true"}"#).await;
     assert!(
         r.starts_with(
-            "error: unknown tool `exec`; available tools: agents_list, read, sessions_history"
+            "error: unknown tool `exec`; available tools: agents_list, glob, grep, ls, read, sessions_history"
         ),
         "{r}"
     );
@@ -43,6 +43,9 @@ async fn the_model_is_offered_only_what_the_policy_allows() {
         offered(first),
         vec![
             "agents_list",
+            "glob",
+            "grep",
+            "ls",
             "read",
             "sessions_history",
             "sessions_list",

@@ -161,10 +161,11 @@ async fn help_status_new_and_unknown_commands_answer() {
             && status.contains("Lane main: 0 active / 4 max, 0 queued"),
         "{status}"
     );
+    // Not a command of ours: an ordinary message for the agent.
     ws.send_text("/frobnicate now").await.unwrap();
     assert_eq!(
         ws.next_message(WAIT).await.unwrap(),
-        "Unknown command /frobnicate. Try /help, /status, /new, /stop or /subagents."
+        "echo: /frobnicate now"
     );
     ws.send_text("remember me").await.unwrap();
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "echo: remember me");

@@ -10,7 +10,9 @@ use super::{BotInfo, CHANNEL_ID};
 use crate::{ChatKind, InboundMessage, MenuCommand, Origin, Press};
 
 /// A message for the gateway, unless it is from a bot or has neither text nor attachments.
-pub(super) fn message(msg: &Message, me: BotInfo) -> Option<InboundMessage> {
+/// In a guild it is addressed when it mentions or answers the bot, or is typed as one of
+/// `menu`'s commands (not any text that starts with `/`).
+pub(super) fn message(msg: &Message, me: BotInfo, menu: &[MenuCommand]) -> Option<InboundMessage> {
     let media = super::media::attachments_of(msg);
     // An attachment without text is a message too.
     if msg.author.bot || (msg.content.trim().is_empty() && media.is_empty()) {
@@ -24,7 +26,10 @@ pub(super) fn message(msg: &Message, me: BotInfo) -> Option<InboundMessage> {
         .is_some_and(|r| r.author.id.get() == me.user_id);
     let text = without_mentions(&msg.content, me.user_id);
     Some(InboundMessage {
-        addressed: direct || mentioned || replied_to_us || text.starts_with('/'),
+        addressed: direct
+            || mentioned
+            || replied_to_us
+            || crate::command_in(menu, &text, None).is_some(),
         press: None,
         media,
         text,

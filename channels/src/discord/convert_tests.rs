@@ -40,12 +40,14 @@ fn parse(json: &Value) -> Message {
 #[test]
 fn the_username_is_the_platform_username_and_the_name_the_display_name() {
     let author = user(7, "ann_l", Some("@owner"), false);
-    let m = message(&parse(&message_json("hi", author, None, vec![])), me()).expect("a message");
+    let m =
+        message(&parse(&message_json("hi", author, None, vec![])), me(), &[]).expect("a message");
     assert_eq!(m.sender_username.as_deref(), Some("ann_l"));
     assert_eq!(m.sender_name.as_deref(), Some("@owner"));
     assert!(m.addressed, "a DM is addressed");
     let author = user(7, "ann_l", None, false);
-    let m = message(&parse(&message_json("hi", author, None, vec![])), me()).expect("a message");
+    let m =
+        message(&parse(&message_json("hi", author, None, vec![])), me(), &[]).expect("a message");
     assert_eq!(m.sender_name.as_deref(), Some("ann_l"));
 }
 
@@ -59,12 +61,16 @@ fn a_mention_addresses_the_bot_in_a_guild_and_is_removed() {
         Some(9),
         vec![mention],
     );
-    let m = message(&parse(&json), me()).expect("a message");
+    let m = message(&parse(&json), me(), &[]).expect("a message");
     assert!(m.addressed);
     assert_eq!(m.text, "hello");
     assert_eq!(m.origin.account.as_deref(), Some("9"));
     let json = message_json("just chatting", author, Some(9), vec![]);
-    assert!(!message(&parse(&json), me()).expect("a message").addressed);
+    assert!(
+        !message(&parse(&json), me(), &[])
+            .expect("a message")
+            .addressed
+    );
 }
 
 /// Content of arbitrary Unicode mixed with mention tags of the bot and of others.
@@ -115,7 +121,7 @@ proptest! {
         if reply_to_me {
             json["referenced_message"] = message_json("earlier", user(ME, "bot", None, true), guild, vec![]);
         }
-        let out = message(&parse(&json), me());
+        let out = message(&parse(&json), me(), &[]);
         if bot || content.trim().is_empty() {
             prop_assert!(out.is_none());
             return Ok(());
@@ -169,6 +175,26 @@ fn a_command_reads_its_options_in_the_menus_order() {
     assert_eq!(command(&cmd, "h".into(), &menu).text, "/other 2 1");
 }
 
+/// Catches: any guild message starting with `/` taken as addressed to the bot (a path
+/// pasted in a channel reached the agent), and a typed menu command missed.
+#[test]
+fn only_menu_commands_address_the_bot_in_a_guild() {
+    let menu = vec![MenuCommand::new("status", "Status")];
+    let author = user(7, "ann", None, false);
+    let typed = |text: &str| {
+        message(
+            &parse(&message_json(text, author.clone(), Some(1), vec![])),
+            me(),
+            &menu,
+        )
+        .expect("a message")
+        .addressed
+    };
+    assert!(typed("/status"));
+    assert!(!typed("/usr/bin/python3 crashed, why?"));
+    assert!(!typed("just chatting"));
+}
+
 proptest! {
     #![proptest_config(crate::proptest_cases::config())]
 
@@ -186,7 +212,7 @@ proptest! {
             "proxy_url": format!("https://media.discordapp.net/attachments/1/{i}/x"),
             "content_type": mime,
         })).collect());
-        let m = message(&parse(&json), me());
+        let m = message(&parse(&json), me(), &[]);
         let Some(m) = m else {
             return Err(TestCaseError::fail("not converted"));
         };

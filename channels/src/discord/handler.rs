@@ -63,7 +63,7 @@ impl EventHandler for Handler {
         let Some(me) = self.inner.me.get().copied() else {
             return;
         };
-        if let Some(inbound) = convert::message(&msg, me) {
+        if let Some(inbound) = convert::message(&msg, me, &self.inner.settings.commands) {
             self.push(inbound).await;
         }
     }

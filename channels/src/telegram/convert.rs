@@ -164,15 +164,18 @@ fn addressed(msg: &Message, text: &str, me: &BotInfo, direct: bool) -> (bool, St
         .filter(|r| r.forum_topic_created().is_none())
         .and_then(|r| r.from.as_ref())
         .is_some_and(|u| u.id.0 == me.id);
-    let command_for_us = text.starts_with('/') && {
-        let head = text.split_whitespace().next().unwrap_or("");
-        match head.split_once('@') {
-            Some((_, bot)) => bot.eq_ignore_ascii_case(&me.username),
-            None => true,
-        }
-    };
+    // One of the bot's commands, bare or as `/cmd@thisbot`; text that merely starts with
+    // `/` ("/usr/bin/python3 crashed") or `/cmd@otherbot` is not.
+    let command_for_us = crate::command_in(&me.commands, text, Some(&me.username)).is_some();
     let mut clean = text.to_string();
-    if !text.starts_with('/') {
+    if command_for_us {
+        // `/cmd@thisbot args` → `/cmd args`: the gateway takes a name with an `@` suffix
+        // for another bot's command.
+        let head_end = text.find(char::is_whitespace).unwrap_or(text.len());
+        if let Some(at) = text[..head_end].find('@') {
+            clean = format!("{}{}", &text[..at], &text[head_end..]);
+        }
+    } else {
         // Cutting a mention can join its neighbours into a new one ("x@bot@bot"): cut
         // until none is left (each pass shortens the text).
         let mut cut = found.clone();

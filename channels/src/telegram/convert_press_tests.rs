@@ -13,6 +13,12 @@ fn me() -> BotInfo {
     BotInfo {
         id: BOT_ID,
         username: "switchboard_bot".to_string(),
+        commands: vec![
+            crate::MenuCommand::new("subagents", "Sub-agents"),
+            crate::MenuCommand::new("status", "Status"),
+            crate::MenuCommand::new("stop", "Stop"),
+            crate::MenuCommand::new("new", "New").alias("reset"),
+        ],
     }
 }
 

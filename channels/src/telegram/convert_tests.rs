@@ -14,6 +14,12 @@ fn me() -> BotInfo {
     BotInfo {
         id: BOT_ID,
         username: BOT.to_string(),
+        commands: vec![
+            crate::MenuCommand::new("subagents", "Sub-agents"),
+            crate::MenuCommand::new("status", "Status"),
+            crate::MenuCommand::new("stop", "Stop"),
+            crate::MenuCommand::new("new", "New").alias("reset"),
+        ],
     }
 }
 
@@ -62,10 +68,36 @@ fn only_a_whole_word_mention_of_the_bot_addresses_it() {
     let m = converted(group_message("hey @SWITCHBOARD_BOT, and @switchboard_bot!"));
     assert!(m.addressed);
     assert_eq!(m.text, "hey , and !");
-    // A command keeps its text whole; routing reads `/cmd@bot`.
+    // A command for this bot loses its `@bot` suffix (routing takes a suffixed name for
+    // another bot's command) and keeps the rest of its text whole.
     let m = converted(group_message("/status@switchboard_bot"));
     assert!(m.addressed);
-    assert_eq!(m.text, "/status@switchboard_bot");
+    assert_eq!(m.text, "/status");
+    let m = converted(group_message("/STOP@SwitchBoard_Bot  now @switchboard_bot"));
+    assert!(m.addressed);
+    assert_eq!(m.text, "/STOP  now @switchboard_bot");
+}
+
+/// Catches: any text starting with `/` taken as addressed to the bot in a group (a path,
+/// another bot's command), which a group that asks for mentions would hand to the agent.
+#[test]
+fn only_this_bots_commands_address_it() {
+    for text in [
+        "/usr/bin/python3 crashed, why?",
+        "/status@other_bot",
+        "/frobnicate",
+    ] {
+        let m = converted(group_message(text));
+        assert!(!m.addressed, "{text}");
+        assert_eq!(m.text, text);
+    }
+    let m = converted(group_message(
+        "/usr/bin/python3 crashed @switchboard_bot why?",
+    ));
+    assert!(m.addressed);
+    assert_eq!(m.text, "/usr/bin/python3 crashed why?");
+    let m = converted(group_message("/new"));
+    assert!(m.addressed);
 }
 
 /// Catches: treating the topic-opening service message every forum message "replies" to

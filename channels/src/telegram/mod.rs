@@ -4,6 +4,7 @@
 
 mod convert;
 pub mod format;
+pub mod html_split;
 mod inbound;
 mod line;
 mod media;
@@ -65,6 +66,8 @@ type ChatThread = (i64, Option<i32>);
 struct BotInfo {
     id: u64,
     username: String,
+    /// The command menu: a `/name` of it (or `/name@username`) is a command for this bot.
+    commands: Vec<MenuCommand>,
 }
 
 pub struct Telegram {
@@ -136,6 +139,7 @@ impl Telegram {
                     let info = BotInfo {
                         id: me.user.id.0,
                         username: me.user.username.clone().unwrap_or_default(),
+                        commands: self.settings.commands.clone(),
                     };
                     tracing::info!(bot = %info.username, "telegram: connected");
                     return Some(info);

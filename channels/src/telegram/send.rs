@@ -1,5 +1,5 @@
-//! Outbound: split to the limit (the footer whole and last, the buttons as an inline
-//! keyboard under the last chunk), convert to HTML, retry a chunk
+//! Outbound: convert to HTML, split to the limit in balanced parts (the footer whole and
+//! last, the buttons as an inline keyboard under the last part), retry a part
 //! after a 429 or a network error, fall back to plain text when Telegram rejects the
 //! entities, and report each delivered part so a retried message resumes after it.
 
@@ -11,7 +11,7 @@ use teloxide::types::{
 };
 use teloxide::{ApiError, RequestError};
 
-use super::{chat_of, format, Telegram};
+use super::{chat_of, format, html_split, Telegram};
 use crate::backoff::Backoff;
 use crate::{ChannelError, DeliveryProgress, OutboundMessage};
 
@@ -27,25 +27,23 @@ impl Telegram {
         progress: &dyn DeliveryProgress,
     ) -> Result<(), ChannelError> {
         let (chat, thread) = chat_of(&msg.origin)?;
-        let chunks =
-            crate::split::split_text(&msg.text, msg.footer.as_deref(), self.text_limit_for_html());
+        // Converted first, then split: each part is balanced HTML, and a code block cut
+        // by the limit goes on as a code block in the next part.
+        let parts = html_split::message_parts(&msg.text, msg.footer.as_deref(), {
+            use crate::Channel;
+            self.text_limit()
+        });
         let keyboard = keyboard(&msg.actions);
-        crate::send_parts(&chunks, progress, |chunk, last| {
+        crate::send_parts(&parts, progress, |part, last| {
             let buttons = keyboard.as_ref().filter(|_| last);
-            let sent = self.send_chunk(chat, thread, chunk, buttons);
+            let sent = self.send_html(chat, thread, part, buttons);
             async move { sent.await.map(|_| ()) }
         })
         .await
     }
 
-    /// The text limit for splitting: Telegram counts the text after entity parsing, so the
-    /// Markdown source (whose markers disappear) fits when it fits the limit.
-    fn text_limit_for_html(&self) -> usize {
-        use crate::Channel;
-        self.text_limit()
-    }
-
-    /// Send one chunk (retried, HTML falling back to plain); the id of the message sent.
+    /// Send one short Markdown text as one message (retried, HTML falling back to
+    /// plain); the id of the message sent.
     pub(super) async fn send_chunk(
         &self,
         chat: ChatId,
@@ -53,15 +51,27 @@ impl Telegram {
         text: &str,
         buttons: Option<&InlineKeyboardMarkup>,
     ) -> Result<MessageId, ChannelError> {
-        let html = format::to_html(text);
+        self.send_html(chat, thread, &format::to_html(text), buttons)
+            .await
+    }
+
+    /// Send one part's HTML (retried; as its visible text when Telegram refuses the
+    /// HTML); the id of the message sent.
+    async fn send_html(
+        &self,
+        chat: ChatId,
+        thread: Option<i32>,
+        html: &str,
+        buttons: Option<&InlineKeyboardMarkup>,
+    ) -> Result<MessageId, ChannelError> {
         let mut tries = 0;
         let mut plain = false;
         loop {
             tries += 1;
             let body = if plain {
-                text.to_string()
+                html_split::visible_text(html)
             } else {
-                html.clone()
+                html.to_string()
             };
             let mut req = self.bot.send_message(chat, body);
             if let Some(off) = self.no_preview() {

@@ -11,6 +11,7 @@ pub mod provider;
 pub mod run;
 pub mod tools;
 mod transcript;
+pub mod usage;
 pub mod waiters;
 
 pub use error::AgentError;

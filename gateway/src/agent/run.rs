@@ -322,6 +322,16 @@ async fn run_started(
             return Ok(Some((run, finished)));
         }
     };
+    // A run that has made no model call yet ends here once the day's budget is spent (a
+    // run resumed after a restart with calls made goes on: it began before the budget was
+    // reached).
+    if run.steps == 0 {
+        if let Some(message) = super::usage::over_budget(&rt.store, &cfg).await? {
+            let failure = Failure::Budget(message);
+            let finished = finish_failed(rt, &run, &progress, None, failure).await?;
+            return Ok(Some((run, finished)));
+        }
+    }
     let typing = progress
         .reply_origin
         .as_ref()

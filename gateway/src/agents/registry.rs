@@ -9,8 +9,17 @@ use thiserror::Error;
 use super::definition::{AgentDef, FileError, Source, ToolSet};
 use crate::config::{self, Config};
 
-/// Tools of the built-in `explore` agent: reading only (and its progress line).
-pub const EXPLORE_TOOLS: &[&str] = &["read", "web_fetch", "web_search", "progress"];
+/// Tools of the built-in `explore` agent: reading and looking around only (and its
+/// progress line).
+pub const EXPLORE_TOOLS: &[&str] = &[
+    "read",
+    "ls",
+    "glob",
+    "grep",
+    "web_fetch",
+    "web_search",
+    "progress",
+];
 /// What the built-in `plan` agent may not use: commands and file writes.
 pub const PLAN_DENY: &[&str] = &["group:runtime", "write", "edit", "apply_patch"];
 

@@ -35,7 +35,8 @@ pub async fn status(
         lane.cap,
         lane.depth,
         cfg.messages.queue.mode,
-    ) + &mcp)
+    ) + &super::usage::status_lines(rt, session_key, agent_id).await?
+        + &mcp)
 }
 
 pub async fn new_session(rt: &Arc<Runtime>, session_key: &str) -> Result<String, StoreError> {

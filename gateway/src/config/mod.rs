@@ -8,6 +8,7 @@
 //! applies live.
 
 mod agents;
+pub mod budget;
 mod channels;
 pub mod context;
 mod db_url;

@@ -326,6 +326,8 @@ pub struct AgentDefaults {
     pub subagents: SubagentDefaults,
     /// Running `exec` under bubblewrap (`config/sandbox.rs`).
     pub sandbox: super::sandbox::SandboxConfig,
+    /// The most a day's runs may cost (`config/budget.rs`, docs/usage.md).
+    pub budget: super::budget::BudgetConfig,
 }
 
 impl Default for AgentDefaults {
@@ -339,6 +341,7 @@ impl Default for AgentDefaults {
             max_steps: 32,
             subagents: SubagentDefaults::default(),
             sandbox: Default::default(),
+            budget: Default::default(),
         }
     }
 }

@@ -120,13 +120,13 @@ fn unknown_key_has_path_and_line() {
             "agents.defaults.maxConcurent",
             4,
             7,
-            "unknown key \"maxConcurent\" (did you mean \"maxConcurrent\"?); expected one of: model, workspace, maxConcurrent, timeout, stepTimeoutSeconds, maxSteps, subagents, sandbox"
+            "unknown key \"maxConcurent\" (did you mean \"maxConcurrent\"?); expected one of: model, workspace, maxConcurrent, timeout, stepTimeoutSeconds, maxSteps, subagents, sandbox, budget"
         )]
     );
     let err = parse_config(src, &env).expect_err("invalid");
     assert_eq!(
         err[0].to_string(),
-        "agents.defaults.maxConcurent (line 4, col 7): unknown key \"maxConcurent\" (did you mean \"maxConcurrent\"?); expected one of: model, workspace, maxConcurrent, timeout, stepTimeoutSeconds, maxSteps, subagents, sandbox"
+        "agents.defaults.maxConcurent (line 4, col 7): unknown key \"maxConcurent\" (did you mean \"maxConcurrent\"?); expected one of: model, workspace, maxConcurrent, timeout, stepTimeoutSeconds, maxSteps, subagents, sandbox, budget"
     );
 }
 

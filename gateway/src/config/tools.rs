@@ -14,7 +14,10 @@ use super::duration;
 
 /// Tool groups usable in `allow`/`deny` lists, and the tools each stands for.
 pub const TOOL_GROUPS: &[(&str, &[&str])] = &[
-    ("group:fs", &["read", "write", "edit", "apply_patch"]),
+    (
+        "group:fs",
+        &["read", "write", "edit", "apply_patch", "ls", "glob", "grep"],
+    ),
     ("group:runtime", &["exec", "process"]),
     ("group:web", &["web_fetch", "web_search"]),
     (
@@ -70,6 +73,9 @@ pub const KNOWN_TOOLS: &[&str] = &[
     "image",
     "memory_search",
     "memory_get",
+    "ls",
+    "glob",
+    "grep",
 ];
 
 /// The tools a group stands for; `None` when `name` is not a group.

@@ -35,6 +35,7 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     super::context::check(&config.session.compaction, &config.session.reset, &mut out);
     super::models::check(config, &mut out);
     media::media(config, &mut out);
+    super::budget::check(config, &mut out);
     // The daemon's own paths as the environment names them (`run --config` elsewhere is
     // checked again at start with the real path: `workspace_issues`).
     workspaces::workspaces(config, &super::Paths::resolve(None, env), &mut out);

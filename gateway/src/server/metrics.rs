@@ -1,4 +1,4 @@
-//! `/metrics`: Prometheus text exposition of lanes, outbox and connections.
+//! `/metrics`: Prometheus text exposition of lanes, outbox, connections and model calls.
 
 use std::fmt::Write;
 
@@ -101,6 +101,7 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
         }
     }
     crate::mcp::metrics(&state.rt.mcp, &mut out);
+    state.rt.model_metrics.render(&mut out);
     crate::cluster::bus::metrics(state.rt.bus(), &mut out);
     let _ = writeln!(out, "# TYPE switchboard_uptime_seconds gauge");
     let _ = writeln!(

@@ -35,6 +35,7 @@ mod starts;
 mod states;
 mod subagents;
 mod text;
+mod usage;
 mod worktrees;
 
 pub mod pg;
@@ -60,6 +61,7 @@ pub use runs::{NewRun, RunEnd, RunFinished, RunRow, RunStatus};
 pub use sessions::{SessionRow, SessionStatus};
 pub use starts::{NewTurn, Started};
 pub use subagents::{AnnounceState, Cleanup, NewSubagent, Outcome, SubagentRow, INTERNAL_CHANNEL};
+pub use usage::UsageTotals;
 pub use worktrees::{WorktreeRow, WorktreeState};
 
 #[derive(Debug, thiserror::Error)]

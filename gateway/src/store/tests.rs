@@ -222,6 +222,7 @@ mod engines {
         worktrees::worktrees_are_found_while_active_and_swept_when_left_over on [sqlite, postgres],
         compactions::a_compaction_is_read_by_the_furthest_and_keeps_the_messages on [sqlite, postgres],
         choices::session_choices_outlive_a_reopen_and_end_with_the_session on [sqlite, postgres],
+        usage::usage_is_summed_per_session_agent_and_day on [sqlite, postgres],
     }
 }
 
@@ -240,4 +241,5 @@ mod races;
 mod rows;
 mod seam;
 mod turns;
+mod usage;
 mod worktrees;

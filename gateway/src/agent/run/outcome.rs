@@ -23,6 +23,8 @@ pub(super) enum Failure {
     Provider(String),
     /// The run could not go on (the reason).
     Fatal(String),
+    /// Not started: the day's budget is spent (the message for the chat).
+    Budget(String),
 }
 
 /// What a run that ended by a [`Failure`] records.
@@ -80,6 +82,7 @@ pub(super) fn outcome(failure: &Failure) -> Outcome {
         }
         Failure::Provider(e) => failed(e.clone(), format!("⚠️ The model call failed: {e}")),
         Failure::Fatal(e) => failed(e.clone(), format!("⚠️ The run failed: {e}")),
+        Failure::Budget(message) => failed("daily budget spent".into(), message.clone()),
     }
 }
 

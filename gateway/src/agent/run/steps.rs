@@ -150,6 +150,7 @@ pub(super) async fn run_loop(
             step: progress.steps as u64,
         });
         let origin = progress.reply_origin.clone();
+        let called = std::time::Instant::now();
         let mut served = super::fallback::call(
             ctx,
             &req,
@@ -185,13 +186,30 @@ pub(super) async fn run_loop(
             )
             .await;
         }
+        // The step's time along the chain, counted for the model that answered.
+        let metrics = &ctx.rt.model_metrics;
         let (resp, served_by) = match served {
-            Ok(s) => (s.resp, s.model),
+            Ok(s) => {
+                metrics.observe_call(&s.model.reference, called.elapsed().as_secs_f64());
+                (s.resp, s.model)
+            }
             Err(e) => return LoopEnd::Provider(e),
         };
         window.estimator.calibrate(raw, resp.usage.input_tokens);
         progress.usage.input_tokens += resp.usage.input_tokens;
         progress.usage.output_tokens += resp.usage.output_tokens;
+        let (input, output) = (resp.usage.input_tokens, resp.usage.output_tokens);
+        let cost = crate::agent::models::estimate_cost(served_by.cost, input, output);
+        metrics.add_usage(&served_by.reference, input, output, cost);
+        // How full the window was: `/usage` and `/status` read it back.
+        if let Err(e) = ctx
+            .rt
+            .store
+            .record_context_tokens(run_id, input.min(i64::MAX as u64) as i64)
+            .await
+        {
+            return LoopEnd::Store(e);
+        }
         if resp.tool_calls.is_empty() {
             // Stored with the run's end, in one transaction. A reply cut at the model's
             // limit says so: the run does not pass it off as complete.

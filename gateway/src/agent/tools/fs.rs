@@ -6,7 +6,7 @@
 //! workspace control file is asked about first (`guarded`).
 
 #[path = "guarded.rs"]
-mod guarded;
+pub(super) mod guarded;
 
 use std::io::{BufRead, Read as _, Seek as _};
 use std::path::Path;
@@ -99,19 +99,23 @@ impl Tool for Read {
 }
 
 /// A tool's path, confined and cleared for use.
-struct Checked {
-    ws: std::path::PathBuf,
-    file: std::path::PathBuf,
+pub(super) struct Checked {
+    pub(super) ws: std::path::PathBuf,
+    pub(super) file: std::path::PathBuf,
     /// The path as shown to the model.
     name: String,
     /// `tools.fs.workspaceOnly`.
-    only: bool,
+    pub(super) only: bool,
 }
 
 /// `path` confined to the workspace, then cleared for `tool`: the gateway's own files are
 /// refused; a write (`tool` other than `read`) to a workspace control file is asked
 /// about, like a command, and refused when nobody allows it.
-async fn check(ctx: &ToolContext<'_>, tool: &str, path: String) -> Result<Checked, ToolError> {
+pub(super) async fn check(
+    ctx: &ToolContext<'_>,
+    tool: &str,
+    path: String,
+) -> Result<Checked, ToolError> {
     let ws = ctx.workspace.to_path_buf();
     let only = ctx.cfg.tools.fs.workspace_only;
     let own = Own::of(ctx.cfg, &ctx.rt.state_dir);

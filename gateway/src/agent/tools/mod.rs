@@ -1,7 +1,8 @@
 //! Tools the model can call: the [`Tool`] trait, the registry of built-ins, the dispatch of
 //! one call (name lookup, argument parsing), and the per-run tool policy (`policy`).
 //!
-//! Built-ins: the session tools (`sessions`), `read`/`write`/`edit` (`fs`), `exec`
+//! Built-ins: the session tools (`sessions`), `read`/`write`/`edit` (`fs`), `ls`/`glob`/
+//! `grep` (`search`), `exec`
 //! (`exec/`) and `process` (`process`), `web_fetch` (`web_fetch`), `message` (`message`),
 //! `progress` for sub-agents (`progress`).
 //! Exec approvals (durable requests answered with `/approve`) are in `approvals`.
@@ -16,6 +17,7 @@ mod paths;
 pub mod policy;
 pub mod process;
 mod progress;
+mod search;
 mod sessions;
 pub mod web_fetch;
 
@@ -141,6 +143,9 @@ impl ToolRegistry {
         r.add(Arc::new(fs::Read));
         r.add(Arc::new(fs::Write));
         r.add(Arc::new(fs::Edit));
+        r.add(Arc::new(search::Ls));
+        r.add(Arc::new(search::Glob));
+        r.add(Arc::new(search::Grep));
         r.add(Arc::new(exec::Exec::new(processes.clone())));
         r.add(Arc::new(process::ProcessTool::new(processes)));
         r.add(Arc::new(web_fetch::WebFetch));

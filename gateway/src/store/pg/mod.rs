@@ -30,6 +30,7 @@ mod sessions;
 mod shared;
 mod starts;
 mod subagents;
+mod usage;
 mod worktrees;
 
 use std::str::FromStr;

@@ -23,6 +23,7 @@ mod sessions;
 mod starts;
 mod subagents;
 mod transcripts;
+mod usage;
 mod worktrees;
 mod writer;
 

@@ -35,7 +35,7 @@ async fn dms_and_forum_topics_get_their_replies_in_place() {
             .iter()
             .map(|c| c.0.as_str())
             .collect::<Vec<_>>(),
-        vec!["subagents", "stop", "status", "new", "help"]
+        vec!["subagents", "stop", "status", "new", "help", "compact"]
     );
 
     // The first answer waits until the chat shows "typing…" (an instant answer may end

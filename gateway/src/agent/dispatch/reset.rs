@@ -88,9 +88,9 @@ mod tests {
     fn zoned(s: &str, tz: &str) -> Zoned {
         let tz = TimeZone::get(tz).unwrap_or(TimeZone::UTC);
         s.parse::<jiff::civil::DateTime>()
-            .unwrap()
+            .expect("a civil date-time")
             .to_zoned(tz)
-            .unwrap()
+            .expect("a zoned time")
     }
 
     fn ms(z: &Zoned) -> i64 {

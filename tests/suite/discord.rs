@@ -93,7 +93,9 @@ async fn guild_threads_and_dms_get_replies_in_place() {
         .find(|c| c.name == "subagents")
         .expect("/subagents registered");
     assert_eq!(sub.option_names(), vec!["action", "target", "message"]);
-    for name in ["stop", "help", "status", "new", "model", "think"] {
+    for name in [
+        "stop", "help", "status", "new", "usage", "approve", "cron", "compact", "model", "think",
+    ] {
         assert!(
             commands.iter().any(|c| c.name == name),
             "/{name} registered"

@@ -23,7 +23,7 @@ fn every_bad_field_is_reported() {
     assert_eq!(
         got,
         vec![
-            ("agents.defaults.maxConcurent".into(), "unknown key \"maxConcurent\" (did you mean \"maxConcurrent\"?); expected one of: model, workspace, maxConcurrent, timeout, stepTimeoutSeconds, maxSteps, subagents, sandbox".into()),
+            ("agents.defaults.maxConcurent".into(), "unknown key \"maxConcurent\" (did you mean \"maxConcurrent\"?); expected one of: model, workspace, maxConcurrent, timeout, stepTimeoutSeconds, maxSteps, subagents, sandbox, budget".into()),
             ("agents.defaults.maxSteps".into(), "invalid value: integer `-1`, expected a whole number from 0 to 4294967295".into()),
             ("gateway.bnd".into(), "unknown key \"bnd\" (did you mean \"bind\"?); expected one of: bind, port, auth, allowedOrigins, reload, shutdownGrace, maxBodyBytes, http".into()),
             ("gateway.port".into(), "invalid type: string \"high\", expected an integer from 0 to 65535".into()),

@@ -11,7 +11,7 @@ use crate::common::{start, WAIT};
 use crate::telegram::{ann, gateway, TOKEN};
 
 /// Every command the gateway's table lists, in its order.
-const COMMANDS: [&str; 8] = [
+const COMMANDS: [&str; 11] = [
     "help",
     "status",
     "usage",
@@ -20,6 +20,9 @@ const COMMANDS: [&str; 8] = [
     "subagents",
     "approve",
     "cron",
+    "compact",
+    "model",
+    "think",
 ];
 
 /// Catches: "/usr/bin/python3 crashed, why?" answered "Unknown command" instead of

@@ -46,6 +46,7 @@ mod mcp;
 mod mcp_everything;
 mod media_discord;
 mod media_telegram;
+mod media_webchat;
 mod postgres_shared;
 mod postgres_shared_bus;
 mod postgres_shared_cron;

@@ -186,3 +186,61 @@ async fn uploads_need_the_token_and_stay_within_the_limit() {
     let e = ws.next_of_type("error", WAIT).await.unwrap();
     assert_eq!(e["error"], "unknown upload id");
 }
+
+/// In headless Chromium: a file pasted into the box is uploaded and shown waiting, sent
+/// with the message (the model gets it as an image part with the note), and the file the
+/// agent sends back shows as a download button. Catches: the page not uploading a pasted
+/// file, not naming it in the frame, or not showing a `file` frame.
+#[tokio::test]
+async fn the_page_uploads_a_pasted_file_and_shows_the_agents_file() {
+    use switchboard_testkit::browser::Browser;
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(&fake, json!({})).await;
+    fake.push_for(
+        "what is it",
+        Step::tool_call("message", r#"{"path": "inbox/dot.png"}"#),
+    );
+    fake.push_for("what is it", Step::text("done"));
+    let browser = Browser::launch().await.unwrap();
+    browser.goto(&gw.page_url("/")).await.unwrap();
+    browser
+        .wait_for_text("#status", "connected", WAIT)
+        .await
+        .unwrap();
+    browser
+        .execute(
+            r#"const png = new Uint8Array([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3, 4]);
+               const dt = new DataTransfer();
+               dt.items.add(new File([png], "dot.png", {type: "image/png"}));
+               document.getElementById("input").dispatchEvent(
+                 new ClipboardEvent("paste", {clipboardData: dt, bubbles: true, cancelable: true}));
+               return true;"#,
+            vec![],
+        )
+        .await
+        .unwrap();
+    browser
+        .wait_for_text("#attachments .attachment", "dot.png", WAIT)
+        .await
+        .unwrap();
+    browser
+        .find("#input")
+        .await
+        .unwrap()
+        .send_keys("what is it")
+        .await
+        .unwrap();
+    browser.find("#send").await.unwrap().click().await.unwrap();
+    browser
+        .wait_for_text(
+            ".msg.assistant.file button.download",
+            "dot.png (12 bytes)",
+            WAIT,
+        )
+        .await
+        .unwrap();
+    let first = &fake.requests()[0].body;
+    assert_eq!(images_of(first), vec![("image/png".to_string(), 12)]);
+    browser.quit().await.unwrap();
+    fake.assert_no_violations();
+}

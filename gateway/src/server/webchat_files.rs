@@ -21,6 +21,10 @@ use super::AppState;
 
 /// Bytes read at a time from a file served.
 const CHUNK: usize = 64 * 1024;
+/// An upload no message took within this long is removed (at a later upload).
+const STALE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+/// Most entries one sweep looks at.
+const SWEEP_MAX: usize = 10_000;
 
 /// Where uploads wait for the message that names them.
 pub fn upload_dir(state_dir: &FsPath) -> PathBuf {
@@ -60,6 +64,7 @@ pub(super) async fn upload(
     }
     let dir = upload_dir(&state.rt.state_dir);
     tokio::fs::create_dir_all(&dir).await.map_err(internal)?;
+    sweep(&dir, STALE).await;
     let id = uuid::Uuid::new_v4().simple().to_string();
     // Written as `<id>.part` (never a valid id) and renamed once whole.
     let part = dir.join(format!("{id}.part"));
@@ -86,6 +91,32 @@ pub(super) async fn upload(
         .await
         .map_err(internal)?;
     Ok(Json(serde_json::json!({"id": id, "size": size})))
+}
+
+/// Remove the uploads (and broken-off `.part` files) of `dir` older than `age`: a file
+/// uploaded but never named by a message does not stay for ever.
+async fn sweep(dir: &FsPath, age: std::time::Duration) {
+    let Ok(mut entries) = tokio::fs::read_dir(dir).await else {
+        return;
+    };
+    let mut seen = 0;
+    while let Ok(Some(entry)) = entries.next_entry().await {
+        seen += 1;
+        if seen > SWEEP_MAX {
+            break;
+        }
+        let stale = entry
+            .metadata()
+            .await
+            .ok()
+            .filter(|m| m.is_file())
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|a| a > age);
+        if stale {
+            let _ = tokio::fs::remove_file(entry.path()).await;
+        }
+    }
 }
 
 /// Copy the request body into `file`, refused at the first chunk past `max`.
@@ -198,5 +229,26 @@ mod tests {
             "attachment; filename=\"r_e__port _.pdf\"; filename*=UTF-8''r%22e%0D%0Aport%20%C3%A9.pdf"
         );
         assert!(HeaderValue::from_str(&d).is_ok());
+    }
+
+    /// Catches: an upload never named by a message kept for ever, or a fresh one removed.
+    #[tokio::test]
+    async fn stale_uploads_are_swept_and_fresh_ones_kept() {
+        let dir = std::env::temp_dir().join(format!("sb-upload-sweep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let old = dir.join("0123456789abcdef0123456789abcdef");
+        let fresh = dir.join("fedcba9876543210fedcba9876543210");
+        std::fs::write(&old, b"old").expect("old");
+        std::fs::write(&fresh, b"fresh").expect("fresh");
+        let two_days = std::time::SystemTime::now() - std::time::Duration::from_secs(48 * 3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&old)
+            .and_then(|f| f.set_modified(two_days))
+            .expect("mtime");
+        sweep(&dir, STALE).await;
+        assert!(!old.exists() && fresh.exists());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

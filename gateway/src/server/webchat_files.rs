@@ -25,6 +25,10 @@ const CHUNK: usize = 64 * 1024;
 const STALE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 /// Most entries one sweep looks at.
 const SWEEP_MAX: usize = 10_000;
+/// Most bytes of a refused upload read (and dropped) before the refusal is answered, so
+/// the client, still writing, reads the 413 instead of a broken connection; past this
+/// the connection is simply closed.
+const DRAIN_MAX: u64 = 64 * 1024 * 1024;
 
 /// Where uploads wait for the message that names them.
 pub fn upload_dir(state_dir: &FsPath) -> PathBuf {
@@ -60,6 +64,7 @@ pub(super) async fn upload(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if claimed.is_some_and(|n| n > max) {
+        drain(body.into_data_stream(), DRAIN_MAX).await;
         return Err(too_big(max));
     }
     let dir = upload_dir(&state.rt.state_dir);
@@ -128,12 +133,24 @@ async fn copy_body(body: Body, max: u64, file: &mut tokio::fs::File) -> Result<u
             chunk.map_err(|e| ApiError::bad_request(format!("the upload broke off: {e}")))?;
         n += chunk.len() as u64;
         if n > max {
+            drain(chunks, DRAIN_MAX).await;
             return Err(too_big(max));
         }
         file.write_all(&chunk).await.map_err(internal)?;
     }
     file.sync_all().await.map_err(internal)?;
     Ok(n)
+}
+
+/// Read and drop the rest of a refused body, at most `max` bytes.
+async fn drain(mut chunks: axum::body::BodyDataStream, max: u64) {
+    let mut n: u64 = 0;
+    while let Some(Ok(chunk)) = chunks.next().await {
+        n += chunk.len() as u64;
+        if n > max {
+            break;
+        }
+    }
 }
 
 /// `GET /api/webchat/files/{id}`: the one regular file of the outbox copy `{id}`.

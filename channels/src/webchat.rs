@@ -318,7 +318,7 @@ impl Channel for WebChat {
         let mut parts = crate::split::split_text(&msg.text, msg.footer.as_deref(), TEXT_LIMIT);
         // A file goes last, as its own `file` frame (the text's parts first).
         let file = match &msg.file {
-            Some(f) => Some(file_link(f)?),
+            Some(f) => Some(files::link_of(f)?),
             None => None,
         };
         if file.is_some() {
@@ -419,22 +419,6 @@ impl Channel for WebChat {
         self.push(&origin.chat_id, &frame);
         Ok(())
     }
-}
-
-/// The browser's view of a file the agent sent: the id of the outbox's copy.
-fn file_link(f: &crate::OutboundFile) -> Result<files::FileLink, ChannelError> {
-    let id = files::download_id(&f.path).ok_or_else(|| {
-        ChannelError::Permanent(format!(
-            "the file to send is not a gateway copy: {}",
-            f.path.display()
-        ))
-    })?;
-    Ok(files::FileLink {
-        id,
-        name: f.name.clone(),
-        size: f.size,
-        mime: f.mime.clone(),
-    })
 }
 
 #[cfg(test)]

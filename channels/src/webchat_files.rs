@@ -152,6 +152,22 @@ pub fn download_id(copy: &Path) -> Option<String> {
     valid_id(id).then(|| id.to_string())
 }
 
+/// The browser's view of a file the agent sent: the id of the outbox's copy.
+pub(super) fn link_of(f: &crate::OutboundFile) -> Result<FileLink, crate::ChannelError> {
+    let id = download_id(&f.path).ok_or_else(|| {
+        crate::ChannelError::Permanent(format!(
+            "the file to send is not a gateway copy: {}",
+            f.path.display()
+        ))
+    })?;
+    Ok(FileLink {
+        id,
+        name: f.name.clone(),
+        size: f.size,
+        mime: f.mime.clone(),
+    })
+}
+
 #[cfg(test)]
 #[path = "webchat_files_tests.rs"]
 mod tests;

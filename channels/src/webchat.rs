@@ -35,6 +35,8 @@ const PRESS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Longest message key a press may name (the gateway's keys are far shorter).
 const MAX_KEY: usize = 256;
 
+#[path = "webchat_files.rs"]
+pub mod files;
 #[path = "webchat_frames.rs"]
 mod frames;
 pub use frames::{ClientFrame, HistoryMessage, HistoryRole, ServerFrame};
@@ -78,11 +80,18 @@ pub struct WebChat {
     next_id: AtomicU64,
     conns: Mutex<Vec<Conn>>,
     sink: Mutex<Option<InboundSink>>,
+    /// Where the gateway stages uploads (unset: the web chat takes no files).
+    uploads: Mutex<Option<files::UploadDir>>,
 }
 
 impl WebChat {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Take files from the folder the gateway's upload route stages them in.
+    pub fn set_upload_dir(&self, dir: std::path::PathBuf) {
+        *self.uploads.lock() = Some(files::UploadDir(dir));
     }
 
     /// Register a socket on `chat_id`; frames for it arrive on the returned receiver (call
@@ -123,12 +132,21 @@ impl WebChat {
                 })
             }
         };
-        let text = match frame {
+        let (text, files) = match frame {
             ClientFrame::Ping {} => return Some(ServerFrame::Pong),
-            ClientFrame::Message { text } => text,
+            ClientFrame::Message { text, files } => (text, files),
             ClientFrame::Press { action, key } => return Some(self.press(conn, action, key).await),
         };
-        if text.trim().is_empty() {
+        let media = match files::media_of(&files) {
+            Ok(m) => m,
+            Err(error) => return Some(ServerFrame::Error { error }),
+        };
+        if !media.is_empty() && self.uploads.lock().is_none() {
+            return Some(ServerFrame::Error {
+                error: "this web chat takes no files".to_string(),
+            });
+        }
+        if text.trim().is_empty() && media.is_empty() {
             return Some(ServerFrame::Error {
                 error: "empty message".to_string(),
             });
@@ -158,7 +176,7 @@ impl WebChat {
             message_id: None,
             addressed: true,
             press: None,
-            media: Vec::new(),
+            media,
         };
         if sink.send(crate::Inbound::new(msg)).await.is_err() {
             return Some(ServerFrame::Error {
@@ -297,17 +315,31 @@ impl Channel for WebChat {
         msg: &OutboundMessage,
         progress: &dyn DeliveryProgress,
     ) -> Result<(), ChannelError> {
-        let parts = crate::split::split_text(&msg.text, msg.footer.as_deref(), TEXT_LIMIT);
+        let mut parts = crate::split::split_text(&msg.text, msg.footer.as_deref(), TEXT_LIMIT);
+        // A file goes last, as its own `file` frame (the text's parts first).
+        let file = match &msg.file {
+            Some(f) => Some(files::link_of(f)?),
+            None => None,
+        };
+        if file.is_some() {
+            parts.push(String::new());
+        }
         crate::send_parts(&parts, progress, |part, last| {
             let actions = if last {
                 crate::renderable(&msg.actions).cloned().collect()
             } else {
                 Vec::new()
             };
-            let frame = ServerFrame::Message {
-                text: part.to_string(),
-                key: msg.key.clone(),
-                actions,
+            let frame = match (&file, last) {
+                (Some(file), true) => ServerFrame::File {
+                    key: msg.key.clone(),
+                    file: file.clone(),
+                },
+                _ => ServerFrame::Message {
+                    text: part.to_string(),
+                    key: msg.key.clone(),
+                    actions,
+                },
             };
             let written = self.push_confirmed(&msg.origin.chat_id, &frame);
             async move {
@@ -333,6 +365,26 @@ impl Channel for WebChat {
             }
         })
         .await
+    }
+
+    async fn fetch_media(
+        &self,
+        media: &crate::MediaRef,
+        max_bytes: u64,
+        out: &mut (dyn tokio::io::AsyncWrite + Unpin + Send),
+    ) -> Result<u64, crate::MediaError> {
+        let dir = self.uploads.lock().clone();
+        match dir {
+            Some(dir) => dir.fetch(&media.source, max_bytes, out).await,
+            None => Err(crate::MediaError::Unsupported),
+        }
+    }
+
+    fn file_limit(&self, _kind: crate::FileKind) -> Option<u64> {
+        self.uploads
+            .lock()
+            .is_some()
+            .then_some(files::DOWNLOAD_LIMIT)
     }
 
     async fn typing(&self, origin: &Origin, active: bool) -> Result<(), ChannelError> {

@@ -9,8 +9,13 @@ use crate::Action;
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ClientFrame {
-    /// A chat message typed by the user.
-    Message { text: String },
+    /// A chat message typed by the user, with the files it uploaded first (their ids;
+    /// `text` may then be empty).
+    Message {
+        text: String,
+        #[serde(default)]
+        files: Vec<super::files::UploadRef>,
+    },
     /// A press of button `action` under the message with key `key`.
     Press { action: String, key: String },
     /// Keep-alive; answered with `pong`. (A struct variant: a unit variant of a tagged
@@ -66,6 +71,12 @@ pub enum ServerFrame {
         event: serde_json::Value,
     },
     Pong,
+    /// A file the agent sent, after its message's text (the same key): the browser
+    /// downloads it from `GET /api/webchat/files/{id}` with the token.
+    File {
+        key: String,
+        file: super::files::FileLink,
+    },
 }
 
 /// One message of a [`ServerFrame::History`].

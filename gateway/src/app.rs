@@ -195,6 +195,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     // Channels.
     let (inbound_tx, inbound_rx) = mpsc::channel::<Inbound>(INBOUND_QUEUE);
     let webchat = Arc::new(WebChat::new());
+    webchat.set_upload_dir(crate::server::webchat_files::upload_dir(&rt.state_dir));
     let adapters = Arc::new(Adapters::new(
         rt.clone(),
         inbound_tx.clone(),

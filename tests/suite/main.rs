@@ -48,6 +48,7 @@ mod mcp;
 mod mcp_everything;
 mod media_discord;
 mod media_telegram;
+mod media_webchat;
 mod models_chat;
 mod postgres_shared;
 mod postgres_shared_bus;

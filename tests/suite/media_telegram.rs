@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 use switchboard_testkit::fake_model::{images_of, FakeModel, Step};
-use switchboard_testkit::fake_telegram::{Chat, FakeTelegram};
+use switchboard_testkit::fake_telegram::{Chat, FakeTelegram, User};
 
 use crate::common::WAIT;
 use crate::telegram::{ann, TOKEN};
@@ -213,4 +213,57 @@ async fn oversized_files_are_refused_with_a_reply_and_text_only_models_get_the_n
         "the refused file alone reached no agent"
     );
     fake.assert_no_violations();
+}
+
+/// Catches: a caption-less photo from a user without a username, and a voice note without
+/// `mime_type` (optional in the Bot API), dropped without a word — teloxide 0.17 reads a
+/// voice note without a type as an empty message; the adapter repairs the update first.
+#[tokio::test]
+async fn a_captionless_photo_without_username_and_a_voice_note_without_a_type_arrive() {
+    let fake = FakeModel::start().await.unwrap();
+    let tg = FakeTelegram::start(TOKEN).await.unwrap();
+    let gw = crate::common::start(
+        &fake,
+        json!({
+            "channels": {"telegram": {"enabled": true, "botToken": TOKEN, "apiUrl": tg.api_url(), "allowFrom": ["42"], "pollTimeoutSeconds": 1}}
+        }),
+    )
+    .await;
+    tg.wait_for_call("getUpdates", 1, WAIT).await.unwrap();
+    let nameless = User::new(42, "", "Ann");
+    let photo = jpeg(4096);
+    tg.user_file(
+        Chat::private(42),
+        nameless.clone(),
+        "photo",
+        photo.clone(),
+        json!({}),
+        "",
+    );
+    let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
+    assert_eq!(
+        sent[0].plain_text,
+        "echo: [photo received: inbox/photo_1.jpg (image/jpeg, 4 KB)]"
+    );
+    assert_eq!(
+        images_of(&fake.requests()[0].body),
+        vec![("image/jpeg".to_string(), photo.len())]
+    );
+    tg.user_file(
+        Chat::private(42),
+        nameless,
+        "voice",
+        b"OggS voice bytes".to_vec(),
+        json!({"duration": 2}),
+        "",
+    );
+    let sent = tg.wait_for_sent(2, WAIT).await.unwrap();
+    assert_eq!(
+        sent[1].plain_text,
+        "echo: [voice note received: inbox/voice_3.ogg (audio/ogg, 16 bytes)]"
+    );
+    let stored = std::fs::read(gw.state_dir().join("workspace/inbox/voice_3.ogg")).unwrap();
+    assert_eq!(stored, b"OggS voice bytes");
+    fake.assert_no_violations();
+    tg.assert_no_violations();
 }

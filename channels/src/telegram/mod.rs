@@ -9,6 +9,7 @@ mod inbound;
 mod line;
 mod media;
 mod poll;
+mod raw;
 mod send;
 
 use std::collections::HashMap;
@@ -184,8 +185,11 @@ impl Telegram {
         if !secret.is_some_and(|s| crate::secret_eq(s.as_bytes(), expected.as_bytes())) {
             return Err(WebhookError::Unauthorized);
         }
-        let update: teloxide::types::Update =
+        let mut raw: serde_json::Value =
             serde_json::from_slice(body).map_err(|e| WebhookError::BadUpdate(e.to_string()))?;
+        raw::repair_update(&mut raw);
+        let update: teloxide::types::Update = serde_json::from_str(&raw.to_string())
+            .map_err(|e| WebhookError::BadUpdate(e.to_string()))?;
         let (sink, cancel) = self
             .sink
             .lock()

@@ -4,12 +4,13 @@
 
 use std::time::Duration;
 
-use teloxide::prelude::*;
+use teloxide::requests::{JsonRequest, Request};
 use teloxide::types::AllowedUpdate;
 use teloxide::{ApiError, RequestError};
 use tokio_util::sync::CancellationToken;
 
 use super::inbound::Outcome;
+use super::raw::{parse_update, GetUpdatesRaw};
 use super::{BotInfo, Telegram};
 use crate::backoff::Backoff;
 use crate::InboundSink;
@@ -34,14 +35,15 @@ impl Telegram {
         let watchdog = watchdog(self.settings.poll_timeout);
         tracing::info!(offset = ?offset, "telegram: polling");
         loop {
-            let mut req = self
-                .bot
-                .get_updates()
-                .timeout(timeout_secs)
-                .allowed_updates(vec![AllowedUpdate::Message, AllowedUpdate::CallbackQuery]);
-            if let Some(o) = offset {
-                req = req.offset(o as i32);
-            }
+            // Raw JSON, repaired before teloxide reads it (see `raw`).
+            let req = JsonRequest::new(
+                self.bot.clone(),
+                GetUpdatesRaw {
+                    offset: offset.map(|o| o as i32),
+                    timeout: timeout_secs,
+                    allowed_updates: vec![AllowedUpdate::Message, AllowedUpdate::CallbackQuery],
+                },
+            );
             let result = tokio::select! {
                 r = tokio::time::timeout(watchdog, req.send()) => r,
                 _ = cancel.cancelled() => return,
@@ -54,7 +56,11 @@ impl Telegram {
                 Ok(Ok(updates)) => {
                     failures = 0;
                     let mut not_taken = None;
-                    for update in updates {
+                    for raw in updates {
+                        let Some(update) = parse_update(raw) else {
+                            tracing::warn!("telegram: skipped an update without an update_id");
+                            continue;
+                        };
                         let next = i64::from(update.id.0) + 1;
                         match self.handle_update(sink, me, update, cancel).await {
                             Outcome::Done | Outcome::Poisoned => {

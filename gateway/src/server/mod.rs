@@ -22,6 +22,7 @@ mod telegram;
 pub mod token_file;
 pub mod views;
 mod visibility;
+pub mod webchat_files;
 mod ws;
 
 use std::sync::Arc;

@@ -24,6 +24,11 @@ const ASSETS: &[Asset] = &[
     asset("webchat.js", JS, include_str!("static/webchat.js")),
     asset("webchat.css", CSS, include_str!("static/webchat.css")),
     asset("markdown.js", JS, include_str!("static/markdown.js")),
+    asset(
+        "webchat_files.js",
+        JS,
+        include_str!("static/webchat_files.js"),
+    ),
     asset("control.js", JS, include_str!("static/control.js")),
     asset("control.css", CSS, include_str!("static/control.css")),
 ];

@@ -4,7 +4,9 @@
 
 use axum::routing::{get, post, MethodRouter};
 
-use super::{api, events, mcp_cron, metrics, pages, status, telegram, ws, AppState, Deadline};
+use super::{
+    api, events, mcp_cron, metrics, pages, status, telegram, webchat_files, ws, AppState, Deadline,
+};
 
 /// Who may call a route, and how they prove it (README, Security).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +99,8 @@ enum Endpoint {
     RemoveCron,
     EnableCron,
     DisableCron,
+    WebchatUpload,
+    WebchatFile,
 }
 
 const fn route(verb: Verb, path: &'static str, access: Access, endpoint: Endpoint) -> Route {
@@ -194,6 +198,18 @@ pub const ROUTES: &[Route] = &[
         Access::Api,
         Endpoint::DisableCron,
     ),
+    route(
+        Verb::Post,
+        "/api/webchat/uploads",
+        Access::Api,
+        Endpoint::WebchatUpload,
+    ),
+    route(
+        Verb::Get,
+        "/api/webchat/files/{id}",
+        Access::Api,
+        Endpoint::WebchatFile,
+    ),
 ];
 
 impl Route {
@@ -232,6 +248,8 @@ impl Route {
             (Verb::Post, Endpoint::RemoveCron) => post(mcp_cron::remove_cron),
             (Verb::Post, Endpoint::EnableCron) => post(mcp_cron::enable_cron),
             (Verb::Post, Endpoint::DisableCron) => post(mcp_cron::disable_cron),
+            (Verb::Post, Endpoint::WebchatUpload) => post(webchat_files::upload),
+            (Verb::Get, Endpoint::WebchatFile) => get(webchat_files::download),
             // Unreachable with the table above (the tests build every route); a wrong
             // pairing answers 405 rather than panicking at start.
             _ => MethodRouter::new(),

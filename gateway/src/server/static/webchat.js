@@ -43,6 +43,10 @@
       // Not allowed for this document (e.g. opened from a file): nothing to clean.
     }
   }
+  // Uploads and downloads (webchat_files.js).
+  const files = window.SwitchboardFiles
+    ? window.SwitchboardFiles.init({ token: token, addMessage: addMessage, inputEl: inputEl, formEl: formEl })
+    : null;
   $("chat-id").textContent = "chat: " + chatId;
   document.title = "Switchboard · " + chatId;
 
@@ -378,6 +382,9 @@
       case "message":
         showDelivered(frame);
         break;
+      case "file":
+        if (files) files.show(frame);
+        break;
       case "update":
         updateMessage(String(frame.key ?? ""), String(frame.text ?? ""));
         break;
@@ -423,10 +430,13 @@
 
   function submit() {
     const text = inputEl.value;
-    if (text.trim() === "") return;
-    addMessage("user", text);
+    const attached = files ? files.take() : [];
+    if (text.trim() === "" && attached.length === 0) return;
+    addMessage("user", text + attached.map((f) => "\n📎 " + f.name).join(""));
     if (!(ws && ws.readyState === WebSocket.OPEN)) typedOffline.push(text);
-    sendFrame({ type: "message", text: text });
+    const frame = { type: "message", text: text };
+    if (attached.length > 0) frame.files = attached;
+    sendFrame(frame);
     inputEl.value = "";
     autosize();
     inputEl.focus();

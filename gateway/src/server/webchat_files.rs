@@ -1,0 +1,271 @@
+//! The web chat's files over HTTP (docs/media.md): `POST /api/webchat/uploads` stages a
+//! browser's file under a fresh id (streamed to disk, capped at `media.maxBytes` while it
+//! arrives), which the browser then names in its `message` frame; `GET
+//! /api/webchat/files/{id}` serves a file the agent sent (the outbox's copy, by the id of
+//! its folder — never a path from the client) as an attachment of a type no browser
+//! renders.
+
+use std::path::{Path as FsPath, PathBuf};
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures::{stream, StreamExt};
+use switchboard_channels::webchat::files::valid_id;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::error::ApiError;
+use super::AppState;
+
+/// Bytes read at a time from a file served.
+const CHUNK: usize = 64 * 1024;
+/// An upload no message took within this long is removed (at a later upload).
+const STALE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+/// Most entries one sweep looks at.
+const SWEEP_MAX: usize = 10_000;
+/// Most bytes of a refused upload read (and dropped) before the refusal is answered, so
+/// the client, still writing, reads the 413 instead of a broken connection; past this
+/// the connection is simply closed.
+const DRAIN_MAX: u64 = 64 * 1024 * 1024;
+
+/// Where uploads wait for the message that names them.
+pub fn upload_dir(state_dir: &FsPath) -> PathBuf {
+    state_dir.join("media").join("webchat")
+}
+
+fn too_big(max: u64) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "the file is larger than the {} limit (media.maxBytes)",
+            crate::media::note::human_size(max)
+        ),
+    )
+}
+
+fn internal(e: std::io::Error) -> ApiError {
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        format!("cannot store the upload: {e}"),
+    )
+}
+
+/// `POST /api/webchat/uploads`: the body is the file. Answers `{"id", "size"}`.
+pub(super) async fn upload(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let max = state.rt.config().media.max_bytes;
+    let claimed = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if claimed.is_some_and(|n| n > max) {
+        drain(body.into_data_stream(), DRAIN_MAX).await;
+        return Err(too_big(max));
+    }
+    let dir = upload_dir(&state.rt.state_dir);
+    tokio::fs::create_dir_all(&dir).await.map_err(internal)?;
+    sweep(&dir, STALE).await;
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    // Written as `<id>.part` (never a valid id) and renamed once whole.
+    let part = dir.join(format!("{id}.part"));
+    let mut file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&part)
+        .await
+        .map_err(internal)?;
+    let written = copy_body(body, max, &mut file).await;
+    drop(file);
+    let size = match written {
+        Ok(0) => Err(ApiError::bad_request("empty upload: the body is the file")),
+        other => other,
+    };
+    let size = match size {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = tokio::fs::remove_file(&part).await;
+            return Err(e);
+        }
+    };
+    tokio::fs::rename(&part, dir.join(&id))
+        .await
+        .map_err(internal)?;
+    Ok(Json(serde_json::json!({"id": id, "size": size})))
+}
+
+/// Remove the uploads (and broken-off `.part` files) of `dir` older than `age`: a file
+/// uploaded but never named by a message does not stay for ever.
+async fn sweep(dir: &FsPath, age: std::time::Duration) {
+    let Ok(mut entries) = tokio::fs::read_dir(dir).await else {
+        return;
+    };
+    let mut seen = 0;
+    while let Ok(Some(entry)) = entries.next_entry().await {
+        seen += 1;
+        if seen > SWEEP_MAX {
+            break;
+        }
+        let stale = entry
+            .metadata()
+            .await
+            .ok()
+            .filter(|m| m.is_file())
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|a| a > age);
+        if stale {
+            let _ = tokio::fs::remove_file(entry.path()).await;
+        }
+    }
+}
+
+/// Copy the request body into `file`, refused at the first chunk past `max`.
+async fn copy_body(body: Body, max: u64, file: &mut tokio::fs::File) -> Result<u64, ApiError> {
+    let mut chunks = body.into_data_stream();
+    let mut n: u64 = 0;
+    while let Some(chunk) = chunks.next().await {
+        let chunk =
+            chunk.map_err(|e| ApiError::bad_request(format!("the upload broke off: {e}")))?;
+        n += chunk.len() as u64;
+        if n > max {
+            drain(chunks, DRAIN_MAX).await;
+            return Err(too_big(max));
+        }
+        file.write_all(&chunk).await.map_err(internal)?;
+    }
+    file.sync_all().await.map_err(internal)?;
+    Ok(n)
+}
+
+/// Read and drop the rest of a refused body, at most `max` bytes.
+async fn drain(mut chunks: axum::body::BodyDataStream, max: u64) {
+    let mut n: u64 = 0;
+    while let Some(Ok(chunk)) = chunks.next().await {
+        n += chunk.len() as u64;
+        if n > max {
+            break;
+        }
+    }
+}
+
+/// `GET /api/webchat/files/{id}`: the one regular file of the outbox copy `{id}`.
+pub(super) async fn download(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let gone = || ApiError::not_found("no such file");
+    if !valid_id(&id) {
+        return Err(gone());
+    }
+    let dir = crate::media::outgoing::out_dir(&state.rt.state_dir).join(&id);
+    let mut entries = tokio::fs::read_dir(&dir).await.map_err(|_| gone())?;
+    let mut found = None;
+    while let Ok(Some(entry)) = entries.next_entry().await {
+        // `file_type` does not follow links: a link is not served.
+        if entry.file_type().await.is_ok_and(|t| t.is_file()) {
+            found = Some(entry);
+            break;
+        }
+    }
+    let entry = found.ok_or_else(gone)?;
+    let name = entry.file_name().to_string_lossy().into_owned();
+    let file = tokio::fs::File::open(entry.path())
+        .await
+        .map_err(|_| gone())?;
+    let len = file.metadata().await.map_err(|_| gone())?.len();
+    let chunks = stream::unfold(Some(file), |file| async move {
+        let mut file = file?;
+        let mut buf = vec![0u8; CHUNK];
+        match file.read(&mut buf).await {
+            Ok(0) => None,
+            Ok(n) => {
+                buf.truncate(n);
+                Some((Ok::<_, std::io::Error>(buf), Some(file)))
+            }
+            Err(e) => Some((Err(e), None)),
+        }
+    });
+    let mut response = Body::from_stream(chunks).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if let Ok(v) = HeaderValue::from_str(&disposition(&name)) {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok(response)
+}
+
+/// `attachment` with an ASCII `filename` (anything else `_`) and the exact name as
+/// `filename*` (RFC 6266/8187, percent-encoded UTF-8).
+pub(super) fn disposition(name: &str) -> String {
+    let ascii: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ' ') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut encoded = String::new();
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b'~') {
+            encoded.push(char::from(b));
+        } else {
+            encoded.push_str(&format!("%{b:02X}"));
+        }
+    }
+    format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Catches: a quote, a newline or a non-ASCII name breaking the header out of its
+    /// value, or the name lost.
+    #[test]
+    fn the_disposition_is_one_safe_header_value() {
+        let d = disposition("r\"e\r\nport é.pdf");
+        assert_eq!(
+            d,
+            "attachment; filename=\"r_e__port _.pdf\"; filename*=UTF-8''r%22e%0D%0Aport%20%C3%A9.pdf"
+        );
+        assert!(HeaderValue::from_str(&d).is_ok());
+    }
+
+    /// Catches: an upload never named by a message kept for ever, or a fresh one removed.
+    #[tokio::test]
+    async fn stale_uploads_are_swept_and_fresh_ones_kept() {
+        let dir = std::env::temp_dir().join(format!("sb-upload-sweep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let old = dir.join("0123456789abcdef0123456789abcdef");
+        let fresh = dir.join("fedcba9876543210fedcba9876543210");
+        std::fs::write(&old, b"old").expect("old");
+        std::fs::write(&fresh, b"fresh").expect("fresh");
+        let two_days = std::time::SystemTime::now() - std::time::Duration::from_secs(48 * 3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&old)
+            .and_then(|f| f.set_modified(two_days))
+            .expect("mtime");
+        sweep(&dir, STALE).await;
+        assert!(!old.exists() && fresh.exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -15,6 +15,7 @@ fn me() -> BotInfo {
     BotInfo {
         id: 1000,
         username: "switchboard_bot".to_string(),
+        commands: Vec::new(),
     }
 }
 

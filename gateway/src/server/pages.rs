@@ -127,7 +127,7 @@ mod tests {
             for part in html.split("static/").skip(1) {
                 let name: String = part
                     .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '-')
+                    .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
                     .collect();
                 assert!(
                     ASSETS.iter().any(|a| a.name == name),

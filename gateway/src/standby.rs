@@ -23,7 +23,7 @@ use self::rhythm::{Kept, Renewal};
 
 /// The exit code of a process that lost the `gateway` lease (sysexits' EX_TEMPFAIL: run it
 /// again and it stands by, or takes over).
-pub const EXIT_LEASE_LOST: u8 = crate::cli::exit::TEMPFAIL;
+pub const EXIT_LEASE_LOST: u8 = 75;
 
 /// This process's lease owner id: `host:pid:random`, made once at start (a restarted
 /// process never takes its predecessor's lease for its own).

@@ -8,6 +8,8 @@ mod fake_support;
 pub mod fake_telegram;
 pub mod fake_web;
 pub mod harness;
+#[cfg(test)]
+mod layering;
 pub mod mcp_server;
 pub mod multipart;
 pub mod pg;

@@ -30,7 +30,7 @@ pub mod exit {
     pub const IOERR: u8 = 74;
     /// `switchboard run` lost the `gateway` lease on PostgreSQL (another process took
     /// over, or the database stopped answering): run it again and it stands by.
-    pub const TEMPFAIL: u8 = 75;
+    pub const TEMPFAIL: u8 = crate::standby::EXIT_LEASE_LOST;
     /// The daemon refused the token.
     pub const NOPERM: u8 = 77;
 }

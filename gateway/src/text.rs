@@ -1,6 +1,6 @@
 //! Cutting text by bytes without splitting a character: the one rule every bound on a
 //! string from outside (tool results, tool output, MCP descriptions and results, error
-//! excerpts) uses.
+//! excerpts) uses; and the small cuts answers share (a command's rest, a name, an id).
 
 /// The largest character boundary of `s` at or below `i` (`s.len()` when `i` is past it).
 pub fn floor_boundary(s: &str, i: usize) -> usize {
@@ -29,6 +29,30 @@ pub fn ceil_boundary(s: &str, i: usize) -> usize {
 /// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
 pub fn head(s: &str, max: usize) -> &str {
     &s[..floor_boundary(s, max)]
+}
+
+/// `s` after its first `n` whitespace-separated words (and the whitespace after them).
+pub fn after_words(s: &str, n: usize) -> &str {
+    let mut rest = s.trim_start();
+    for _ in 0..n {
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        rest = rest[end..].trim_start();
+    }
+    rest
+}
+
+/// A command or action name as echoed in an answer: at most 32 characters.
+pub fn cut_name(name: &str) -> String {
+    const MAX: usize = 32;
+    match name.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &name[..i]),
+        None => name.to_string(),
+    }
+}
+
+/// First 8 characters of an id.
+pub fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@ pub mod cron;
 pub mod menu;
 pub mod model;
 pub(crate) mod session;
-pub mod subagents;
+/// `/subagents`: parsed and run by the sub-agents themselves (`subagents::command`).
+pub use crate::subagents::command as subagents;
 pub mod table;
 pub(crate) mod usage;
 
@@ -128,24 +129,7 @@ fn unhandled(name: &str) -> Option<Command> {
     None
 }
 
-/// `s` after its first `n` whitespace-separated words (and the whitespace after them).
-pub(crate) fn after_words(s: &str, n: usize) -> &str {
-    let mut rest = s.trim_start();
-    for _ in 0..n {
-        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-        rest = rest[end..].trim_start();
-    }
-    rest
-}
-
-/// A command or action name as echoed in an answer: at most 32 characters.
-pub(crate) fn cut_name(name: &str) -> String {
-    const MAX: usize = 32;
-    match name.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{}…", &name[..i]),
-        None => name.to_string(),
-    }
-}
+pub(crate) use crate::text::{after_words, cut_name};
 
 /// Run a command for the chat at `origin` (session `session_key`); returns the answer.
 pub async fn execute(

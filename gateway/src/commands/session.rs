@@ -110,7 +110,4 @@ pub async fn stop(rt: &Arc<Runtime>, session_key: &str) -> Result<String, StoreE
     Ok(out)
 }
 
-/// First 8 characters of an id.
-pub fn short(id: &str) -> &str {
-    id.get(..8).unwrap_or(id)
-}
+pub use crate::text::short;

@@ -102,7 +102,7 @@ impl Tool for CronTool {
             }
             other => Err(ToolError::Model(format!(
                 "unknown action `{}`; use add, list, remove or run",
-                crate::commands::cut_name(other)
+                crate::text::cut_name(other)
             ))),
         }
     }

@@ -5,6 +5,7 @@
 
 pub mod announce;
 pub mod archive;
+pub mod command;
 pub mod control;
 pub mod fan_in;
 pub mod hooks;

@@ -10,10 +10,10 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
+use super::command::{execute, SubCommand};
 use super::{control, render};
 use crate::agent::provider::ToolSpec;
 use crate::agent::tools::{args, Tool, ToolContext, ToolError};
-use crate::commands::subagents::{execute, SubCommand};
 use crate::events::Event;
 use crate::runtime::Runtime;
 use crate::store::{AnnounceState, Outcome, Role, StoreError, SubagentRow};

@@ -10,7 +10,7 @@ use crate::store::{now_ms, NewInbound, NewRun, Role, SubagentRow};
 use crate::subagents::control::{self, resolve};
 use crate::subagents::render;
 
-use super::session::short;
+use crate::text::{after_words, cut_name, short};
 
 /// How long `/subagents send` waits for the child's answer.
 const SEND_WAIT: Duration = Duration::from_secs(30);
@@ -92,7 +92,7 @@ pub fn parse(args: &[&str], raw_rest: &str) -> Result<SubCommand, String> {
         "send" => {
             let target = target("Usage: /subagents send <#|id> <message>")?;
             // The message is the raw text after the action and the target (keeps its spacing).
-            let message = super::after_words(raw_rest, 2).trim();
+            let message = after_words(raw_rest, 2).trim();
             if message.is_empty() {
                 return Err("Usage: /subagents send <#|id> <message>".into());
             }
@@ -108,7 +108,7 @@ pub fn parse(args: &[&str], raw_rest: &str) -> Result<SubCommand, String> {
         }
         other => Err(format!(
             "Unknown /subagents action `{}`. {USAGE}",
-            super::cut_name(other)
+            cut_name(other)
         )),
     }
 }
@@ -432,5 +432,5 @@ mod tests {
 }
 
 #[cfg(test)]
-#[path = "send_tests.rs"]
+#[path = "command_send_tests.rs"]
 mod send_tests;

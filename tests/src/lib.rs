@@ -12,6 +12,8 @@ pub mod harness;
 mod layering;
 pub mod mcp_server;
 pub mod multipart;
+#[cfg(test)]
+mod one_pick;
 pub mod pg;
 #[cfg(test)]
 mod testing_doc;

@@ -1,6 +1,6 @@
 //! Switchboard: a chat gateway daemon for LLM agents. Channel adapters feed inbound
 //! messages through routing into lanes of agent runs; replies, announces and command
-//! answers leave through a durable outbox. See ARCHITECTURE.md for the map.
+//! answers leave through a durable outbox. See ARCHITECTURE.md for the map, docs/internals.md for the detail.
 // One audited exception: `children::die_with_daemon` (a `pre_exec` hook, which Rust
 // marks unsafe) ties child processes to the daemon's life.
 #![deny(unsafe_code)]

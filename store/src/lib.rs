@@ -30,6 +30,7 @@ mod outbox;
 mod progress;
 mod runs;
 mod sessions;
+mod sql;
 mod sqlite;
 mod starts;
 mod states;

@@ -40,13 +40,11 @@ impl Pg {
         let (row, created) = match inserted {
             Some(row) => (row, true),
             None => {
-                let row = sqlx::query(
-                    "SELECT * FROM approval_requests WHERE run_id = $1 AND tool_call_id = $2",
-                )
-                .bind(a.run_id)
-                .bind(a.tool_call_id)
-                .fetch_one(&mut *tx)
-                .await?;
+                let row = sqlx::query(crate::sql::approvals::OF_CALL.pg)
+                    .bind(a.run_id)
+                    .bind(a.tool_call_id)
+                    .fetch_one(&mut *tx)
+                    .await?;
                 (row, false)
             }
         };
@@ -55,7 +53,7 @@ impl Pg {
     }
 
     pub async fn approval(&self, id: &str) -> Result<Option<ApprovalRow>> {
-        let r = sqlx::query("SELECT * FROM approval_requests WHERE id = $1")
+        let r = sqlx::query(crate::sql::approvals::BY_ID.pg)
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
@@ -64,7 +62,7 @@ impl Pg {
 
     /// The requests of a run's tool calls.
     pub async fn approvals_of_run(&self, run_id: &str) -> Result<Vec<ApprovalRow>> {
-        let rows = sqlx::query("SELECT * FROM approval_requests WHERE run_id = $1")
+        let rows = sqlx::query(crate::sql::approvals::OF_RUN.pg)
             .bind(run_id)
             .fetch_all(&self.pool)
             .await?;
@@ -83,20 +81,15 @@ impl Pg {
     ) -> Result<Option<ApprovalRow>> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
-        let r = sqlx::query(
-            "UPDATE approval_requests SET status = $1, decided_by = $2, resolved_at = $3
-             WHERE id = $4 AND status = 'pending' AND channel = $5 AND chat_id = $6
-                 AND expires_at > $3
-             RETURNING *",
-        )
-        .bind(status.as_str())
-        .bind(by)
-        .bind(now)
-        .bind(id)
-        .bind(channel)
-        .bind(chat_id)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let r = sqlx::query(crate::sql::approvals::ANSWER.pg)
+            .bind(status.as_str())
+            .bind(by)
+            .bind(now)
+            .bind(id)
+            .bind(channel)
+            .bind(chat_id)
+            .fetch_optional(&mut *tx)
+            .await?;
         let Some(row) = r.as_ref().map(decode_approval).transpose()? else {
             return Ok(None);
         };
@@ -119,40 +112,33 @@ impl Pg {
 
     /// End a pending request without an answer; false if it was no longer pending.
     pub async fn close_approval(&self, id: &str, status: ApprovalStatus) -> Result<bool> {
-        let r = sqlx::query(
-            "UPDATE approval_requests SET status = $1, resolved_at = $2
-             WHERE id = $3 AND status = 'pending'",
-        )
-        .bind(status.as_str())
-        .bind(now_ms())
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
+        let r = sqlx::query(crate::sql::approvals::CLOSE.pg)
+            .bind(status.as_str())
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
         Ok(r.rows_affected() == 1)
     }
 
     /// Requests still waiting for an answer, oldest first.
     pub async fn pending_approvals(&self) -> Result<Vec<ApprovalRow>> {
-        let rows = sqlx::query(
-            "SELECT * FROM approval_requests WHERE status = 'pending' ORDER BY created_at, id",
-        )
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(crate::sql::approvals::PENDING.pg)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(decode_approval).collect()
     }
 
     /// The executables `agent_id` may run without asking.
     pub async fn exec_allowed(&self, agent_id: &str) -> Result<Vec<String>> {
-        Ok(
-            sqlx::query_scalar("SELECT path FROM exec_allowlist WHERE agent_id = $1")
-                .bind(agent_id)
-                .fetch_all(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_scalar(crate::sql::approvals::ALLOWED.pg)
+            .bind(agent_id)
+            .fetch_all(&self.pool)
+            .await?)
     }
 
     pub async fn exec_allowlist(&self) -> Result<Vec<AllowEntry>> {
-        let rows = sqlx::query("SELECT * FROM exec_allowlist ORDER BY agent_id, path")
+        let rows = sqlx::query(crate::sql::approvals::ALLOWLIST.pg)
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(decode_allow_entry).collect()
@@ -160,13 +146,11 @@ impl Pg {
 
     /// Remove `path` from the stored allowlist (of `agent_id`, or of every agent).
     pub async fn revoke_exec_allowed(&self, path: &str, agent_id: Option<&str>) -> Result<u64> {
-        let r = sqlx::query(
-            "DELETE FROM exec_allowlist WHERE path = $1 AND ($2::text IS NULL OR agent_id = $2)",
-        )
-        .bind(path)
-        .bind(agent_id)
-        .execute(&self.pool)
-        .await?;
+        let r = sqlx::query(crate::sql::approvals::REVOKE.pg)
+            .bind(path)
+            .bind(agent_id)
+            .execute(&self.pool)
+            .await?;
         Ok(r.rows_affected())
     }
 

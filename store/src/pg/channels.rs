@@ -13,13 +13,11 @@ use super::Pg;
 
 impl Pg {
     pub async fn channel_state(&self, channel: &str, key: &str) -> Result<Option<String>> {
-        Ok(
-            sqlx::query_scalar("SELECT value FROM channel_state WHERE channel = $1 AND key = $2")
-                .bind(channel)
-                .bind(key)
-                .fetch_optional(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_scalar(crate::sql::channels::STATE.pg)
+            .bind(channel)
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
     pub async fn set_channel_state(&self, channel: &str, key: &str, value: &str) -> Result<()> {
@@ -28,15 +26,12 @@ impl Pg {
 
     /// Record that a platform message was taken; false if it was taken before.
     pub async fn mark_inbound_seen(&self, channel: &str, message_id: &str) -> Result<bool> {
-        let r = sqlx::query(
-            "INSERT INTO inbound_seen (channel, message_id, seen_at) VALUES ($1, $2, $3)
-             ON CONFLICT DO NOTHING",
-        )
-        .bind(channel)
-        .bind(message_id)
-        .bind(now_ms())
-        .execute(&self.pool)
-        .await?;
+        let r = sqlx::query(crate::sql::channels::SEEN.pg)
+            .bind(channel)
+            .bind(message_id)
+            .bind(now_ms())
+            .execute(&self.pool)
+            .await?;
         Ok(r.rows_affected() == 1)
     }
 
@@ -64,21 +59,16 @@ impl Pg {
             .bind(channel)
             .execute(&mut *tx)
             .await?;
-        sqlx::query(
-            "DELETE FROM pairings
-             WHERE channel = $1 AND status IN ('pending', 'rejected') AND created_at <= $2",
-        )
-        .bind(channel)
-        .bind(now - PAIRING_TTL_MS)
-        .execute(&mut *tx)
-        .await?;
-        let row = sqlx::query(
-            "SELECT code, status, notified_at FROM pairings WHERE channel = $1 AND sender_id = $2",
-        )
-        .bind(channel)
-        .bind(sender_id)
-        .fetch_optional(&mut *tx)
-        .await?;
+        sqlx::query(crate::sql::channels::EXPIRE.pg)
+            .bind(channel)
+            .bind(now - PAIRING_TTL_MS)
+            .execute(&mut *tx)
+            .await?;
+        let row = sqlx::query(crate::sql::channels::OF_SENDER.pg)
+            .bind(channel)
+            .bind(sender_id)
+            .fetch_optional(&mut *tx)
+            .await?;
         let result = match row {
             Some(r) => {
                 let status: String = r.try_get("status")?;
@@ -91,42 +81,33 @@ impl Pg {
                     let notified: i64 = r.try_get("notified_at")?;
                     let notify = now - notified >= RENOTIFY_MS;
                     if notify {
-                        sqlx::query(
-                            "UPDATE pairings SET notified_at = $1
-                             WHERE channel = $2 AND sender_id = $3",
-                        )
-                        .bind(now)
-                        .bind(channel)
-                        .bind(sender_id)
-                        .execute(&mut *tx)
-                        .await?;
+                        sqlx::query(crate::sql::channels::NOTIFIED.pg)
+                            .bind(now)
+                            .bind(channel)
+                            .bind(sender_id)
+                            .execute(&mut *tx)
+                            .await?;
                     }
                     Pairing::Pending { code, notify }
                 }
             }
             None => {
-                let pending: i64 = sqlx::query_scalar(
-                    "SELECT COUNT(*) FROM pairings WHERE channel = $1 AND status = 'pending'",
-                )
-                .bind(channel)
-                .fetch_one(&mut *tx)
-                .await?;
+                let pending: i64 = sqlx::query_scalar(crate::sql::channels::PENDING_COUNT.pg)
+                    .bind(channel)
+                    .fetch_one(&mut *tx)
+                    .await?;
                 if pending >= MAX_PENDING {
                     Pairing::Full
                 } else {
                     let code = new_code();
-                    sqlx::query(
-                        "INSERT INTO pairings (channel, sender_id, sender_name, code, status,
-                             created_at, notified_at)
-                         VALUES ($1, $2, $3, $4, 'pending', $5, $5)",
-                    )
-                    .bind(channel)
-                    .bind(sender_id)
-                    .bind(sender_name)
-                    .bind(&code)
-                    .bind(now)
-                    .execute(&mut *tx)
-                    .await?;
+                    sqlx::query(crate::sql::channels::REQUEST.pg)
+                        .bind(channel)
+                        .bind(sender_id)
+                        .bind(sender_name)
+                        .bind(&code)
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await?;
                     Pairing::Pending { code, notify: true }
                 }
             }
@@ -137,47 +118,36 @@ impl Pg {
 
     /// Whether `sender_id` was let in on `channel` by pairing (read only).
     pub async fn pairing_approved(&self, channel: &str, sender_id: &str) -> Result<bool> {
-        Ok(sqlx::query_scalar(
-            "SELECT EXISTS (SELECT 1 FROM pairings
-                 WHERE channel = $1 AND sender_id = $2 AND status = 'approved')",
-        )
-        .bind(channel)
-        .bind(sender_id)
-        .fetch_one(&self.pool)
-        .await?)
+        Ok(sqlx::query_scalar(crate::sql::channels::APPROVED.pg)
+            .bind(channel)
+            .bind(sender_id)
+            .fetch_one(&self.pool)
+            .await?)
     }
 
     /// Approve a pending pairing by its code (case-insensitive, dashes ignored).
     pub async fn approve_pairing(&self, channel: &str, code: &str) -> Result<Option<PairingRow>> {
         let now = now_ms();
-        let r = sqlx::query(
-            "UPDATE pairings SET status = 'approved', approved_at = $1
-             WHERE channel = $2 AND code = $3 AND status = 'pending' AND created_at > $4
-             RETURNING *",
-        )
-        .bind(now)
-        .bind(channel)
-        .bind(normalized_code(code))
-        .bind(now - PAIRING_TTL_MS)
-        .fetch_optional(&self.pool)
-        .await?;
+        let r = sqlx::query(crate::sql::channels::APPROVE.pg)
+            .bind(now)
+            .bind(channel)
+            .bind(normalized_code(code))
+            .bind(now - PAIRING_TTL_MS)
+            .fetch_optional(&self.pool)
+            .await?;
         r.as_ref().map(decode_pairing).transpose()
     }
 
     /// Reject a pending pairing by its code (no new code for [`PAIRING_TTL_MS`]).
     pub async fn reject_pairing(&self, channel: &str, code: &str) -> Result<Option<PairingRow>> {
         let now = now_ms();
-        let r = sqlx::query(
-            "UPDATE pairings SET status = 'rejected', created_at = $1
-             WHERE channel = $2 AND code = $3 AND status = 'pending' AND created_at > $4
-             RETURNING *",
-        )
-        .bind(now)
-        .bind(channel)
-        .bind(normalized_code(code))
-        .bind(now - PAIRING_TTL_MS)
-        .fetch_optional(&self.pool)
-        .await?;
+        let r = sqlx::query(crate::sql::channels::REJECT.pg)
+            .bind(now)
+            .bind(channel)
+            .bind(normalized_code(code))
+            .bind(now - PAIRING_TTL_MS)
+            .fetch_optional(&self.pool)
+            .await?;
         r.as_ref().map(decode_pairing).transpose()
     }
 
@@ -187,25 +157,19 @@ impl Pg {
         channel: &str,
         sender_id: &str,
     ) -> Result<Option<PairingRow>> {
-        let r = sqlx::query(
-            "DELETE FROM pairings WHERE channel = $1 AND sender_id = $2 AND status = 'approved'
-             RETURNING *",
-        )
-        .bind(channel)
-        .bind(sender_id)
-        .fetch_optional(&self.pool)
-        .await?;
+        let r = sqlx::query(crate::sql::channels::REVOKE.pg)
+            .bind(channel)
+            .bind(sender_id)
+            .fetch_optional(&self.pool)
+            .await?;
         r.as_ref().map(decode_pairing).transpose()
     }
 
     pub async fn list_pairings(&self) -> Result<Vec<PairingRow>> {
-        let rows = sqlx::query(
-            "SELECT * FROM pairings WHERE status = 'approved' OR created_at > $1
-             ORDER BY created_at DESC",
-        )
-        .bind(now_ms() - PAIRING_TTL_MS)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(crate::sql::channels::LIST.pg)
+            .bind(now_ms() - PAIRING_TTL_MS)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(decode_pairing).collect()
     }
 }
@@ -215,16 +179,12 @@ pub(super) async fn upsert_state<'e, E>(ex: E, channel: &str, key: &str, value: 
 where
     E: sqlx::PgExecutor<'e>,
 {
-    sqlx::query(
-        "INSERT INTO channel_state (channel, key, value, updated_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (channel, key) DO UPDATE SET value = excluded.value,
-             updated_at = excluded.updated_at",
-    )
-    .bind(channel)
-    .bind(key)
-    .bind(value)
-    .bind(now_ms())
-    .execute(ex)
-    .await?;
+    sqlx::query(crate::sql::channels::SET_STATE.pg)
+        .bind(channel)
+        .bind(key)
+        .bind(value)
+        .bind(now_ms())
+        .execute(ex)
+        .await?;
     Ok(())
 }

@@ -8,14 +8,14 @@ use super::Pg;
 
 impl Pg {
     pub async fn cron_jobs<S: JobSpec>(&self) -> Result<Vec<CronJobRow<S>>> {
-        let rows = sqlx::query("SELECT * FROM cron_jobs ORDER BY id")
+        let rows = sqlx::query(crate::sql::cron::ALL.pg)
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(decode_cron_job).collect()
     }
 
     pub async fn cron_job<S: JobSpec>(&self, id: &str) -> Result<Option<CronJobRow<S>>> {
-        let r = sqlx::query("SELECT * FROM cron_jobs WHERE id = $1")
+        let r = sqlx::query(crate::sql::cron::BY_ID.pg)
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
@@ -24,24 +24,18 @@ impl Pg {
 
     /// Enabled jobs whose next time is at or before `now`, soonest first.
     pub async fn due_cron_jobs<S: JobSpec>(&self, now: i64) -> Result<Vec<CronJobRow<S>>> {
-        let rows = sqlx::query(
-            "SELECT * FROM cron_jobs
-             WHERE enabled AND next_run_at IS NOT NULL AND next_run_at <= $1
-             ORDER BY next_run_at, id",
-        )
-        .bind(now)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(crate::sql::cron::DUE.pg)
+            .bind(now)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(decode_cron_job).collect()
     }
 
     /// The soonest next time of an enabled job.
     pub async fn next_cron_due(&self) -> Result<Option<i64>> {
-        Ok(sqlx::query_scalar(
-            "SELECT MIN(next_run_at) FROM cron_jobs WHERE enabled AND next_run_at IS NOT NULL",
-        )
-        .fetch_one(&self.pool)
-        .await?)
+        Ok(sqlx::query_scalar(crate::sql::cron::NEXT_DUE.pg)
+            .fetch_one(&self.pool)
+            .await?)
     }
 
     /// Add a job; `false` when a job with its id exists.
@@ -51,19 +45,15 @@ impl Pg {
         source: JobSource,
         next_run_at: Option<i64>,
     ) -> Result<bool> {
-        let r = sqlx::query(
-            "INSERT INTO cron_jobs (id, source, spec, enabled, next_run_at, created_at,
-                 updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(spec.id())
-        .bind(source.as_str())
-        .bind(to_json(spec)?)
-        .bind(spec.enabled())
-        .bind(next_run_at)
-        .bind(now_ms())
-        .execute(&self.pool)
-        .await?;
+        let r = sqlx::query(crate::sql::cron::INSERT.pg)
+            .bind(spec.id())
+            .bind(source.as_str())
+            .bind(to_json(spec)?)
+            .bind(spec.enabled())
+            .bind(next_run_at)
+            .bind(now_ms())
+            .execute(&self.pool)
+            .await?;
         Ok(r.rows_affected() == 1)
     }
 
@@ -76,21 +66,14 @@ impl Pg {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         for (spec, next) in upsert {
-            sqlx::query(
-                "INSERT INTO cron_jobs (id, source, spec, enabled, next_run_at, created_at,
-                     updated_at)
-                 VALUES ($1, 'config', $2, $3, $4, $5, $5)
-                 ON CONFLICT (id) DO UPDATE SET source = 'config', spec = excluded.spec,
-                     enabled = excluded.enabled, next_run_at = excluded.next_run_at,
-                     updated_at = excluded.updated_at",
-            )
-            .bind(spec.id())
-            .bind(to_json(*spec)?)
-            .bind(spec.enabled())
-            .bind(next)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
+            sqlx::query(crate::sql::cron::UPSERT_CONFIG.pg)
+                .bind(spec.id())
+                .bind(to_json(*spec)?)
+                .bind(spec.enabled())
+                .bind(next)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
         }
         let keep: Vec<String> = keep.iter().map(|k| k.to_string()).collect();
         let removed =
@@ -104,7 +87,7 @@ impl Pg {
 
     /// Remove a job; whether there was one.
     pub async fn delete_cron_job(&self, id: &str) -> Result<bool> {
-        let r = sqlx::query("DELETE FROM cron_jobs WHERE id = $1")
+        let r = sqlx::query(crate::sql::cron::DELETE.pg)
             .bind(id)
             .execute(&self.pool)
             .await?;
@@ -118,41 +101,32 @@ impl Pg {
         enabled: bool,
         next_run_at: Option<i64>,
     ) -> Result<bool> {
-        let r = sqlx::query(
-            "UPDATE cron_jobs SET enabled = $1, next_run_at = $2, updated_at = $3 WHERE id = $4",
-        )
-        .bind(enabled)
-        .bind(next_run_at)
-        .bind(now_ms())
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
+        let r = sqlx::query(crate::sql::cron::SET_ENABLED.pg)
+            .bind(enabled)
+            .bind(next_run_at)
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
         Ok(r.rows_affected() == 1)
     }
 
     /// Whether the job's last message is still waiting or its run unfinished.
     pub async fn cron_job_in_flight(&self, last_inbox_id: i64) -> Result<bool> {
-        Ok(sqlx::query_scalar(
-            "SELECT EXISTS (SELECT 1 FROM inbox WHERE id = $1)
-                 OR EXISTS (SELECT 1 FROM messages m JOIN runs r ON r.id = m.run_id
-                            WHERE m.inbox_id = $1 AND r.status IN ('queued', 'running'))",
-        )
-        .bind(last_inbox_id)
-        .fetch_one(&self.pool)
-        .await?)
+        Ok(sqlx::query_scalar(crate::sql::cron::IN_FLIGHT.pg)
+            .bind(last_inbox_id)
+            .fetch_one(&self.pool)
+            .await?)
     }
 
     /// A due job came due while still running: skipped, its next time moved on.
     pub async fn skip_cron_job(&self, id: &str, next_run_at: Option<i64>) -> Result<()> {
-        sqlx::query(
-            "UPDATE cron_jobs SET next_run_at = $1, skipped = skipped + 1, updated_at = $2
-             WHERE id = $3",
-        )
-        .bind(next_run_at)
-        .bind(now_ms())
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
+        sqlx::query(crate::sql::cron::SKIP.pg)
+            .bind(next_run_at)
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 
@@ -163,18 +137,14 @@ impl Pg {
         let mut tx = self.pool.begin().await?;
         // The job's row first: its lock makes a second firing of the same due time wait,
         // then find the next time moved on and write nothing.
-        let due = sqlx::query(
-            "UPDATE cron_jobs SET last_run_at = $1, runs = runs + 1, next_run_at = $2,
-                 enabled = enabled AND NOT $3, updated_at = $1
-              WHERE id = $4 AND ($5::BIGINT IS NULL OR next_run_at = $5)",
-        )
-        .bind(now)
-        .bind(fire.next_run_at)
-        .bind(fire.disable)
-        .bind(fire.job_id)
-        .bind(fire.due_at)
-        .execute(&mut *tx)
-        .await?;
+        let due = sqlx::query(crate::sql::cron::FIRE.pg)
+            .bind(now)
+            .bind(fire.next_run_at)
+            .bind(fire.disable)
+            .bind(fire.job_id)
+            .bind(fire.due_at)
+            .execute(&mut *tx)
+            .await?;
         if fire.due_at.is_some() && due.rows_affected() == 0 {
             return Ok(None);
         }
@@ -187,7 +157,7 @@ impl Pg {
             now,
         )
         .await?;
-        sqlx::query("UPDATE cron_jobs SET last_inbox_id = $1 WHERE id = $2")
+        sqlx::query(crate::sql::cron::SET_LAST_INBOX.pg)
             .bind(inbox_id)
             .bind(fire.job_id)
             .execute(&mut *tx)

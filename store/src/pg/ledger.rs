@@ -23,36 +23,27 @@ impl Pg {
     /// Count one more attempt at handling an inbound update; the attempts so far, this one
     /// included.
     pub async fn begin_inbound_attempt(&self, channel: &str, update_id: i64) -> Result<i64> {
-        Ok(sqlx::query_scalar(
-            "INSERT INTO inbound_attempts (channel, update_id, attempts, first_at, last_at)
-             VALUES ($1, $2, 1, $3, $3)
-             ON CONFLICT (channel, update_id) DO UPDATE
-                 SET attempts = inbound_attempts.attempts + 1, last_at = excluded.last_at
-             RETURNING attempts",
-        )
-        .bind(channel)
-        .bind(update_id)
-        .bind(now_ms())
-        .fetch_one(&self.pool)
-        .await?)
+        Ok(sqlx::query_scalar(crate::sql::ledger::ATTEMPT.pg)
+            .bind(channel)
+            .bind(update_id)
+            .bind(now_ms())
+            .fetch_one(&self.pool)
+            .await?)
     }
 
     /// Take back the last attempt at an update (it was cut short by a shutdown).
     pub async fn uncount_inbound_attempt(&self, channel: &str, update_id: i64) -> Result<()> {
-        sqlx::query(
-            "UPDATE inbound_attempts SET attempts = attempts - 1
-             WHERE channel = $1 AND update_id = $2 AND attempts > 0",
-        )
-        .bind(channel)
-        .bind(update_id)
-        .execute(&self.pool)
-        .await?;
+        sqlx::query(crate::sql::ledger::UNDO_ATTEMPT.pg)
+            .bind(channel)
+            .bind(update_id)
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 
     /// Forget the attempts at an update that is done with.
     pub async fn forget_inbound_attempts(&self, channel: &str, update_id: i64) -> Result<()> {
-        sqlx::query("DELETE FROM inbound_attempts WHERE channel = $1 AND update_id = $2")
+        sqlx::query(crate::sql::ledger::FORGET.pg)
             .bind(channel)
             .bind(update_id)
             .execute(&self.pool)
@@ -62,13 +53,11 @@ impl Pg {
 
     /// Attempts counted at an update not yet done with.
     pub async fn inbound_attempts(&self, channel: &str, update_id: i64) -> Result<i64> {
-        let n: Option<i64> = sqlx::query_scalar(
-            "SELECT attempts FROM inbound_attempts WHERE channel = $1 AND update_id = $2",
-        )
-        .bind(channel)
-        .bind(update_id)
-        .fetch_optional(&self.pool)
-        .await?;
+        let n: Option<i64> = sqlx::query_scalar(crate::sql::ledger::ATTEMPTS.pg)
+            .bind(channel)
+            .bind(update_id)
+            .fetch_optional(&self.pool)
+            .await?;
         Ok(n.unwrap_or(0))
     }
 
@@ -76,21 +65,17 @@ impl Pg {
     /// record of the same update keeps the first.
     pub async fn poison_inbound(&self, p: &PoisonedUpdate) -> Result<()> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query(
-            "INSERT INTO inbound_poisoned (channel, update_id, attempts, reason, summary,
-                 payload, poisoned_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (channel, update_id) DO NOTHING",
-        )
-        .bind(&p.channel)
-        .bind(p.update_id)
-        .bind(p.attempts)
-        .bind(&p.reason)
-        .bind(&p.summary)
-        .bind(&p.payload)
-        .bind(p.poisoned_at)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("DELETE FROM inbound_attempts WHERE channel = $1 AND update_id = $2")
+        sqlx::query(crate::sql::ledger::POISON.pg)
+            .bind(&p.channel)
+            .bind(p.update_id)
+            .bind(p.attempts)
+            .bind(&p.reason)
+            .bind(&p.summary)
+            .bind(&p.payload)
+            .bind(p.poisoned_at)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(crate::sql::ledger::FORGET.pg)
             .bind(&p.channel)
             .bind(p.update_id)
             .execute(&mut *tx)
@@ -101,22 +86,18 @@ impl Pg {
 
     /// The updates of a channel recorded as poisoned, oldest first.
     pub async fn poisoned_updates(&self, channel: &str) -> Result<Vec<PoisonedUpdate>> {
-        let rows = sqlx::query(
-            "SELECT * FROM inbound_poisoned WHERE channel = $1 ORDER BY poisoned_at, update_id",
-        )
-        .bind(channel)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(crate::sql::ledger::POISONED.pg)
+            .bind(channel)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(decode_poisoned).collect()
     }
 
     /// Count of poisoned updates by channel.
     pub async fn poisoned_counts(&self) -> Result<Vec<(String, i64)>> {
-        Ok(sqlx::query_as(
-            "SELECT channel, COUNT(*) AS n FROM inbound_poisoned GROUP BY channel ORDER BY channel",
-        )
-        .fetch_all(&self.pool)
-        .await?)
+        Ok(sqlx::query_as(crate::sql::ledger::POISONED_COUNTS.pg)
+            .fetch_all(&self.pool)
+            .await?)
     }
 }
 
@@ -129,7 +110,7 @@ pub(super) async fn write_offset(
     next_offset: i64,
 ) -> Result<()> {
     super::channels::upsert_state(&mut *c, channel, key, &next_offset.to_string()).await?;
-    sqlx::query("DELETE FROM inbound_attempts WHERE channel = $1 AND update_id < $2")
+    sqlx::query(crate::sql::ledger::PRUNE.pg)
         .bind(channel)
         .bind(next_offset)
         .execute(&mut *c)

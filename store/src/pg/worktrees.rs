@@ -8,25 +8,20 @@ use super::Pg;
 impl Pg {
     /// Record a child's worktree (or why it has none). The row of a run is written once.
     pub async fn record_worktree(&self, w: &WorktreeRow) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO subagent_worktrees (run_id, child_session_key, state, reason, repo,
-                 path, workdir, branch, base, note, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)
-             ON CONFLICT (run_id) DO NOTHING",
-        )
-        .bind(&w.run_id)
-        .bind(&w.child_session_key)
-        .bind(w.state.as_str())
-        .bind(&w.reason)
-        .bind(&w.repo)
-        .bind(&w.path)
-        .bind(&w.workdir)
-        .bind(&w.branch)
-        .bind(&w.base)
-        .bind(&w.note)
-        .bind(now_ms())
-        .execute(&self.pool)
-        .await?;
+        sqlx::query(crate::sql::worktrees::RECORD.pg)
+            .bind(&w.run_id)
+            .bind(&w.child_session_key)
+            .bind(w.state.as_str())
+            .bind(&w.reason)
+            .bind(&w.repo)
+            .bind(&w.path)
+            .bind(&w.workdir)
+            .bind(&w.branch)
+            .bind(&w.base)
+            .bind(&w.note)
+            .bind(now_ms())
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 
@@ -38,23 +33,19 @@ impl Pg {
         reason: Option<&str>,
         note: Option<&str>,
     ) -> Result<()> {
-        sqlx::query(
-            "UPDATE subagent_worktrees SET state = $1, reason = COALESCE($2, reason),
-                 note = COALESCE($3, note), updated_at = $4
-             WHERE run_id = $5",
-        )
-        .bind(state.as_str())
-        .bind(reason)
-        .bind(note)
-        .bind(now_ms())
-        .bind(run_id)
-        .execute(&self.pool)
-        .await?;
+        sqlx::query(crate::sql::worktrees::SET_STATE.pg)
+            .bind(state.as_str())
+            .bind(reason)
+            .bind(note)
+            .bind(now_ms())
+            .bind(run_id)
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 
     pub async fn worktree(&self, run_id: &str) -> Result<Option<WorktreeRow>> {
-        let r = sqlx::query("SELECT * FROM subagent_worktrees WHERE run_id = $1")
+        let r = sqlx::query(crate::sql::worktrees::BY_RUN.pg)
             .bind(run_id)
             .fetch_optional(&self.pool)
             .await?;
@@ -63,28 +54,20 @@ impl Pg {
 
     /// The directory a child session works in, when it has an active worktree.
     pub async fn worktree_workdir(&self, child_session_key: &str) -> Result<Option<String>> {
-        let workdir: Option<Option<String>> = sqlx::query_scalar(
-            "SELECT workdir FROM subagent_worktrees
-             WHERE child_session_key = $1 AND state = 'active'",
-        )
-        .bind(child_session_key)
-        .fetch_optional(&self.pool)
-        .await?;
+        let workdir: Option<Option<String>> =
+            sqlx::query_scalar(crate::sql::worktrees::ACTIVE_WORKDIR.pg)
+                .bind(child_session_key)
+                .fetch_optional(&self.pool)
+                .await?;
         Ok(workdir.flatten())
     }
 
     /// Worktrees left unfinished: being created, or active while their child's announce is
     /// already made.
     pub async fn orphan_worktrees(&self) -> Result<Vec<WorktreeRow>> {
-        let rows = sqlx::query(
-            "SELECT w.* FROM subagent_worktrees w
-                 LEFT JOIN subagent_runs s ON s.run_id = w.run_id
-             WHERE w.state = 'creating'
-                OR (w.state = 'active'
-                    AND (s.run_id IS NULL OR s.announce_state IN ('queued', 'skipped', 'failed')))",
-        )
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(crate::sql::worktrees::ORPHANS.pg)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(decode_worktree).collect()
     }
 }

@@ -36,18 +36,17 @@ impl Sqlite {
         .bind(a.expires_at)
         .execute(&mut *tx)
         .await?;
-        let row =
-            sqlx::query("SELECT * FROM approval_requests WHERE run_id = ? AND tool_call_id = ?")
-                .bind(a.run_id)
-                .bind(a.tool_call_id)
-                .fetch_one(&mut *tx)
-                .await?;
+        let row = sqlx::query(crate::sql::approvals::OF_CALL.sqlite)
+            .bind(a.run_id)
+            .bind(a.tool_call_id)
+            .fetch_one(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok((decode_approval(&row)?, r.rows_affected() == 1))
     }
 
     pub async fn approval(&self, id: &str) -> Result<Option<ApprovalRow>> {
-        let r = sqlx::query("SELECT * FROM approval_requests WHERE id = ?")
+        let r = sqlx::query(crate::sql::approvals::BY_ID.sqlite)
             .bind(id)
             .fetch_optional(&mut *self.reader().await)
             .await?;
@@ -56,7 +55,7 @@ impl Sqlite {
 
     /// The requests of a run's tool calls (to find the calls a resumed run re-executes).
     pub async fn approvals_of_run(&self, run_id: &str) -> Result<Vec<ApprovalRow>> {
-        let rows = sqlx::query("SELECT * FROM approval_requests WHERE run_id = ?")
+        let rows = sqlx::query(crate::sql::approvals::OF_RUN.sqlite)
             .bind(run_id)
             .fetch_all(&mut *self.reader().await)
             .await?;
@@ -78,20 +77,15 @@ impl Sqlite {
         let now = now_ms();
         let mut w = self.writer().await;
         let mut tx = begin_write(&mut w).await?;
-        let r = sqlx::query(
-            "UPDATE approval_requests SET status = ?, decided_by = ?, resolved_at = ?
-             WHERE id = ? AND status = 'pending' AND channel = ? AND chat_id = ? AND expires_at > ?
-             RETURNING *",
-        )
-        .bind(status.as_str())
-        .bind(by)
-        .bind(now)
-        .bind(id)
-        .bind(channel)
-        .bind(chat_id)
-        .bind(now)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let r = sqlx::query(crate::sql::approvals::ANSWER.sqlite)
+            .bind(status.as_str())
+            .bind(by)
+            .bind(now)
+            .bind(id)
+            .bind(channel)
+            .bind(chat_id)
+            .fetch_optional(&mut *tx)
+            .await?;
         let Some(row) = r.as_ref().map(decode_approval).transpose()? else {
             return Ok(None);
         };
@@ -116,30 +110,26 @@ impl Sqlite {
     /// End a pending request without an answer (`cancelled`, `expired`); false if it was
     /// no longer pending.
     pub async fn close_approval(&self, id: &str, status: ApprovalStatus) -> Result<bool> {
-        let r = sqlx::query(
-            "UPDATE approval_requests SET status = ?, resolved_at = ? WHERE id = ? AND status = 'pending'",
-        )
-        .bind(status.as_str())
-        .bind(now_ms())
-        .bind(id)
-        .execute(&mut *self.writer().await)
-        .await?;
+        let r = sqlx::query(crate::sql::approvals::CLOSE.sqlite)
+            .bind(status.as_str())
+            .bind(now_ms())
+            .bind(id)
+            .execute(&mut *self.writer().await)
+            .await?;
         Ok(r.rows_affected() == 1)
     }
 
     /// Requests still waiting for an answer, oldest first.
     pub async fn pending_approvals(&self) -> Result<Vec<ApprovalRow>> {
-        let rows = sqlx::query(
-            "SELECT * FROM approval_requests WHERE status = 'pending' ORDER BY created_at",
-        )
-        .fetch_all(&mut *self.reader().await)
-        .await?;
+        let rows = sqlx::query(crate::sql::approvals::PENDING.sqlite)
+            .fetch_all(&mut *self.reader().await)
+            .await?;
         rows.iter().map(decode_approval).collect()
     }
 
     /// The executables `agent_id` may run without asking (from `allow-always`).
     pub async fn exec_allowed(&self, agent_id: &str) -> Result<Vec<String>> {
-        let rows = sqlx::query("SELECT path FROM exec_allowlist WHERE agent_id = ?")
+        let rows = sqlx::query(crate::sql::approvals::ALLOWED.sqlite)
             .bind(agent_id)
             .fetch_all(&mut *self.reader().await)
             .await?;
@@ -147,7 +137,7 @@ impl Sqlite {
     }
 
     pub async fn exec_allowlist(&self) -> Result<Vec<AllowEntry>> {
-        let rows = sqlx::query("SELECT * FROM exec_allowlist ORDER BY agent_id, path")
+        let rows = sqlx::query(crate::sql::approvals::ALLOWLIST.sqlite)
             .fetch_all(&mut *self.reader().await)
             .await?;
         rows.iter().map(decode_allow_entry).collect()
@@ -156,14 +146,11 @@ impl Sqlite {
     /// Remove `path` from the stored allowlist (of `agent_id`, or of every agent);
     /// returns how many entries went.
     pub async fn revoke_exec_allowed(&self, path: &str, agent_id: Option<&str>) -> Result<u64> {
-        let r = sqlx::query(
-            "DELETE FROM exec_allowlist WHERE path = ? AND (? IS NULL OR agent_id = ?)",
-        )
-        .bind(path)
-        .bind(agent_id)
-        .bind(agent_id)
-        .execute(&mut *self.writer().await)
-        .await?;
+        let r = sqlx::query(crate::sql::approvals::REVOKE.sqlite)
+            .bind(path)
+            .bind(agent_id)
+            .execute(&mut *self.writer().await)
+            .await?;
         Ok(r.rows_affected())
     }
 

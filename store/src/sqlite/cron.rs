@@ -12,14 +12,14 @@ pub(super) use crate::cron::*;
 
 impl Sqlite {
     pub async fn cron_jobs<S: JobSpec>(&self) -> Result<Vec<CronJobRow<S>>> {
-        let rows = sqlx::query("SELECT * FROM cron_jobs ORDER BY id")
+        let rows = sqlx::query(crate::sql::cron::ALL.sqlite)
             .fetch_all(&mut *self.reader().await)
             .await?;
         rows.iter().map(decode_cron_job).collect()
     }
 
     pub async fn cron_job<S: JobSpec>(&self, id: &str) -> Result<Option<CronJobRow<S>>> {
-        let r = sqlx::query("SELECT * FROM cron_jobs WHERE id = ?")
+        let r = sqlx::query(crate::sql::cron::BY_ID.sqlite)
             .bind(id)
             .fetch_optional(&mut *self.reader().await)
             .await?;
@@ -28,23 +28,18 @@ impl Sqlite {
 
     /// Enabled jobs whose next time is at or before `now`, soonest first.
     pub async fn due_cron_jobs<S: JobSpec>(&self, now: i64) -> Result<Vec<CronJobRow<S>>> {
-        let rows = sqlx::query(
-            "SELECT * FROM cron_jobs WHERE enabled AND next_run_at IS NOT NULL AND next_run_at <= ?
-             ORDER BY next_run_at, id",
-        )
-        .bind(now)
-        .fetch_all(&mut *self.reader().await)
-        .await?;
+        let rows = sqlx::query(crate::sql::cron::DUE.sqlite)
+            .bind(now)
+            .fetch_all(&mut *self.reader().await)
+            .await?;
         rows.iter().map(decode_cron_job).collect()
     }
 
     /// The soonest next time of an enabled job.
     pub async fn next_cron_due(&self) -> Result<Option<i64>> {
-        let r = sqlx::query(
-            "SELECT MIN(next_run_at) AS t FROM cron_jobs WHERE enabled AND next_run_at IS NOT NULL",
-        )
-        .fetch_one(&mut *self.reader().await)
-        .await?;
+        let r = sqlx::query(crate::sql::cron::NEXT_DUE.sqlite)
+            .fetch_one(&mut *self.reader().await)
+            .await?;
         Ok(r.try_get("t")?)
     }
 
@@ -56,19 +51,15 @@ impl Sqlite {
         next_run_at: Option<i64>,
     ) -> Result<bool> {
         let now = now_ms();
-        let r = sqlx::query(
-            "INSERT INTO cron_jobs (id, source, spec, enabled, next_run_at, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
-        )
-        .bind(spec.id())
-        .bind(source.as_str())
-        .bind(to_json(spec)?)
-        .bind(spec.enabled())
-        .bind(next_run_at)
-        .bind(now)
-        .bind(now)
-        .execute(&mut *self.writer().await)
-        .await?;
+        let r = sqlx::query(crate::sql::cron::INSERT.sqlite)
+            .bind(spec.id())
+            .bind(source.as_str())
+            .bind(to_json(spec)?)
+            .bind(spec.enabled())
+            .bind(next_run_at)
+            .bind(now)
+            .execute(&mut *self.writer().await)
+            .await?;
         Ok(r.rows_affected() == 1)
     }
 
@@ -84,21 +75,14 @@ impl Sqlite {
         let mut w = self.writer().await;
         let mut tx = begin_write(&mut w).await?;
         for (spec, next) in upsert {
-            sqlx::query(
-                "INSERT INTO cron_jobs (id, source, spec, enabled, next_run_at, created_at, updated_at)
-                 VALUES (?, 'config', ?, ?, ?, ?, ?)
-                 ON CONFLICT(id) DO UPDATE SET source = 'config', spec = excluded.spec,
-                     enabled = excluded.enabled, next_run_at = excluded.next_run_at,
-                     updated_at = excluded.updated_at",
-            )
-            .bind(spec.id())
-            .bind(to_json(*spec)?)
-            .bind(spec.enabled())
-            .bind(next)
-            .bind(now)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
+            sqlx::query(crate::sql::cron::UPSERT_CONFIG.sqlite)
+                .bind(spec.id())
+                .bind(to_json(*spec)?)
+                .bind(spec.enabled())
+                .bind(next)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
         }
         let rows = sqlx::query("SELECT id FROM cron_jobs WHERE source = 'config'")
             .fetch_all(&mut *tx)
@@ -107,7 +91,7 @@ impl Sqlite {
         for r in rows {
             let id: String = r.try_get("id")?;
             if !keep.contains(&id.as_str()) {
-                sqlx::query("DELETE FROM cron_jobs WHERE id = ?")
+                sqlx::query(crate::sql::cron::DELETE.sqlite)
                     .bind(&id)
                     .execute(&mut *tx)
                     .await?;
@@ -134,41 +118,33 @@ impl Sqlite {
         enabled: bool,
         next_run_at: Option<i64>,
     ) -> Result<bool> {
-        let r = sqlx::query(
-            "UPDATE cron_jobs SET enabled = ?, next_run_at = ?, updated_at = ? WHERE id = ?",
-        )
-        .bind(enabled)
-        .bind(next_run_at)
-        .bind(now_ms())
-        .bind(id)
-        .execute(&mut *self.writer().await)
-        .await?;
+        let r = sqlx::query(crate::sql::cron::SET_ENABLED.sqlite)
+            .bind(enabled)
+            .bind(next_run_at)
+            .bind(now_ms())
+            .bind(id)
+            .execute(&mut *self.writer().await)
+            .await?;
         Ok(r.rows_affected() == 1)
     }
 
     /// Whether the job's last message is still waiting or its run unfinished.
     pub async fn cron_job_in_flight(&self, last_inbox_id: i64) -> Result<bool> {
-        let r = sqlx::query(
-            "SELECT EXISTS (SELECT 1 FROM inbox WHERE id = ?1)
-                 OR EXISTS (SELECT 1 FROM messages m JOIN runs r ON r.id = m.run_id
-                            WHERE m.inbox_id = ?1 AND r.status IN ('queued', 'running')) AS busy",
-        )
-        .bind(last_inbox_id)
-        .fetch_one(&mut *self.reader().await)
-        .await?;
+        let r = sqlx::query(crate::sql::cron::IN_FLIGHT.sqlite)
+            .bind(last_inbox_id)
+            .fetch_one(&mut *self.reader().await)
+            .await?;
         Ok(r.try_get("busy")?)
     }
 
     /// A due job came due while still running: skipped, its next time moved on.
     pub async fn skip_cron_job(&self, id: &str, next_run_at: Option<i64>) -> Result<()> {
-        sqlx::query(
-            "UPDATE cron_jobs SET next_run_at = ?, skipped = skipped + 1, updated_at = ? WHERE id = ?",
-        )
-        .bind(next_run_at)
-        .bind(now_ms())
-        .bind(id)
-        .execute(&mut *self.writer().await)
-        .await?;
+        sqlx::query(crate::sql::cron::SKIP.sqlite)
+            .bind(next_run_at)
+            .bind(now_ms())
+            .bind(id)
+            .execute(&mut *self.writer().await)
+            .await?;
         Ok(())
     }
 
@@ -178,18 +154,14 @@ impl Sqlite {
         let now = now_ms();
         let mut w = self.writer().await;
         let mut tx = begin_write(&mut w).await?;
-        let due = sqlx::query(
-            "UPDATE cron_jobs SET last_run_at = ?1, runs = runs + 1, next_run_at = ?2,
-                 enabled = enabled AND NOT ?3, updated_at = ?1
-              WHERE id = ?4 AND (?5 IS NULL OR next_run_at = ?5)",
-        )
-        .bind(now)
-        .bind(fire.next_run_at)
-        .bind(fire.disable)
-        .bind(fire.job_id)
-        .bind(fire.due_at)
-        .execute(&mut *tx)
-        .await?;
+        let due = sqlx::query(crate::sql::cron::FIRE.sqlite)
+            .bind(now)
+            .bind(fire.next_run_at)
+            .bind(fire.disable)
+            .bind(fire.job_id)
+            .bind(fire.due_at)
+            .execute(&mut *tx)
+            .await?;
         if fire.due_at.is_some() && due.rows_affected() == 0 {
             return Ok(None);
         }
@@ -201,7 +173,7 @@ impl Sqlite {
             fire.text,
         )
         .await?;
-        sqlx::query("UPDATE cron_jobs SET last_inbox_id = ? WHERE id = ?")
+        sqlx::query(crate::sql::cron::SET_LAST_INBOX.sqlite)
             .bind(inbox_id)
             .bind(fire.job_id)
             .execute(&mut *tx)

@@ -20,17 +20,14 @@ impl Sqlite {
     ) -> Result<()> {
         let mut w = self.writer().await;
         let mut tx = super::begin_write(&mut w).await?;
-        sqlx::query(
-            "INSERT INTO channel_state (channel, key, value, updated_at) VALUES (?, ?, ?, ?)
-             ON CONFLICT(channel, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        )
-        .bind(channel)
-        .bind(key)
-        .bind(next_offset.to_string())
-        .bind(now_ms())
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("DELETE FROM inbound_attempts WHERE channel = ? AND update_id < ?")
+        sqlx::query(crate::sql::channels::SET_STATE.sqlite)
+            .bind(channel)
+            .bind(key)
+            .bind(next_offset.to_string())
+            .bind(now_ms())
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(crate::sql::ledger::PRUNE.sqlite)
             .bind(channel)
             .bind(next_offset)
             .execute(&mut *tx)
@@ -43,37 +40,28 @@ impl Sqlite {
     /// this one included. Committed before the update is handled.
     pub async fn begin_inbound_attempt(&self, channel: &str, update_id: i64) -> Result<i64> {
         let now = now_ms();
-        let r = sqlx::query(
-            "INSERT INTO inbound_attempts (channel, update_id, attempts, first_at, last_at)
-             VALUES (?, ?, 1, ?, ?)
-             ON CONFLICT(channel, update_id) DO UPDATE SET attempts = attempts + 1, last_at = excluded.last_at
-             RETURNING attempts",
-        )
-        .bind(channel)
-        .bind(update_id)
-        .bind(now)
-        .bind(now)
-        .fetch_one(&mut *self.writer().await)
-        .await?;
+        let r = sqlx::query(crate::sql::ledger::ATTEMPT.sqlite)
+            .bind(channel)
+            .bind(update_id)
+            .bind(now)
+            .fetch_one(&mut *self.writer().await)
+            .await?;
         Ok(r.try_get("attempts")?)
     }
 
     /// Take back the last attempt at an update (it was cut short by a shutdown).
     pub async fn uncount_inbound_attempt(&self, channel: &str, update_id: i64) -> Result<()> {
-        sqlx::query(
-            "UPDATE inbound_attempts SET attempts = attempts - 1
-             WHERE channel = ? AND update_id = ? AND attempts > 0",
-        )
-        .bind(channel)
-        .bind(update_id)
-        .execute(&mut *self.writer().await)
-        .await?;
+        sqlx::query(crate::sql::ledger::UNDO_ATTEMPT.sqlite)
+            .bind(channel)
+            .bind(update_id)
+            .execute(&mut *self.writer().await)
+            .await?;
         Ok(())
     }
 
     /// Forget the attempts at an update that is done with.
     pub async fn forget_inbound_attempts(&self, channel: &str, update_id: i64) -> Result<()> {
-        sqlx::query("DELETE FROM inbound_attempts WHERE channel = ? AND update_id = ?")
+        sqlx::query(crate::sql::ledger::FORGET.sqlite)
             .bind(channel)
             .bind(update_id)
             .execute(&mut *self.writer().await)
@@ -83,13 +71,11 @@ impl Sqlite {
 
     /// Attempts counted at an update not yet done with (tests and diagnostics).
     pub async fn inbound_attempts(&self, channel: &str, update_id: i64) -> Result<i64> {
-        let r = sqlx::query(
-            "SELECT attempts FROM inbound_attempts WHERE channel = ? AND update_id = ?",
-        )
-        .bind(channel)
-        .bind(update_id)
-        .fetch_optional(&mut *self.reader().await)
-        .await?;
+        let r = sqlx::query(crate::sql::ledger::ATTEMPTS.sqlite)
+            .bind(channel)
+            .bind(update_id)
+            .fetch_optional(&mut *self.reader().await)
+            .await?;
         Ok(r.map(|r| r.try_get("attempts")).transpose()?.unwrap_or(0))
     }
 
@@ -98,20 +84,17 @@ impl Sqlite {
     pub async fn poison_inbound(&self, p: &PoisonedUpdate) -> Result<()> {
         let mut w = self.writer().await;
         let mut tx = super::begin_write(&mut w).await?;
-        sqlx::query(
-            "INSERT INTO inbound_poisoned (channel, update_id, attempts, reason, summary, payload, poisoned_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(channel, update_id) DO NOTHING",
-        )
-        .bind(&p.channel)
-        .bind(p.update_id)
-        .bind(p.attempts)
-        .bind(&p.reason)
-        .bind(&p.summary)
-        .bind(&p.payload)
-        .bind(p.poisoned_at)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("DELETE FROM inbound_attempts WHERE channel = ? AND update_id = ?")
+        sqlx::query(crate::sql::ledger::POISON.sqlite)
+            .bind(&p.channel)
+            .bind(p.update_id)
+            .bind(p.attempts)
+            .bind(&p.reason)
+            .bind(&p.summary)
+            .bind(&p.payload)
+            .bind(p.poisoned_at)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(crate::sql::ledger::FORGET.sqlite)
             .bind(&p.channel)
             .bind(p.update_id)
             .execute(&mut *tx)
@@ -122,21 +105,18 @@ impl Sqlite {
 
     /// The updates of a channel recorded as poisoned, oldest first.
     pub async fn poisoned_updates(&self, channel: &str) -> Result<Vec<PoisonedUpdate>> {
-        let rows = sqlx::query(
-            "SELECT * FROM inbound_poisoned WHERE channel = ? ORDER BY poisoned_at, update_id",
-        )
-        .bind(channel)
-        .fetch_all(&mut *self.reader().await)
-        .await?;
+        let rows = sqlx::query(crate::sql::ledger::POISONED.sqlite)
+            .bind(channel)
+            .fetch_all(&mut *self.reader().await)
+            .await?;
         rows.iter().map(decode_poisoned).collect()
     }
 
     /// Count of poisoned updates by channel (for metrics).
     pub async fn poisoned_counts(&self) -> Result<Vec<(String, i64)>> {
-        let rows =
-            sqlx::query("SELECT channel, COUNT(*) AS n FROM inbound_poisoned GROUP BY channel")
-                .fetch_all(&mut *self.reader().await)
-                .await?;
+        let rows = sqlx::query(crate::sql::ledger::POISONED_COUNTS.sqlite)
+            .fetch_all(&mut *self.reader().await)
+            .await?;
         rows.iter()
             .map(|r| Ok((r.try_get("channel")?, r.try_get("n")?)))
             .collect()

@@ -10,26 +10,20 @@ pub(super) use crate::worktrees::*;
 impl Sqlite {
     /// Record a child's worktree (or why it has none). The row of a run is written once.
     pub async fn record_worktree(&self, w: &WorktreeRow) -> Result<()> {
-        let now = now_ms();
-        sqlx::query(
-            "INSERT INTO subagent_worktrees (run_id, child_session_key, state, reason, repo, path,
-             workdir, branch, base, note, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run_id) DO NOTHING",
-        )
-        .bind(&w.run_id)
-        .bind(&w.child_session_key)
-        .bind(w.state.as_str())
-        .bind(&w.reason)
-        .bind(&w.repo)
-        .bind(&w.path)
-        .bind(&w.workdir)
-        .bind(&w.branch)
-        .bind(&w.base)
-        .bind(&w.note)
-        .bind(now)
-        .bind(now)
-        .execute(&mut *self.writer().await)
-        .await?;
+        sqlx::query(crate::sql::worktrees::RECORD.sqlite)
+            .bind(&w.run_id)
+            .bind(&w.child_session_key)
+            .bind(w.state.as_str())
+            .bind(&w.reason)
+            .bind(&w.repo)
+            .bind(&w.path)
+            .bind(&w.workdir)
+            .bind(&w.branch)
+            .bind(&w.base)
+            .bind(&w.note)
+            .bind(now_ms())
+            .execute(&mut *self.writer().await)
+            .await?;
         Ok(())
     }
 
@@ -41,22 +35,19 @@ impl Sqlite {
         reason: Option<&str>,
         note: Option<&str>,
     ) -> Result<()> {
-        sqlx::query(
-            "UPDATE subagent_worktrees SET state = ?, reason = COALESCE(?, reason),
-             note = COALESCE(?, note), updated_at = ? WHERE run_id = ?",
-        )
-        .bind(state.as_str())
-        .bind(reason)
-        .bind(note)
-        .bind(now_ms())
-        .bind(run_id)
-        .execute(&mut *self.writer().await)
-        .await?;
+        sqlx::query(crate::sql::worktrees::SET_STATE.sqlite)
+            .bind(state.as_str())
+            .bind(reason)
+            .bind(note)
+            .bind(now_ms())
+            .bind(run_id)
+            .execute(&mut *self.writer().await)
+            .await?;
         Ok(())
     }
 
     pub async fn worktree(&self, run_id: &str) -> Result<Option<WorktreeRow>> {
-        let r = sqlx::query("SELECT * FROM subagent_worktrees WHERE run_id = ?")
+        let r = sqlx::query(crate::sql::worktrees::BY_RUN.sqlite)
             .bind(run_id)
             .fetch_optional(&mut *self.reader().await)
             .await?;
@@ -65,26 +56,19 @@ impl Sqlite {
 
     /// The directory a child session works in, when it has an active worktree.
     pub async fn worktree_workdir(&self, child_session_key: &str) -> Result<Option<String>> {
-        let r = sqlx::query(
-            "SELECT workdir FROM subagent_worktrees WHERE child_session_key = ? AND state = 'active'",
-        )
-        .bind(child_session_key)
-        .fetch_optional(&mut *self.reader().await)
-        .await?;
+        let r = sqlx::query(crate::sql::worktrees::ACTIVE_WORKDIR.sqlite)
+            .bind(child_session_key)
+            .fetch_optional(&mut *self.reader().await)
+            .await?;
         Ok(r.map(|r| r.try_get("workdir")).transpose()?.flatten())
     }
 
     /// Worktrees left unfinished: being created, or active while their child's announce is
     /// already made (the start-up sweep finishes them).
     pub async fn orphan_worktrees(&self) -> Result<Vec<WorktreeRow>> {
-        let rows = sqlx::query(
-            "SELECT w.* FROM subagent_worktrees w LEFT JOIN subagent_runs s ON s.run_id = w.run_id
-             WHERE w.state = 'creating'
-                OR (w.state = 'active'
-                    AND (s.run_id IS NULL OR s.announce_state IN ('queued', 'skipped', 'failed')))",
-        )
-        .fetch_all(&mut *self.reader().await)
-        .await?;
+        let rows = sqlx::query(crate::sql::worktrees::ORPHANS.sqlite)
+            .fetch_all(&mut *self.reader().await)
+            .await?;
         rows.iter().map(decode_worktree).collect()
     }
 }

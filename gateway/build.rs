@@ -1,6 +1,3 @@
-//! Rebuilds the crate when a migration is added or changed: `sqlx::migrate!` embeds the
-//! migrations folder at compile time, and Cargo does not watch it by itself.
-//!
 //! Release builds of the daemon also link its hot code first: the functions it runs to
 //! start, serve a turn and spawn a sub-agent (named in the linker script `link/hot-code.ld`)
 //! are placed side by side in a section of their own before `.text`, so the pages the daemon
@@ -16,7 +13,6 @@ const HOT_CODE: &str = "link/hot-code.ld";
 const OPT_OUT: &str = "SWITCHBOARD_LINK_ORDER";
 
 fn main() {
-    println!("cargo:rerun-if-changed=../migrations");
     hot_code_first();
 }
 

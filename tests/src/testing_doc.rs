@@ -88,6 +88,7 @@ fn every_test_the_testing_doc_names_exists() {
     for dir in [
         "gateway/src",
         "channels/src",
+        "store/src",
         "tests/src",
         "tests/suite",
         "bench",

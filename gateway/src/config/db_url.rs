@@ -1,10 +1,8 @@
 //! What `storage.url` names: which engine, and the URL as it may be shown (logs, errors,
 //! status) with its password masked.
 
-/// Whether `url` names a PostgreSQL database (`postgres://` or `postgresql://`).
-pub fn is_postgres_url(url: &str) -> bool {
-    url.starts_with("postgres://") || url.starts_with("postgresql://")
-}
+/// Whether `url` names a PostgreSQL database: the store's own answer, which picks the engine.
+pub use switchboard_store::is_postgres_url;
 
 /// `url` with the password of its userinfo (`user:PASSWORD@`) and the value of any
 /// `password=` query parameter replaced by `***`. The userinfo ends at the last `@`, so a

@@ -202,7 +202,7 @@ pub async fn found(store: &Store, id: &str) -> Result<CronJobRow, JobError> {
 /// removed ones deleted; jobs of the tool and the CLI untouched.
 pub async fn sync_config(store: &Store, cfg: &Config) -> Result<(), StoreError> {
     let now = now_ms();
-    let stored = store.cron_jobs().await?;
+    let stored: Vec<CronJobRow> = store.cron_jobs().await?;
     let mut upsert = Vec::new();
     for job in &cfg.cron.jobs {
         let same = stored
@@ -330,7 +330,7 @@ mod tests {
         sync_config(&store, &second)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
-        let all = store.cron_jobs().await.unwrap_or_else(|e| panic!("{e}"));
+        let all: Vec<CronJobRow> = store.cron_jobs().await.unwrap_or_else(|e| panic!("{e}"));
         let ids: Vec<(&str, JobSource)> = all.iter().map(|j| (j.id.as_str(), j.source)).collect();
         assert_eq!(
             ids,

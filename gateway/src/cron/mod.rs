@@ -37,7 +37,7 @@ pub fn job_of(session_key: &str, newest_sender: Option<&str>) -> Option<String> 
 
 /// `answer` headed with the name of `job` (its id when it has no name or is gone).
 pub async fn headed(rt: &Runtime, job: &str, answer: String) -> String {
-    let name = match rt.store.cron_job(job).await {
+    let name = match rt.store.cron_job::<crate::config::CronJobConfig>(job).await {
         Ok(Some(j)) => j.spec.name.unwrap_or(j.id),
         _ => job.to_string(),
     };

@@ -1,0 +1,297 @@
+//! Sessions: one active row per session key; `/new` and archiving retire a row.
+
+use std::sync::Arc;
+
+use hashlink::LruCache;
+use parking_lot::{Mutex, MutexGuard};
+use sqlx::Row;
+use switchboard_channels::Origin;
+use uuid::Uuid;
+
+use super::super::sessions::decode_session;
+use super::writer::{script, Args, Params, Script};
+use super::{now_ms, to_json, Result, Sqlite, StoreError};
+pub(super) use crate::sessions::*;
+
+/// The active session of a key: inserted if there is none, else its origin updated if a
+/// different one is given (`changes()`: only if nothing was inserted), then read.
+static ENSURE: Script = script!(
+    "INSERT INTO sessions (id, key, agent_id, origin, status, created_at, updated_at)
+         SELECT ?, ?, ?, ?, 'active', ?, ?
+         WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE key = ? AND status = 'active');
+     UPDATE sessions SET origin = ?, updated_at = ?
+         WHERE changes() = 0 AND key = ? AND status = 'active' AND ? AND origin IS NOT ?;
+     SELECT 'session' AS part, * FROM sessions WHERE key = ? AND status = 'active';"
+);
+
+/// The parameters of [`ENSURE`].
+pub(super) struct Ensure<'a> {
+    /// The id of the session, if it is created.
+    pub(super) id: &'a str,
+    pub(super) key: &'a str,
+    pub(super) agent_id: &'a str,
+    /// Its last-known origin, if the caller has one.
+    pub(super) origin: Option<&'a Origin>,
+    pub(super) now: i64,
+}
+
+impl Params for Ensure<'_> {
+    fn script(&self) -> &'static Script {
+        &ENSURE
+    }
+
+    fn args(&self) -> Result<Args> {
+        let Ensure {
+            id,
+            key,
+            agent_id,
+            origin,
+            now,
+        } = *self;
+        let origin_json = origin.map(to_json).transpose()?;
+        Ok(Args::default()
+            // INSERT
+            .bind(id)
+            .bind(key)
+            .bind(agent_id)
+            .bind(origin_json.clone())
+            .bind(now)
+            .bind(now)
+            .bind(key)
+            // UPDATE
+            .bind(origin_json.clone())
+            .bind(now)
+            .bind(key)
+            .bind(origin.is_some())
+            .bind(origin_json)
+            // SELECT
+            .bind(key))
+    }
+}
+
+impl Sqlite {
+    /// The active session for `key`, created if there is none. `origin`, when given and
+    /// different from the stored one, becomes the session's last-known origin.
+    ///
+    /// Active sessions are cached: a hit with the same origin costs no database round trip.
+    /// A miss is one script through the group-commit writer. Every archive drops the key
+    /// from the cache before its own transaction commits, and a row read before such a drop
+    /// is not cached (see [`SessionCache::put_unless_forgotten`]), so a stale (archived)
+    /// row is never served.
+    pub async fn ensure_session(
+        &self,
+        key: &str,
+        agent_id: &str,
+        origin: Option<&Origin>,
+    ) -> Result<SessionRow> {
+        if let Some(hit) = self.sessions.get(key) {
+            if origin.is_none_or(|o| hit.origin.as_ref() == Some(o)) {
+                return Ok(hit);
+            }
+        }
+        let ensure = Ensure {
+            id: &Uuid::new_v4().to_string(),
+            key,
+            agent_id,
+            origin,
+            now: now_ms(),
+        };
+        let forgotten = self.sessions.forgotten();
+        let rows = self.conns.write(&ensure).await?;
+        let row = rows
+            .first()
+            .map(decode_session)
+            .transpose()?
+            .ok_or_else(|| {
+                StoreError::Corrupt(format!("no active session {key} after ensuring one"))
+            })?;
+        self.sessions.put_unless_forgotten(row.clone(), forgotten);
+        Ok(row)
+    }
+
+    /// The active session for `key`, if any.
+    pub async fn active_session(&self, key: &str) -> Result<Option<SessionRow>> {
+        let r = sqlx::query("SELECT * FROM sessions WHERE key = ? AND status = 'active'")
+            .bind(key)
+            .fetch_optional(&mut *self.reader().await)
+            .await?;
+        r.as_ref().map(decode_session).transpose()
+    }
+
+    /// A session by its id (active or archived).
+    pub async fn session_by_id(&self, id: &str) -> Result<Option<SessionRow>> {
+        let r = sqlx::query("SELECT * FROM sessions WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&mut *self.reader().await)
+            .await?;
+        r.as_ref().map(decode_session).transpose()
+    }
+
+    /// The newest session row for `key`, active or archived.
+    pub async fn latest_session(&self, key: &str) -> Result<Option<SessionRow>> {
+        let r = sqlx::query(
+            "SELECT * FROM sessions WHERE key = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+        )
+        .bind(key)
+        .fetch_optional(&mut *self.reader().await)
+        .await?;
+        r.as_ref().map(decode_session).transpose()
+    }
+
+    /// Archive the active session of `key` (its transcript stays readable). Returns
+    /// the archived row, if there was one.
+    pub async fn archive_session(&self, key: &str) -> Result<Option<SessionRow>> {
+        let now = now_ms();
+        let mut w = self.writer().await;
+        let mut tx = super::begin_write(&mut w).await?;
+        let r = sqlx::query(
+            "UPDATE sessions SET status = 'archived', archived_at = ?, updated_at = ?
+             WHERE key = ? AND status = 'active' RETURNING *",
+        )
+        .bind(now)
+        .bind(now)
+        .bind(key)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if r.is_some() {
+            // A sub-agent's progress line is edited only while it lives.
+            sqlx::query("DELETE FROM progress_lines WHERE child_session_key = ?")
+                .bind(key)
+                .execute(&mut *tx)
+                .await?;
+        }
+        // Before the commit: see `ensure_session`.
+        self.sessions.forget(key);
+        if let Some(r) = &r {
+            self.transcripts.forget(&r.try_get::<String, _>("id")?);
+        }
+        tx.commit().await?;
+        r.as_ref().map(decode_session).transpose()
+    }
+
+    /// Sessions, newest activity first. Activity is the later of the row's own update and
+    /// its newest transcript message (a message does not touch the session row).
+    pub async fn list_sessions(
+        &self,
+        include_archived: bool,
+        limit: i64,
+    ) -> Result<Vec<SessionRow>> {
+        let sql = format!(
+            "SELECT s.id, s.key, s.agent_id, s.origin, s.status, s.created_at, s.archived_at,
+                 MAX(s.updated_at, COALESCE((SELECT m.created_at FROM messages m WHERE m.session_id = s.id
+                                             ORDER BY m.seq DESC LIMIT 1), 0)) AS updated_at
+             FROM sessions s {} ORDER BY updated_at DESC LIMIT ?",
+            if include_archived {
+                ""
+            } else {
+                "WHERE s.status = 'active'"
+            }
+        );
+        let rows = sqlx::query(&sql)
+            .bind(limit)
+            .fetch_all(&mut *self.reader().await)
+            .await?;
+        rows.iter().map(decode_session).collect()
+    }
+}
+
+/// Active sessions by key (see [`Sqlite::ensure_session`]). Bounded: when full, the
+/// session used least recently makes room (a miss goes back to the database).
+#[derive(Clone)]
+pub(super) struct SessionCache(Arc<Mutex<Cached>>);
+
+pub(super) struct Cached {
+    rows: LruCache<String, SessionRow>,
+    /// Keys dropped so far (see [`SessionCache::put_unless_forgotten`]).
+    forgotten: u64,
+}
+
+impl Default for SessionCache {
+    fn default() -> Self {
+        SessionCache(Arc::new(Mutex::new(Cached {
+            rows: LruCache::new(CACHE_MAX),
+            forgotten: 0,
+        })))
+    }
+}
+
+/// Most cached sessions.
+const CACHE_MAX: usize = 10_000;
+
+impl SessionCache {
+    fn lock(&self) -> MutexGuard<'_, Cached> {
+        self.0.lock()
+    }
+
+    fn get(&self, key: &str) -> Option<SessionRow> {
+        self.lock().rows.get(key).cloned()
+    }
+
+    /// How many keys were dropped so far; pass it to [`Self::put_unless_forgotten`].
+    pub(super) fn forgotten(&self) -> u64 {
+        self.lock().forgotten
+    }
+
+    /// Cache `row`, read (committed) after `forgotten` was taken, unless some key was
+    /// dropped since: that drop may have been this row's archive, committed after the row
+    /// was read. (Rare, and a miss only costs a round trip.)
+    pub(super) fn put_unless_forgotten(&self, row: SessionRow, forgotten: u64) {
+        let mut c = self.lock();
+        if c.forgotten == forgotten {
+            c.insert(row);
+        }
+    }
+
+    /// Drop `key`; called before any change to its active row is committed.
+    pub(super) fn forget(&self, key: &str) {
+        let mut c = self.lock();
+        c.rows.remove(key);
+        c.forgotten += 1;
+    }
+}
+
+impl Cached {
+    /// Cache `row`; past [`CACHE_MAX`] the least recently used row goes.
+    fn insert(&mut self, row: SessionRow) {
+        self.rows.insert(row.key.clone(), row);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(key: &str) -> SessionRow {
+        SessionRow {
+            id: format!("id-{key}"),
+            key: key.into(),
+            agent_id: "main".into(),
+            origin: None,
+            status: SessionStatus::Active,
+            created_at: 0,
+            updated_at: 0,
+            archived_at: None,
+        }
+    }
+
+    /// Catches: a full cache cleared at once (every active session, the busy ones too,
+    /// read from the database again) instead of the least recently used one making room.
+    #[test]
+    fn a_full_cache_drops_the_least_recently_used_session_only() {
+        let cache = SessionCache::default();
+        let forgotten = cache.forgotten();
+        for i in 0..CACHE_MAX {
+            cache.put_unless_forgotten(row(&format!("k{i}")), forgotten);
+        }
+        assert!(
+            cache.get("k0").is_some(),
+            "k0 is used again: k1 is now the oldest"
+        );
+        cache.put_unless_forgotten(row("new"), forgotten);
+        assert_eq!(cache.get("k1"), None);
+        for key in ["k0", "k2", "new"] {
+            assert_eq!(cache.get(key), Some(row(key)), "{key}");
+        }
+        assert_eq!(cache.lock().rows.len(), CACHE_MAX);
+    }
+}

@@ -189,8 +189,9 @@ async fn uploads_need_the_token_and_stay_within_the_limit() {
 
 /// In headless Chromium: a file pasted into the box is uploaded and shown waiting, sent
 /// with the message (the model gets it as an image part with the note), and the file the
-/// agent sends back shows as a download button. Catches: the page not uploading a pasted
-/// file, not naming it in the frame, or not showing a `file` frame.
+/// agent sends back shows as a download button, again after a reload (from the history).
+/// Catches: the page not uploading a pasted file, not naming it in the frame, not showing
+/// a `file` frame, or a history entry's file shown without its button.
 #[tokio::test]
 async fn the_page_uploads_a_pasted_file_and_shows_the_agents_file() {
     use switchboard_testkit::browser::Browser;
@@ -241,6 +242,16 @@ async fn the_page_uploads_a_pasted_file_and_shows_the_agents_file() {
         .unwrap();
     let first = &fake.requests()[0].body;
     assert_eq!(images_of(first), vec![("image/png".to_string(), 12)]);
+    // Reloaded, the page shows the file again from the history, with its button.
+    browser.goto(&gw.page_url("/")).await.unwrap();
+    browser
+        .wait_for_text(
+            ".msg.assistant.file.history button.download",
+            "dot.png (12 bytes)",
+            WAIT,
+        )
+        .await
+        .unwrap();
     browser.quit().await.unwrap();
     fake.assert_no_violations();
 }

@@ -153,7 +153,7 @@ pub fn download_id(copy: &Path) -> Option<String> {
 }
 
 /// The browser's view of a file the agent sent: the id of the outbox's copy.
-pub(super) fn link_of(f: &crate::OutboundFile) -> Result<FileLink, crate::ChannelError> {
+pub fn link_of(f: &crate::OutboundFile) -> Result<FileLink, crate::ChannelError> {
     let id = download_id(&f.path).ok_or_else(|| {
         crate::ChannelError::Permanent(format!(
             "the file to send is not a gateway copy: {}",

@@ -88,6 +88,10 @@ pub struct HistoryMessage {
     /// The delivery key of the message (an assistant reply, an announce), when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// A file the agent sent (as in the live `file` frame; `text` is empty): the page
+    /// shows the same download button.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<super::files::FileLink>,
 }
 
 /// Who a history message is from.

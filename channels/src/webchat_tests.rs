@@ -4,7 +4,8 @@ mod examples {
     use super::super::*;
 
     /// Catches: the history frame's wire shape drifting from what the page reads
-    /// (`sessionKey`, lower-case roles, no `key` when there is none).
+    /// (`sessionKey`, lower-case roles, no `key` or `file` when there is none, a file
+    /// as the live `file` frame carries it).
     #[test]
     fn the_history_frame_has_its_documented_shape() {
         let frame = ServerFrame::History {
@@ -14,11 +15,24 @@ mod examples {
                     role: HistoryRole::User,
                     text: "hi".into(),
                     key: None,
+                    file: None,
                 },
                 HistoryMessage {
                     role: HistoryRole::Announce,
                     text: "Status: success".into(),
                     key: Some("announce:r1".into()),
+                    file: None,
+                },
+                HistoryMessage {
+                    role: HistoryRole::Assistant,
+                    text: String::new(),
+                    key: Some("message:r1:c1".into()),
+                    file: Some(files::FileLink {
+                        id: "0123456789abcdef0123456789abcdef".into(),
+                        name: "a.pdf".into(),
+                        size: 3,
+                        mime: "application/octet-stream".into(),
+                    }),
                 },
             ],
         };
@@ -29,6 +43,9 @@ mod examples {
             serde_json::json!({"type": "history", "sessionKey": "agent:main:main", "messages": [
                 {"role": "user", "text": "hi"},
                 {"role": "announce", "text": "Status: success", "key": "announce:r1"},
+                {"role": "assistant", "text": "", "key": "message:r1:c1", "file": {
+                    "id": "0123456789abcdef0123456789abcdef", "name": "a.pdf", "size": 3,
+                    "mime": "application/octet-stream"}},
             ]})
         );
     }

@@ -225,6 +225,8 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     // finishes during the shutdown grace still reaches the browser that asked.
     let sockets_cancel = CancellationToken::new();
     let outbox_task = tokio::spawn(outbox::run(rt.clone(), outbox_cancel.clone()));
+    // Sent files' copies and stale uploads: swept now (what a crash left) and hourly.
+    tasks.spawn(crate::media::sweep::run(rt.clone(), accept_cancel.clone()));
     // Shared mode: the bus to the other processes, up before any run starts here, and
     // until the sockets close (stops reach runs that drain; events reach other clients).
     if let Some(member) = &member {

@@ -1,7 +1,8 @@
 //! Outbox delivery: the one place that writes to channels. Takes due rows from the
 //! store's outbox, sends them (in order per chat, chats in parallel), commits each part of
 //! a split message as the channel delivers it, and records the result: sent, retry later
-//! with backoff (honouring a platform's rate-limit delay), or failed for good.
+//! with backoff (honouring a platform's rate-limit delay), or failed for good. Once that
+//! is committed, a delivered or failed row's file copy is removed (`media::sweep`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -170,8 +171,12 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
     };
     match result {
         Ok(()) => {
-            if let Err(e) = rt.store.mark_outbox_sent(row.id).await {
-                tracing::error!(key = %row.key, error = %e, "sent, but cannot mark the outbox row sent");
+            match rt.store.mark_outbox_sent(row.id).await {
+                // Committed: the file's copy is no longer needed (unless it is a download).
+                Ok(()) => crate::media::sweep::remove_sent(rt, row).await,
+                Err(e) => {
+                    tracing::error!(key = %row.key, error = %e, "sent, but cannot mark the outbox row sent")
+                }
             }
             rt.emit(Event::OutboxSent {
                 channel: row.origin.channel.clone(),
@@ -199,12 +204,17 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
                     tracing::error!(key = %row.key, attempts, error = %e, "delivery failed for good")
                 }
             }
-            if let Err(se) = rt
+            match rt
                 .store
                 .mark_outbox_failed(row.id, &e.to_string(), retry_at)
                 .await
             {
-                tracing::error!(key = %row.key, error = %se, "cannot record a failed delivery");
+                // Failed for good, and committed: nobody will send or fetch its file.
+                Ok(()) if retry_at.is_none() => crate::media::sweep::remove_copy(rt, row).await,
+                Ok(()) => {}
+                Err(se) => {
+                    tracing::error!(key = %row.key, error = %se, "cannot record a failed delivery")
+                }
             }
             false
         }

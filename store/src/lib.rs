@@ -24,6 +24,7 @@ mod inbox;
 mod interrupts;
 mod leases;
 mod ledger;
+mod media_files;
 mod messages;
 mod notify;
 mod outbox;

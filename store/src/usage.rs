@@ -19,6 +19,12 @@ pub struct UsageTotals {
 engine_fns! {
     /// Record the prompt tokens of run `run_id`'s latest model call.
     pub async fn record_context_tokens(&self, run_id: &str, tokens: i64) -> Result<()>;
+    /// Record a model call of running run `run_id`: its prompt tokens (the context fill)
+    /// and the run's cost so far, priced by the models that served each call.
+    pub async fn record_model_call(&self, run_id: &str, tokens: i64, cost_usd: Option<f64>) -> Result<()>;
+    /// The totals of session `session_id`'s runs per model that served them (a run's
+    /// model is the one that served its last call), most expensive first.
+    pub async fn session_usage_by_model(&self, session_id: &str) -> Result<Vec<(String, UsageTotals)>>;
     /// The totals of session `session_id`'s runs.
     pub async fn session_usage(&self, session_id: &str) -> Result<UsageTotals>;
     /// The prompt tokens of the latest model call of session `session_id`, if it made one.

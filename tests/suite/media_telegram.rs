@@ -1,6 +1,7 @@
 //! Media through Telegram end to end (docs/media.md): a photo lands in the agent's
 //! `inbox/`, reaches the model as an image part, and the agent sends it back with
-//! `message` `path` (`sendPhoto`, multipart, the same bytes); a document without a
+//! `message` `path` (`sendPhoto`, multipart, the same bytes; the gateway's copy is removed
+//! once delivered); a document without a
 //! caption reaches the agent; a voice note is transcribed through the fake model's
 //! `/audio/transcriptions`; a file over `media.maxBytes` is refused with a reply; a model
 //! marked `input: ["text"]` gets the note only.
@@ -17,6 +18,17 @@ pub(crate) fn jpeg(n: usize) -> Vec<u8> {
     let mut b = vec![0xFF, 0xD8, 0xFF, 0xE0];
     b.extend((0..n.saturating_sub(4)).map(|i| (i % 251) as u8));
     b
+}
+
+/// The outgoing copies (`<state>/media/out/<id>`) still on disk.
+pub(crate) fn copies_left(state_dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(state_dir.join("media/out"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The text of the last user message of a recorded OpenAI request.
@@ -40,7 +52,8 @@ fn last_user_text(body: &Value) -> String {
 }
 
 /// Catches: a photo dropped or reduced to its caption, the image not reaching the model,
-/// the agent unable to send a file back, a caption-less document or a voice note lost.
+/// the agent unable to send a file back (or its copy kept after delivery), a caption-less
+/// document or a voice note lost.
 #[tokio::test]
 async fn a_photo_goes_to_the_model_and_back_and_documents_and_voice_notes_arrive() {
     let fake = FakeModel::start().await.unwrap();
@@ -105,6 +118,9 @@ async fn a_photo_goes_to_the_model_and_back_and_documents_and_voice_notes_arrive
     );
     let sent = tg.wait_for_sent(1, WAIT).await.unwrap();
     assert_eq!(sent[0].text, "sent it back");
+    // The reply left after the photo's row was delivered, its state committed and its
+    // copy removed (a chat's rows leave in order): no copy is left behind.
+    assert_eq!(copies_left(gw.state_dir()), Vec::<String>::new());
 
     // A document without a caption, its name hostile: it still reaches the agent.
     tg.user_file(

@@ -189,8 +189,9 @@ async fn uploads_need_the_token_and_stay_within_the_limit() {
 
 /// In headless Chromium: a file pasted into the box is uploaded and shown waiting, sent
 /// with the message (the model gets it as an image part with the note), and the file the
-/// agent sends back shows as a download button. Catches: the page not uploading a pasted
-/// file, not naming it in the frame, or not showing a `file` frame.
+/// agent sends back shows as a download button, again after a reload (from the history).
+/// Catches: the page not uploading a pasted file, not naming it in the frame, not showing
+/// a `file` frame, or a history entry's file shown without its button.
 #[tokio::test]
 async fn the_page_uploads_a_pasted_file_and_shows_the_agents_file() {
     use switchboard_testkit::browser::Browser;
@@ -241,6 +242,130 @@ async fn the_page_uploads_a_pasted_file_and_shows_the_agents_file() {
         .unwrap();
     let first = &fake.requests()[0].body;
     assert_eq!(images_of(first), vec![("image/png".to_string(), 12)]);
+    // Reloaded, the page shows the file again from the history, with its button.
+    browser.goto(&gw.page_url("/")).await.unwrap();
+    browser
+        .wait_for_text(
+            ".msg.assistant.file.history button.download",
+            "dot.png (12 bytes)",
+            WAIT,
+        )
+        .await
+        .unwrap();
     browser.quit().await.unwrap();
+    fake.assert_no_violations();
+}
+
+/// Set the modification time of `path` (a file or a folder) `secs` into the past.
+fn age(path: &std::path::Path, secs: u64) {
+    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+    std::fs::File::open(path)
+        .and_then(|f| f.set_modified(t))
+        .unwrap();
+}
+
+/// Catches: a web chat download removed once delivered (or kept past `media.keepDays`),
+/// a reconnect's history without the sent file's download, a copy no outbox row names (a crash between copy and queue) or a stale upload kept
+/// for ever, the sweep not running at start, or an expired link answering a bare 404.
+#[tokio::test]
+async fn web_chat_copies_stay_for_keep_days_and_a_restart_sweeps_the_rest() {
+    let fake = FakeModel::start().await.unwrap();
+    let mut gw = start(&fake, json!({})).await;
+    std::fs::create_dir_all(gw.state_dir().join("workspace")).unwrap();
+    std::fs::write(gw.state_dir().join("workspace/notes.txt"), b"my notes").unwrap();
+    fake.push_for(
+        "send the notes",
+        Step::tool_call("message", r#"{"path": "notes.txt"}"#),
+    );
+    fake.push_for("send the notes", Step::text("sent"));
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("send the notes").await.unwrap();
+    let file = ws.next_of_type("file", WAIT).await.unwrap();
+    let id = file["file"]["id"].as_str().unwrap().to_string();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "sent");
+    crate::common::wait_outbox_sent(&gw, 2).await;
+    let url = |gw: &switchboard_testkit::harness::Gateway| {
+        format!("{}/api/webchat/files/{id}", gw.base_url())
+    };
+    drop(ws);
+
+    // What a crash leaves: a copy no row names and an upload no message took, both old.
+    let out = gw.state_dir().join("media/out");
+    let orphan = out.join("fedcba9876543210fedcba9876543210");
+    std::fs::create_dir_all(&orphan).unwrap();
+    std::fs::write(orphan.join("lost.bin"), b"lost").unwrap();
+    let staged = gw.state_dir().join("media/webchat");
+    std::fs::create_dir_all(&staged).unwrap();
+    let upload = staged.join("0123456789abcdef0123456789abcdef");
+    std::fs::write(&upload, b"never sent").unwrap();
+    age(&orphan, 7200);
+    age(&upload, 48 * 3600);
+    // The delivered copy too: past the orphan grace, still within media.keepDays.
+    age(&out.join(&id), 7200);
+
+    gw.terminate().await.unwrap();
+    let mark = gw.log_mark();
+    gw.restart().await.unwrap();
+    gw.wait_for_log_since(mark, "removed files no longer needed", WAIT)
+        .await
+        .unwrap();
+    assert!(!orphan.exists() && !upload.exists());
+    let r = gw.http().get(url(&gw)).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(r.bytes().await.unwrap().as_ref(), b"my notes");
+    // A reconnect's history shows the sent file with its download, under its live key.
+    let mut ws = switchboard_testkit::harness::WsClient::connect(&gw.ws_url("main"))
+        .await
+        .unwrap();
+    let history = ws.next_of_type("history", WAIT).await.unwrap();
+    let entries: Vec<&Value> = history["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| !m["file"].is_null())
+        .collect();
+    assert_eq!(entries.len(), 1, "{history}");
+    assert_eq!(
+        (
+            entries[0]["role"].as_str(),
+            entries[0]["file"]["id"].as_str(),
+            entries[0]["file"]["name"].as_str(),
+            entries[0]["file"]["size"].as_u64(),
+            entries[0]["key"]
+                .as_str()
+                .is_some_and(|k| k.starts_with("message:")),
+        ),
+        (
+            Some("assistant"),
+            Some(id.as_str()),
+            Some("notes.txt"),
+            Some(8),
+            true
+        )
+    );
+    drop(ws);
+
+    // media.keepDays 0: the next sweep (at start) removes the download; its link says why.
+    let cfg = std::fs::read_to_string(gw.config_path()).unwrap();
+    let mut cfg: Value = serde_json::from_str(&cfg).unwrap();
+    crate::common::merge(&mut cfg, &json!({"media": {"keepDays": 0}}));
+    gw.write_config(&cfg.to_string()).await.unwrap();
+    gw.terminate().await.unwrap();
+    let mark = gw.log_mark();
+    gw.restart().await.unwrap();
+    gw.wait_for_log_since(mark, "removed files no longer needed", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        crate::media_telegram::copies_left(gw.state_dir()),
+        Vec::<String>::new()
+    );
+    let r = gw.http().get(url(&gw)).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 410);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(
+        body["error"],
+        "this file is no longer available: files sent in the web chat can be downloaded for 0 days after they are sent (media.keepDays)"
+    );
     fake.assert_no_violations();
 }

@@ -178,3 +178,85 @@ fn dollars(c: f64) -> String {
         format!("${c:.4}")
     }
 }
+
+/// Catches: a turn a fallback served during an outage charged at the primary's price (in
+/// `/usage`, its per-model line and the daily budget), or recorded under the primary.
+#[tokio::test]
+async fn a_fallback_that_serves_is_charged_at_its_own_price() {
+    use switchboard_testkit::fake_model::{DefaultReply, Step};
+    let primary = FakeModel::start().await.unwrap();
+    let backup = FakeModel::start().await.unwrap();
+    backup.set_default(DefaultReply::Text("from the backup".into()));
+    primary.push(Step::Status {
+        code: 503,
+        retry_after: None,
+        body: r#"{"error": {"message": "overloaded"}}"#.into(),
+    });
+    // The primary is all but free; the backup costs $1 a token in: one turn it serves
+    // spends the $5 budget, one the primary served would not.
+    let mut cfg: Value = serde_json::from_str(&crate::common::config_for(
+        &primary,
+        json!({
+            "models": {"providers": {
+                "main": {"api": "openai-chat", "baseUrl": primary.base_url(), "apiKey": "k1",
+                    "maxRetries": 0, "models": [{"id": "m1", "cost": {"input": 0.001, "output": 0.001}}]},
+                "backup": {"api": "openai-chat", "baseUrl": backup.base_url(), "apiKey": "k2",
+                    "maxRetries": 0, "models": [{"id": "m2", "cost": {"input": 1_000_000.0, "output": 0.0}}]},
+            }},
+            "agents": {"defaults": {
+                "model": {"primary": "main/m1", "fallbacks": ["backup/m2"]},
+                "budget": {"dailyUsd": 5}
+            }},
+        }),
+    ))
+    .unwrap();
+    cfg["models"]["providers"]
+        .as_object_mut()
+        .unwrap()
+        .remove("fake");
+    let gw = switchboard_testkit::harness::GatewayBuilder::new(crate::common::BIN)
+        .config(cfg.to_string())
+        .start()
+        .await
+        .unwrap();
+    let mut ws = chat(&gw, "main").await;
+    ws.send_text("during the outage").await.unwrap();
+    let mut got = vec![
+        ws.next_message(WAIT).await.unwrap(),
+        ws.next_message(WAIT).await.unwrap(),
+    ];
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            "from the backup".to_string(),
+            "main/m1 is failing (HTTP 503); answering with backup/m2 until it recovers."
+                .to_string()
+        ]
+    );
+    let usage = say(&mut ws, "/usage").await;
+    let input = number_after(&usage, "Session: ");
+    assert!(input >= 5.0, "{usage}");
+    let usd = dollars(input);
+    assert!(
+        usage.contains(&format!("\nCost: {usd}\n")),
+        "charged at the backup's price: {usage}"
+    );
+    assert!(
+        usage.contains(&format!("\nModels: backup/m2 {usd} (1 run)\n")),
+        "{usage}"
+    );
+    assert!(
+        usage.contains(&format!("\nBudget today (all agents): {usd} of $5.00")),
+        "{usage}"
+    );
+    // The budget counted the backup's price: the next turn is refused without a call.
+    let refused = say(&mut ws, "one more").await;
+    assert!(
+        refused.starts_with(&format!("⚠️ Today's budget is spent: {usd} of $5.00")),
+        "{refused}"
+    );
+    assert_eq!((primary.request_count(), backup.request_count()), (1, 1));
+    primary.assert_no_violations();
+    backup.assert_no_violations();
+}

@@ -90,6 +90,11 @@ struct Progress {
     reply_origin: Option<Origin>,
     /// The scheduled job this turn answers (its answer is headed with the job's name).
     cron_job: Option<String>,
+    /// The run's cost so far, each call priced by the model that served it (a fallback's
+    /// price when a fallback answered); `None` while no call had a priced model.
+    cost_usd: Option<f64>,
+    /// The model that served the run's latest call in this process.
+    served_by: Option<String>,
 }
 
 impl Progress {
@@ -103,6 +108,8 @@ impl Progress {
             claimed: Vec::new(),
             reply_origin: run.origin.clone(),
             cron_job: None,
+            cost_usd: run.cost_usd,
+            served_by: None,
         }
     }
 }

@@ -50,8 +50,12 @@ pub async fn usage(
     let (session, prompt) = session_totals(rt, session_key).await?;
     let since = usage::day_start(now_ms());
     let agent_today = rt.store.usage_since(Some(agent_id), since).await?;
+    let by_model = match rt.store.active_session(session_key).await? {
+        Some(s) => rt.store.session_usage_by_model(&s.id).await?,
+        None => Vec::new(),
+    };
     let mut out = format!(
-        "Session: {}\nCost: {}\nContext: {}\nToday (UTC), agent {agent_id}: {}",
+        "Session: {}\nCost: {}\nContext: {}\n{}\nToday (UTC), agent {agent_id}: {}",
         usage::totals_line(&session),
         match session.cost_usd {
             Some(_) => usage::dollars(session.cost_usd),
@@ -59,6 +63,7 @@ pub async fn usage(
             None => usage::dollars(None),
         },
         fill(rt, &cfg, agent_id, session_key, prompt).await?,
+        usage::models_line(&by_model),
         usage::totals_line(&agent_today),
     );
     if let Some(limit) = cfg.agents.defaults.budget.daily_usd {

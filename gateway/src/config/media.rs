@@ -14,6 +14,10 @@ pub const MAX_MEDIA_MAX_BYTES: u64 = 100 * 1024 * 1024;
 pub const DEFAULT_IMAGE_TURNS: u32 = 3;
 /// Largest `media.images.turns`.
 pub const MAX_IMAGE_TURNS: u32 = 50;
+/// Default `media.keepDays`.
+pub const DEFAULT_KEEP_DAYS: u32 = 7;
+/// Largest `media.keepDays`.
+pub const MAX_KEEP_DAYS: u32 = 365;
 
 /// `media`: files sent to the bot (photos, documents, voice notes, attachments, uploads).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -26,6 +30,10 @@ pub struct MediaConfig {
     pub audio: MediaAudioConfig,
     /// Images sent to vision models.
     pub images: MediaImagesConfig,
+    /// Days a file the agent sent in the web chat stays downloadable after it was
+    /// delivered (0 to 365; default 7). Telegram's and Discord's copies are removed once
+    /// delivered; 0 removes the web chat's at the next sweep (at start, then hourly).
+    pub keep_days: u32,
 }
 
 impl Default for MediaConfig {
@@ -34,6 +42,7 @@ impl Default for MediaConfig {
             max_bytes: DEFAULT_MEDIA_MAX_BYTES,
             audio: MediaAudioConfig::default(),
             images: MediaImagesConfig::default(),
+            keep_days: DEFAULT_KEEP_DAYS,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! `inbox/` (`receive`, with safe names from `names`) and noted in the message (`note`);
 //! voice is transcribed (`transcribe`); images reach vision models at request time
 //! (`inline`, types from `sniff`); a file the agent sends is copied for the outbox
-//! (`outgoing`).
+//! (`outgoing`) and removed when no longer needed (`sweep`).
 //!
 //! Architecture invariant: a file name, type or size from outside is never used as is:
 //! names pass `names::sanitize`, types are read from the bytes or `receive::clean_mime`,
@@ -14,6 +14,7 @@ pub mod note;
 pub mod outgoing;
 pub mod receive;
 pub mod sniff;
+pub mod sweep;
 pub mod transcribe;
 
 /// The workspace folder received files are stored in.

@@ -1,8 +1,11 @@
 //! The web chat's history: what a socket is sent on connect — the newest messages of its
 //! chat's session, as the page shows them (user and assistant messages, announces, one
 //! collapsed line per tool call). Each assistant reply and announce carries its delivery
-//! key, so the page recognises the same message when the outbox delivers it live.
+//! key, so the page recognises the same message when the outbox delivers it live; a file
+//! the agent sent to the web chat (`message` with `path`) is an entry with its download,
+//! as the live `file` frame has it.
 
+use switchboard_channels::webchat::files::{link_of, FileLink};
 use switchboard_channels::webchat::{HistoryMessage, HistoryRole, ServerFrame};
 
 use crate::store::{MessageRow, Role, Store, StoreError};
@@ -17,10 +20,57 @@ pub async fn frame(store: &Store, session_key: &str) -> Result<ServerFrame, Stor
         Some(session) => store.transcript_tail(&session.id, HISTORY_MESSAGES).await?,
         None => Vec::new(),
     };
+    let mut messages = Vec::new();
+    for row in &rows {
+        messages.extend(shown(row));
+        for key in sent_file_keys(row) {
+            if let Some(file) = sent_file(store, &key).await? {
+                messages.push(HistoryMessage {
+                    role: HistoryRole::Assistant,
+                    text: String::new(),
+                    key: Some(key),
+                    file: Some(file),
+                });
+            }
+        }
+    }
     Ok(ServerFrame::History {
         session_key: session_key.to_string(),
-        messages: rows.iter().flat_map(shown).collect(),
+        messages,
     })
+}
+
+/// The outbox keys of the `message` calls of `row` (each may have sent a file).
+fn sent_file_keys(row: &MessageRow) -> Vec<String> {
+    let Some(run) = row
+        .run_id
+        .as_deref()
+        .filter(|_| row.role == Role::Assistant)
+    else {
+        return Vec::new();
+    };
+    row.tool_calls
+        .iter()
+        .filter(|c| c.name == "message")
+        .map(|c| crate::agent::tools::message::outbox_key(run, &c.id))
+        .collect()
+}
+
+/// The download of the file the outbox row `key` sent to a web chat, if it sent one
+/// (the page shows it as the live `file` frame; past `media.keepDays` its link answers
+/// 410). A row of another channel, or a row not readable, shows nothing.
+async fn sent_file(store: &Store, key: &str) -> Result<Option<FileLink>, StoreError> {
+    let Some((channel, json)) = store.outbox_file(key).await? else {
+        return Ok(None);
+    };
+    if channel != switchboard_channels::webchat::CHANNEL_ID {
+        return Ok(None);
+    }
+    Ok(
+        serde_json::from_str::<switchboard_channels::OutboundFile>(&json)
+            .ok()
+            .and_then(|f| link_of(&f).ok()),
+    )
 }
 
 /// What the page shows of one stored message.
@@ -29,6 +79,7 @@ fn shown(row: &MessageRow) -> Vec<HistoryMessage> {
         role,
         text: text.to_string(),
         key,
+        file: None,
     };
     match row.role {
         Role::User => match fan_in::parse(&row.content) {
@@ -103,6 +154,7 @@ mod tests {
             role,
             text: text.into(),
             key: key.map(str::to_string),
+            file: None,
         };
         assert_eq!(
             got,

@@ -3,7 +3,8 @@
 //! arrives), which the browser then names in its `message` frame; `GET
 //! /api/webchat/files/{id}` serves a file the agent sent (the outbox's copy, by the id of
 //! its folder — never a path from the client) as an attachment of a type no browser
-//! renders.
+//! renders, for `media.keepDays` after it was sent (`media::sweep` removes it then).
+//! Uploads no message took are removed by the sweep too.
 
 use std::path::{Path as FsPath, PathBuf};
 
@@ -21,10 +22,6 @@ use super::AppState;
 
 /// Bytes read at a time from a file served.
 const CHUNK: usize = 64 * 1024;
-/// An upload no message took within this long is removed (at a later upload).
-const STALE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
-/// Most entries one sweep looks at.
-const SWEEP_MAX: usize = 10_000;
 /// Most bytes of a refused upload read (and dropped) before the refusal is answered, so
 /// the client, still writing, reads the 413 instead of a broken connection; past this
 /// the connection is simply closed.
@@ -69,7 +66,7 @@ pub(super) async fn upload(
     }
     let dir = upload_dir(&state.rt.state_dir);
     tokio::fs::create_dir_all(&dir).await.map_err(internal)?;
-    sweep(&dir, STALE).await;
+    crate::media::sweep::sweep_files(&dir, crate::media::sweep::UPLOAD_STALE).await;
     let id = uuid::Uuid::new_v4().simple().to_string();
     // Written as `<id>.part` (never a valid id) and renamed once whole.
     let part = dir.join(format!("{id}.part"));
@@ -96,32 +93,6 @@ pub(super) async fn upload(
         .await
         .map_err(internal)?;
     Ok(Json(serde_json::json!({"id": id, "size": size})))
-}
-
-/// Remove the uploads (and broken-off `.part` files) of `dir` older than `age`: a file
-/// uploaded but never named by a message does not stay for ever.
-async fn sweep(dir: &FsPath, age: std::time::Duration) {
-    let Ok(mut entries) = tokio::fs::read_dir(dir).await else {
-        return;
-    };
-    let mut seen = 0;
-    while let Ok(Some(entry)) = entries.next_entry().await {
-        seen += 1;
-        if seen > SWEEP_MAX {
-            break;
-        }
-        let stale = entry
-            .metadata()
-            .await
-            .ok()
-            .filter(|m| m.is_file())
-            .and_then(|m| m.modified().ok())
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|a| a > age);
-        if stale {
-            let _ = tokio::fs::remove_file(entry.path()).await;
-        }
-    }
 }
 
 /// Copy the request body into `file`, refused at the first chunk past `max`.
@@ -153,15 +124,25 @@ async fn drain(mut chunks: axum::body::BodyDataStream, max: u64) {
     }
 }
 
-/// `GET /api/webchat/files/{id}`: the one regular file of the outbox copy `{id}`.
+/// `GET /api/webchat/files/{id}`: the one regular file of the outbox copy `{id}`. An id
+/// of the right form whose copy is gone answers 410 with how long files are kept.
 pub(super) async fn download(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let gone = || ApiError::not_found("no such file");
     if !valid_id(&id) {
-        return Err(gone());
+        return Err(ApiError::not_found("no such file"));
     }
+    let days = state.rt.config().media.keep_days;
+    let gone = || {
+        ApiError::new(
+            StatusCode::GONE,
+            format!(
+                "this file is no longer available: files sent in the web chat can be downloaded for {days} day{} after they are sent (media.keepDays)",
+                if days == 1 { "" } else { "s" }
+            ),
+        )
+    };
     let dir = crate::media::outgoing::out_dir(&state.rt.state_dir).join(&id);
     let mut entries = tokio::fs::read_dir(&dir).await.map_err(|_| gone())?;
     let mut found = None;
@@ -246,26 +227,5 @@ mod tests {
             "attachment; filename=\"r_e__port _.pdf\"; filename*=UTF-8''r%22e%0D%0Aport%20%C3%A9.pdf"
         );
         assert!(HeaderValue::from_str(&d).is_ok());
-    }
-
-    /// Catches: an upload never named by a message kept for ever, or a fresh one removed.
-    #[tokio::test]
-    async fn stale_uploads_are_swept_and_fresh_ones_kept() {
-        let dir = std::env::temp_dir().join(format!("sb-upload-sweep-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("dir");
-        let old = dir.join("0123456789abcdef0123456789abcdef");
-        let fresh = dir.join("fedcba9876543210fedcba9876543210");
-        std::fs::write(&old, b"old").expect("old");
-        std::fs::write(&fresh, b"fresh").expect("fresh");
-        let two_days = std::time::SystemTime::now() - std::time::Duration::from_secs(48 * 3600);
-        std::fs::File::options()
-            .write(true)
-            .open(&old)
-            .and_then(|f| f.set_modified(two_days))
-            .expect("mtime");
-        sweep(&dir, STALE).await;
-        assert!(!old.exists() && fresh.exists());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -20,6 +20,7 @@ mod inbox;
 mod interrupts;
 mod leases;
 mod ledger;
+mod media_files;
 mod messages;
 pub mod migrate;
 mod notify;

@@ -8,6 +8,11 @@ use super::Pg;
 const TOTALS: &str = "SELECT COUNT(*) AS runs, COALESCE(SUM(input_tokens), 0)::BIGINT AS input_tokens,
         COALESCE(SUM(output_tokens), 0)::BIGINT AS output_tokens, SUM(cost_usd) AS cost_usd FROM runs";
 
+/// [`TOTALS`] per model (a run without one counts as `?`).
+const TOTALS_BY_MODEL: &str = "SELECT COALESCE(model, '?') AS model, COUNT(*) AS runs,
+        COALESCE(SUM(input_tokens), 0)::BIGINT AS input_tokens,
+        COALESCE(SUM(output_tokens), 0)::BIGINT AS output_tokens, SUM(cost_usd) AS cost_usd FROM runs";
+
 impl Pg {
     pub async fn record_context_tokens(&self, run_id: &str, tokens: i64) -> Result<()> {
         sqlx::query("UPDATE runs SET context_tokens = $1 WHERE id = $2")
@@ -16,6 +21,39 @@ impl Pg {
             .execute(&self.pool)
             .await?;
         Ok(())
+    }
+
+    pub async fn record_model_call(
+        &self,
+        run_id: &str,
+        tokens: i64,
+        cost_usd: Option<f64>,
+    ) -> Result<()> {
+        sqlx::query("UPDATE runs SET context_tokens = $1, cost_usd = $2 WHERE id = $3 AND status = 'running'")
+            .bind(tokens)
+            .bind(cost_usd)
+            .bind(run_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn session_usage_by_model(
+        &self,
+        session_id: &str,
+    ) -> Result<Vec<(String, UsageTotals)>> {
+        let rows = sqlx::query(&format!("{TOTALS_BY_MODEL} WHERE session_id = $1 GROUP BY model ORDER BY SUM(cost_usd) DESC NULLS LAST, model"))
+            .bind(session_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    sqlx::Row::try_get::<String, _>(r, "model")?,
+                    decode_totals(r)?,
+                ))
+            })
+            .collect()
     }
 
     pub async fn session_usage(&self, session_id: &str) -> Result<UsageTotals> {

@@ -15,6 +15,7 @@ mod inbox;
 mod interrupts;
 mod leases;
 mod ledger;
+mod media_files;
 mod messages;
 mod outbox;
 mod progress;

@@ -128,6 +128,28 @@ fn the_threshold_asks_for_a_compaction() {
     assert!(w.wants_compaction(&over));
 }
 
+/// Catches: a request fitted to the primary's window when a fallback with a smaller one
+/// serves (the window and the reply's room not following `serve_with`).
+#[test]
+fn a_smaller_serving_window_fits_the_request_to_it() {
+    let cfg: Config = serde_json::from_value(serde_json::json!({"models": {"providers": {"p": {
+        "api": "openai-chat", "baseUrl": "http://127.0.0.1:9/v1",
+        "models": [{"id": "big"}, {"id": "small", "contextWindow": 8000}]
+    }}}}))
+    .expect("config");
+    let mut w = Window::new(&cfg, "p/big", 4096, "", &[], None);
+    let roomy = w.fit_messages(conversation());
+    assert_eq!((roomy.trimmed, roomy.dropped), (0, 0));
+    w.serve_with(&cfg, "p/small", 4096);
+    assert_eq!(w.limits().hard, 8000 - 4000);
+    let fitted = w.fit_messages(conversation());
+    assert!(
+        fitted.trimmed > 0,
+        "old results trimmed for the smaller window"
+    );
+    assert!(fitted.tokens <= w.limits().hard, "{}", fitted.tokens);
+}
+
 /// A random conversation: turns of a user message, then tool rounds (an assistant
 /// message with calls, each answered), then maybe a final answer.
 fn conversations() -> impl Strategy<Value = Vec<ChatMessage>> {

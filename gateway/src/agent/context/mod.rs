@@ -77,6 +77,13 @@ impl Window {
         }
     }
 
+    /// Fit to `reference`'s window from now on, with room for `max_tokens` of reply
+    /// (the model that serves the next call: a fallback may have a smaller window).
+    pub fn serve_with(&mut self, cfg: &Config, reference: &str, max_tokens: u32) {
+        self.window = u64::from(window_of(cfg, reference));
+        self.reserve = u64::from(max_tokens).min(self.window / 2);
+    }
+
     /// The prompt's limits: the hard one is the window less the reply's room, the soft
     /// one the threshold's share of it.
     pub fn limits(&self) -> Limits {

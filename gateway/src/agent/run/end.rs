@@ -58,14 +58,25 @@ pub(super) async fn finish_with_reply(
 }
 
 /// A run's end with the steps, usage and cost it got to (no error, reply or delivery yet).
+/// The model recorded is the one that served the last call (a fallback during an outage)
+/// and the cost is what each call cost at its serving model's price; a run that made no
+/// call here and recorded no cost is priced at its own model's.
 fn progress_end(status: RunStatus, progress: &Progress, model: Option<&ResolvedModel>) -> RunEnd {
     let (input, output) = (progress.usage.input_tokens, progress.usage.output_tokens);
+    let cost_usd = if progress.served_by.is_some() || progress.cost_usd.is_some() {
+        progress.cost_usd
+    } else {
+        models::estimate_cost(model.and_then(|m| m.cost), input, output)
+    };
     RunEnd {
-        model: model.map(|m| m.reference.clone()),
+        model: progress
+            .served_by
+            .clone()
+            .or_else(|| model.map(|m| m.reference.clone())),
         steps: progress.steps as i64,
         input_tokens: input as i64,
         output_tokens: output as i64,
-        cost_usd: models::estimate_cost(model.and_then(|m| m.cost), input, output),
+        cost_usd,
         ..RunEnd::bare(status, None)
     }
 }

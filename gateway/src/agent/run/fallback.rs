@@ -86,6 +86,22 @@ pub(super) async fn call<'m>(
     }
 }
 
+/// The model the next call is expected to reach: the first of the chain not passed over
+/// for an outage's cool-down (the last one is always tried). Its window is the one the
+/// request is fitted to.
+pub(super) fn expected<'m>(ctx: &LoopCtx<'m>) -> &'m ResolvedModel {
+    let now = tokio::time::Instant::now();
+    let chain: Vec<&'m ResolvedModel> = std::iter::once(ctx.model)
+        .chain(ctx.model.fallbacks.iter())
+        .collect();
+    chain
+        .iter()
+        .copied()
+        .find(|m| !ctx.rt.outages.passed_over(&m.reference, now))
+        .or(chain.last().copied())
+        .unwrap_or(ctx.model)
+}
+
 /// The chat's notice of an outage.
 fn failing(model: &str, reason: &str, next: &str) -> String {
     format!("{model} is failing ({reason}); answering with {next} until it recovers.")

@@ -122,6 +122,10 @@ pub(super) async fn run_loop(
                 Err(e) => return LoopEnd::Store(e),
             }
         }
+        // Fitted to the window of the model expected to serve (a fallback while the
+        // models before it are passed over in an outage).
+        let serving = super::fallback::expected(ctx);
+        window.serve_with(ctx.cfg, &serving.reference, serving.max_tokens);
         let fitted = match fitting::fitted(ctx, &mut window, &rows, policy, false).await {
             Ok(f) => f,
             Err(end) => return end,
@@ -164,6 +168,9 @@ pub(super) async fn run_loop(
         if let Err(ProviderError::ContextTooLong(e)) = &served {
             tracing::warn!(run_id, error = %e, "the model refused the request as too long; compacting and retrying once");
             window.estimator.distrust();
+            // The model that refused may be a fallback with a smaller window.
+            let serving = super::fallback::expected(ctx);
+            window.serve_with(ctx.cfg, &serving.reference, serving.max_tokens);
             match fitting::fitted(ctx, &mut window, &rows, policy, true).await {
                 Ok(f) => {
                     raw = f.raw;
@@ -201,11 +208,17 @@ pub(super) async fn run_loop(
         let (input, output) = (resp.usage.input_tokens, resp.usage.output_tokens);
         let cost = crate::agent::models::estimate_cost(served_by.cost, input, output);
         metrics.add_usage(&served_by.reference, input, output, cost);
-        // How full the window was: `/usage` and `/status` read it back.
+        // The call is charged at the price of the model that served it.
+        if let Some(c) = cost {
+            progress.cost_usd = Some(progress.cost_usd.unwrap_or(0.0) + c);
+        }
+        progress.served_by = Some(served_by.reference.clone());
+        // How full the window was, and the cost so far: `/usage`, `/status` and the
+        // daily budget read them back.
         if let Err(e) = ctx
             .rt
             .store
-            .record_context_tokens(run_id, input.min(i64::MAX as u64) as i64)
+            .record_model_call(run_id, input.min(i64::MAX as u64) as i64, progress.cost_usd)
             .await
         {
             return LoopEnd::Store(e);

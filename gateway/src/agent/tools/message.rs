@@ -117,7 +117,7 @@ impl Tool for Message {
                 }
             };
         // One message per tool call, even if the call is executed again.
-        let key = format!("message:{}:{}", ctx.run_id, ctx.call_id);
+        let key = outbox_key(ctx.run_id, ctx.call_id);
         if let Some(path) = path {
             let Some(channel) = ctx.rt.channel(&origin.channel) else {
                 return Err(ToolError::Model(format!(
@@ -159,4 +159,9 @@ pub fn not_allowed(channel: &str, chat: &str) -> ToolError {
     ToolError::Model(format!(
         "this run writes only to its own chat; {channel} chat {chat} is not in tools.message.allowTargets"
     ))
+}
+
+/// The outbox key of a `message` call (the web chat's history finds its file by it).
+pub fn outbox_key(run_id: &str, call_id: &str) -> String {
+    format!("message:{run_id}:{call_id}")
 }

@@ -12,7 +12,7 @@ pub mod args;
 mod beneath;
 pub mod exec;
 pub(crate) mod fs;
-mod message;
+pub(crate) mod message;
 mod paths;
 pub mod policy;
 pub mod process;

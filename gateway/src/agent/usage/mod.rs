@@ -95,6 +95,26 @@ pub fn totals_line(t: &UsageTotals) -> String {
     )
 }
 
+/// The session's cost per serving model: `Models: backup/m2 $0.12 (1 run); main/m1 $0
+/// (2 runs)` (a fallback that answered during an outage is charged at its own price).
+pub fn models_line(by_model: &[(String, UsageTotals)]) -> String {
+    if by_model.is_empty() {
+        return "Models: none yet".into();
+    }
+    let parts: Vec<String> = by_model
+        .iter()
+        .map(|(model, t)| {
+            let cost = match t.cost_usd {
+                Some(_) => dollars(t.cost_usd),
+                None => "cost unknown".into(),
+            };
+            let runs = if t.runs == 1 { "run" } else { "runs" };
+            format!("{model} {cost} ({} {runs})", t.runs)
+        })
+        .collect();
+    format!("Models: {}", parts.join("; "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,5 +134,18 @@ mod tests {
         assert_eq!(context_fill(Some(15), None), "15 tokens (unknown window)");
         assert_eq!(context_fill(None, Some(10)), "no model call yet");
         assert_eq!(day_start(DAY_MS * 3 + 5), DAY_MS * 3);
+        let t = |runs, cost_usd| UsageTotals {
+            runs,
+            cost_usd,
+            ..UsageTotals::default()
+        };
+        assert_eq!(
+            models_line(&[
+                ("b/m2".into(), t(1, Some(0.5))),
+                ("a/m1".into(), t(2, None))
+            ]),
+            "Models: b/m2 $0.50 (1 run); a/m1 cost unknown (2 runs)"
+        );
+        assert_eq!(models_line(&[]), "Models: none yet");
     }
 }

@@ -3,7 +3,9 @@
 //! `input` lists.
 
 use super::super::error::{Issue, KeyPath};
-use super::super::media::{ModelInput, MAX_IMAGE_TURNS, MAX_MEDIA_MAX_BYTES, MIN_MEDIA_MAX_BYTES};
+use super::super::media::{
+    ModelInput, MAX_IMAGE_TURNS, MAX_KEEP_DAYS, MAX_MEDIA_MAX_BYTES, MIN_MEDIA_MAX_BYTES,
+};
 use super::super::{Config, ProviderApi};
 
 pub(super) fn media(config: &Config, out: &mut Vec<Issue>) {
@@ -22,6 +24,12 @@ pub(super) fn media(config: &Config, out: &mut Vec<Issue>) {
         out.push(Issue::new(
             at.key("images").key("turns"),
             format!("must be 0 to {MAX_IMAGE_TURNS}, got {}", m.images.turns),
+        ));
+    }
+    if m.keep_days > MAX_KEEP_DAYS {
+        out.push(Issue::new(
+            at.key("keepDays"),
+            format!("must be 0 to {MAX_KEEP_DAYS} days, got {}", m.keep_days),
         ));
     }
     if let Some(model) = &m.audio.model {

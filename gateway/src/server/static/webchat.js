@@ -112,7 +112,9 @@
         addToolCall({ tool: m.text });
         continue;
       }
-      const div = addMessage(m.role === "user" ? "user" : "assistant", m.text);
+      const div = m.file && typeof m.file === "object" && files
+        ? files.show({ file: m.file })
+        : addMessage(m.role === "user" ? "user" : "assistant", m.text);
       div.classList.add("history");
       if (m.role === "announce") div.classList.add("announce");
       if (typeof m.key === "string") {
@@ -382,9 +384,17 @@
       case "message":
         showDelivered(frame);
         break;
-      case "file":
-        if (files) files.show(frame);
+      case "file": {
+        // Shown already when the history had it (a reconnect before the ack).
+        const key = typeof frame.key === "string" ? frame.key : null;
+        if (!files || (key && shownKeys.has(key))) break;
+        const div = files.show(frame);
+        if (key) {
+          div.dataset.key = key;
+          shownKeys.add(key);
+        }
         break;
+      }
       case "update":
         updateMessage(String(frame.key ?? ""), String(frame.text ?? ""));
         break;

@@ -66,7 +66,11 @@ window.SwitchboardFiles = {
 
     async function download(file) {
       const r = await fetch("/api/webchat/files/" + encodeURIComponent(file.id), { headers: auth() });
-      if (!r.ok) throw new Error("HTTP " + r.status);
+      if (!r.ok) {
+        // 410: past media.keepDays; the gateway says so in its error.
+        const body = await r.json().catch(() => ({}));
+        throw new Error(body.error || "HTTP " + r.status);
+      }
       const url = URL.createObjectURL(await r.blob());
       const a = document.createElement("a");
       a.href = url;
@@ -84,7 +88,8 @@ window.SwitchboardFiles = {
         redraw();
         return out;
       },
-      // A `file` frame: a download button in an assistant message.
+      // A `file` frame (or a history entry with a file): a download button in an
+      // assistant message, which is returned.
       show: function (frame) {
         const file = frame.file || {};
         const div = opts.addMessage("assistant", "");
@@ -97,6 +102,7 @@ window.SwitchboardFiles = {
           download(file).catch((e) => opts.addMessage("error", String(file.name) + ": " + e.message));
         });
         div.appendChild(b);
+        return div;
       },
     };
   },

@@ -13,3 +13,4 @@ pub mod multipart;
 pub mod pg;
 #[cfg(test)]
 mod testing_doc;
+pub mod tls_proxy;

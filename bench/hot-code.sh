@@ -12,16 +12,22 @@
 # and compare `bash bench/run.sh idle-rss` before and after. Needs valgrind
 # (`apt-get install valgrind`).
 #
-# `bash bench/hot-code.sh --check` only compares the script with the release binary built
-# last: it names functions exactly (with their hashes), and a change that renamed or moved
-# some of them leaves them out of the hot section, so idle memory grows by megabytes with
-# nothing else to say so. It lists how many are missing and fails when any is
-# (`bench/run.sh` runs it and warns).
+# `bash bench/hot-code.sh --check [BINARY]` only compares the script with a release binary
+# built with its symbols (SWITCHBOARD_STRIP=0; default target/release/switchboard): it names
+# functions exactly (with their hashes), and a change that renamed or moved some of them
+# leaves them out of the hot section, so idle memory grows by megabytes with nothing else to
+# say so. It lists how many are missing and fails when any is: `deploy/package.sh` (the
+# release run of .ci/run) fails then, `bench/run.sh` warns.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == --check ]]; then
-    bin=target/release/switchboard
+    bin=${2:-${CARGO_TARGET_DIR:-target}/release/switchboard}
     script=gateway/link/hot-code.ld
+    if ! nm --defined-only "$bin" >/dev/null 2>&1 || [[ -z $(nm --defined-only "$bin" 2>/dev/null | head -1) ]]; then
+        echo "error: $bin has no symbols to check $script against: build it with" \
+            "SWITCHBOARD_STRIP=0 cargo build --release -p switchboard-gateway" >&2
+        exit 2
+    fi
     exact=$(sed -n 's/^    \*(\.text\.\([^ *]*\) .*/\1/p' "$script" | sort -u)
     total=$(printf '%s\n' "$exact" | grep -c .)
     missing=$(comm -23 <(printf '%s\n' "$exact") \
@@ -40,7 +46,8 @@ command -v valgrind >/dev/null || {
 }
 # Built on their own: together, Cargo would unify the features of the dependencies they
 # share, and the daemon (its symbol names) would differ from the one users build.
-cargo build --release -p switchboard-gateway
+# With its symbols (SWITCHBOARD_STRIP=0): the same code as the stripped build.
+SWITCHBOARD_STRIP=0 cargo build --release -p switchboard-gateway
 cargo build --release -p switchboard-bench
 bin=$PWD/target/release/switchboard
 out=gateway/link/hot-code.ld

@@ -8,7 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The daemon is built on its own, as users build it: built together with the bench, Cargo
 # would unify the features of the dependencies they share and measure another binary.
-cargo build --release -p switchboard-gateway
+# With its symbols (SWITCHBOARD_STRIP=0, gateway/build.rs): the same code as the stripped
+# binary users build, and the hot-code check below can read its names.
+SWITCHBOARD_STRIP=0 cargo build --release -p switchboard-gateway
 cargo build --release -p switchboard-bench
 # Idle memory depends on the hot-code linker script matching this binary: say when not.
 bash bench/hot-code.sh --check || true

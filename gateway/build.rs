@@ -3,6 +3,12 @@
 //! are placed side by side in a section of their own before `.text`, so the pages the daemon
 //! touches hold little else and its resident memory is what it uses. Why and how the script
 //! is made: docs/performance.md, "Hot code first".
+//!
+//! And they are stripped at their link (symbols and line tables), so the binary as built is
+//! the one shipped; `SWITCHBOARD_STRIP=0` keeps them, for profiling and for
+//! `deploy/package.sh`, which splits them into `switchboard.debug` beside the binary. A link
+//! argument and not the profile's `strip`: the profile's settings go into every symbol's
+//! hash, and the build with symbols would not be the same code (docs/performance.md, "Size").
 
 use std::path::Path;
 use std::process::Command;
@@ -11,9 +17,21 @@ use std::process::Command;
 const HOT_CODE: &str = "link/hot-code.ld";
 /// Set to `0` to link without it (e.g. with a linker other than lld).
 const OPT_OUT: &str = "SWITCHBOARD_LINK_ORDER";
+/// Set to `0` to keep the symbols and line tables of a release build.
+const STRIP: &str = "SWITCHBOARD_STRIP";
 
 fn main() {
     hot_code_first();
+    strip_release();
+}
+
+/// Release builds on Linux drop their symbols and debug info at the link (`--strip-all`).
+fn strip_release() {
+    println!("cargo:rerun-if-env-changed={STRIP}");
+    let env = |key: &str| std::env::var(key).unwrap_or_default();
+    if env("PROFILE") == "release" && env("CARGO_CFG_TARGET_OS") == "linux" && env(STRIP) != "0" {
+        println!("cargo:rustc-link-arg-bin=switchboard=-Wl,--strip-all");
+    }
 }
 
 fn hot_code_first() {

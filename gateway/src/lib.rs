@@ -16,6 +16,8 @@ pub mod commands;
 pub mod config;
 pub mod cron;
 pub mod events;
+pub mod latency;
+pub mod logging;
 pub mod mcp;
 pub mod media;
 pub mod outbox;

@@ -23,6 +23,16 @@ const EXIT_CONFIG: u8 = cli::exit::USAGE;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Log lines as text (default) or one JSON object per line, with each run's session,
+    /// run id and channel as fields.
+    #[arg(
+        long,
+        global = true,
+        env = "SWITCHBOARD_LOG_FORMAT",
+        value_enum,
+        default_value_t
+    )]
+    log_format: switchboard::logging::LogFormat,
 }
 
 #[derive(Subcommand)]
@@ -68,7 +78,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing();
+    switchboard::logging::init(cli.log_format);
     let env: config::SharedEnv = Arc::new(config::process_env);
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -203,15 +213,4 @@ async fn wait_for_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
-}
-
-fn init_tracing() {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        // Every line scrubbed of the daemon's secrets (`secrets`).
-        .with_writer(switchboard::secrets::LogWriter)
-        .with_ansi(false)
-        .init();
 }

@@ -161,7 +161,13 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
                     store: &rt.store,
                     row,
                 };
-                ch.send(&msg, &progress).await
+                let span =
+                    tracing::info_span!("send", channel = %row.origin.channel, key = %row.key);
+                let started = std::time::Instant::now();
+                let sent = tracing::Instrument::instrument(ch.send(&msg, &progress), span).await;
+                rt.latency
+                    .observe_send(&row.origin.channel, sent.is_ok(), started.elapsed());
+                sent
             }
             None => Err(ChannelError::Temporary(format!(
                 "channel `{}` is not running",

@@ -65,7 +65,9 @@ pub struct Runtime {
     pub store: Store,
     pub lanes: Lanes,
     pub config: watch::Receiver<Arc<Config>>,
-    pub http: reqwest::Client,
+    /// The model providers' client (and hooks'); made on first use, with the system's
+    /// trust roots and SSL_CERT_FILE's (`agent::provider::roots`).
+    pub http: std::sync::LazyLock<reqwest::Client>,
     pub env_keys: EnvKeys,
     /// The built-in tools and the MCP servers' (each run takes those its policy allows).
     pub tools: ToolRegistry,
@@ -106,6 +108,8 @@ pub struct Runtime {
     pub outages: crate::agent::outages::Outages,
     /// This process's model calls: tokens, cost and latency per model (`/metrics`).
     pub model_metrics: crate::agent::usage::ModelMetrics,
+    /// How long turns, tool calls and channel sends take (`/metrics`).
+    pub latency: crate::latency::Latency,
 }
 
 impl Runtime {
@@ -128,7 +132,7 @@ impl Runtime {
             store,
             lanes,
             config,
-            http: reqwest::Client::new(),
+            http: std::sync::LazyLock::new(crate::agent::provider::roots::client),
             env_keys,
             tools: ToolRegistry::builtin().with_provider(mcp.clone()),
             mcp,
@@ -154,6 +158,7 @@ impl Runtime {
             bus: std::sync::OnceLock::new(),
             outages: Default::default(),
             model_metrics: Default::default(),
+            latency: Default::default(),
         })
     }
 

@@ -17,3 +17,4 @@ mod one_pick;
 pub mod pg;
 #[cfg(test)]
 mod testing_doc;
+pub mod tls_proxy;

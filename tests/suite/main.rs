@@ -50,6 +50,7 @@ mod media_discord;
 mod media_telegram;
 mod media_webchat;
 mod models_chat;
+mod operators;
 mod postgres_shared;
 mod postgres_shared_bus;
 mod postgres_shared_cron;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use futures::FutureExt;
 use switchboard_channels::Origin;
 
+mod observe;
 pub mod reset;
 mod waiting;
 
@@ -189,10 +190,17 @@ async fn start_now(rt: &Arc<Runtime>, slot: Slot, turn: NewTurn<'_>) -> Result<O
         return Ok(None);
     };
     let run_id = row.id.clone();
-    slot.run(guarded(
+    let lane = lane_for(session_key);
+    let span = observe::run_span(session_key, &run_id);
+    slot.run(observe::observed(
         rt.clone(),
-        run_id.clone(),
-        run::execute_started(rt.clone(), row, session, setup, active, started),
+        lane,
+        span,
+        guarded(
+            rt.clone(),
+            run_id.clone(),
+            run::execute_started(rt.clone(), row, session, setup, active, started),
+        ),
     ));
     Ok(Some(Submitted {
         inbox_id,
@@ -281,7 +289,14 @@ fn enqueue(rt: &Arc<Runtime>, run_id: &str, session_key: &str, row: Option<RunRo
         work: Box::new(move || {
             let active = run::Activation::new(&rt2, &key, &id);
             let run = run::execute(rt2.clone(), id.clone(), row, active);
-            Box::pin(guarded(rt2, id, run))
+            let span = observe::run_span(&key, &id);
+            let lane = lane_for(&key);
+            Box::pin(observe::observed(
+                rt2.clone(),
+                lane,
+                span,
+                guarded(rt2, id, run),
+            ))
         }),
     });
 }

@@ -313,6 +313,10 @@ async fn run_started(
     if let Some(last) = claimed.last() {
         progress.reply_origin = Some(last.origin.clone());
     }
+    // The run's span (`dispatch::observe`) names the channel its replies go to.
+    if let Some(origin) = &progress.reply_origin {
+        tracing::Span::current().record("channel", origin.channel.as_str());
+    }
     progress.cron_job = crate::cron::job_of(
         &run.session_key,
         claimed.last().map(|c| c.sender_id.as_str()),

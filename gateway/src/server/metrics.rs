@@ -102,6 +102,7 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     }
     crate::mcp::metrics(&state.rt.mcp, &mut out);
     state.rt.model_metrics.render(&mut out);
+    state.rt.latency.render(&mut out);
     crate::cluster::bus::metrics(state.rt.bus(), &mut out);
     let _ = writeln!(out, "# TYPE switchboard_uptime_seconds gauge");
     let _ = writeln!(

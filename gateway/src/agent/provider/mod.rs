@@ -8,6 +8,7 @@ mod headers;
 mod openai;
 mod retry;
 pub mod retry_after;
+pub mod roots;
 mod sse;
 mod thinking;
 

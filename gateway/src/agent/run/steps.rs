@@ -372,6 +372,7 @@ async fn timed_call(
     let busy = super::heartbeat::busy();
     let outcome = call_tool(ctx, call, origin).await;
     drop(busy);
+    ctx.rt.latency.observe_tool(&call.name, started.elapsed());
     let error = match &outcome {
         Ok(_) => None,
         Err(e) => Some(e.to_string()),

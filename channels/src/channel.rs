@@ -137,6 +137,22 @@ where
     Ok(())
 }
 
+/// What a channel can do on its platform, declared once by its registration (the
+/// gateway's channel registry) so callers ask instead of naming channels.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Edits a message in place ([`Channel::post_line`], [`Channel::edit_line`]).
+    pub edit: bool,
+    /// Shows buttons under a message and reports presses.
+    pub buttons: bool,
+    /// Sends and receives files.
+    pub files: bool,
+    /// Has threads (forum topics, Discord threads) a session can live in.
+    pub threads: bool,
+    /// Shows a typing indicator.
+    pub typing: bool,
+}
+
 /// A chat channel adapter (Telegram, Discord, web chat).
 #[async_trait]
 pub trait Channel: Send + Sync + 'static {

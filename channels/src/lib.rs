@@ -9,6 +9,7 @@ mod action;
 pub mod backoff;
 mod channel;
 pub mod discord;
+pub mod ids;
 pub mod line;
 pub mod media;
 mod menu;
@@ -16,13 +17,15 @@ mod message;
 #[cfg(test)]
 mod proptest_cases;
 mod secret;
+pub mod section;
 pub mod split;
 pub mod telegram;
 pub mod webchat;
 
 pub use action::{renderable, Action, Press, PressAnswer, MAX_ACTIONS, MAX_ACTION_ID, MAX_LABEL};
 pub use channel::{
-    send_parts, Channel, ChannelError, DeliveryProgress, Inbound, InboundSink, MemoryProgress,
+    send_parts, Capabilities, Channel, ChannelError, DeliveryProgress, Inbound, InboundSink,
+    MemoryProgress,
 };
 pub use line::LineError;
 pub use media::{FileKind, MediaError, MediaKind, MediaRef, OutboundFile};

@@ -35,10 +35,13 @@ const PRESS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Longest message key a press may name (the gateway's keys are far shorter).
 const MAX_KEY: usize = 256;
 
+#[path = "webchat_config.rs"]
+mod config;
 #[path = "webchat_files.rs"]
 pub mod files;
 #[path = "webchat_frames.rs"]
 mod frames;
+pub use config::WebchatConfig;
 pub use frames::{ClientFrame, HistoryMessage, HistoryRole, ServerFrame};
 
 /// Identifies one open socket.

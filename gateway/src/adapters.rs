@@ -1,31 +1,28 @@
-//! Channel adapters beyond the web chat: built from config, registered with the runtime,
+//! The running channel adapters: every registered kind (`crate::channels::KINDS`) built
+//! from its config section when enabled, registered with the runtime,
 //! run under the supervisor (`supervisor.rs`), and restarted one by one when their
 //! `channels.<id>` section changes on reload. In shared mode (`rt.member`) every process
 //! registers each adapter for sending, and its inbound side (Telegram's poller or webhook
 //! registration, Discord's gateway session) runs only while this process holds the
 //! channel's lease, `channel:<id>` (`cluster::hold`).
 
-mod offsets;
-
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use parking_lot::Mutex;
-use switchboard_channels::discord::{self, Discord, DiscordSettings};
-use switchboard_channels::telegram::{self, Mode, Telegram, TelegramSettings};
+use switchboard_channels::webchat::WebChat;
 use switchboard_channels::{Channel, InboundSink};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::channels::{BuildContext, Built, ChannelKind, Everywhere, FenceSlot, KINDS};
 use crate::cluster::hold::{channel_lease, hold};
 use crate::cluster::Member;
-use crate::config::{Config, DiscordConfig, SharedEnv, TelegramConfig, TelegramMode};
+use crate::config::{Config, SharedEnv};
 use crate::runtime::Runtime;
 use crate::store::Lease;
-
-use offsets::{FenceSlot, StoreOffsets};
 
 /// A running adapter and the config section it was built from.
 struct Running {
@@ -34,11 +31,9 @@ struct Running {
     /// Shared mode: the lease loop of its inbound side (a replacement waits for it to
     /// release the lease before taking it).
     inbound: Option<JoinHandle<()>>,
+    /// The adapter as its own type (`Adapters::handle`).
+    handle: Arc<dyn Any + Send + Sync>,
 }
-
-/// A built adapter and, for Telegram on PostgreSQL, the lease its offset writes are
-/// fenced by.
-type Built = (Arc<dyn Channel>, Option<FenceSlot>);
 
 pub struct Adapters {
     rt: Arc<Runtime>,
@@ -48,13 +43,13 @@ pub struct Adapters {
     /// Parent of every adapter's token: fired at shutdown.
     cancel: CancellationToken,
     running: Mutex<HashMap<&'static str, Running>>,
-    /// The Telegram adapter, for its webhook route.
-    telegram: Mutex<Option<Arc<Telegram>>>,
+    /// The process's web chat (shared with the HTTP server).
+    webchat: Arc<WebChat>,
     restarts: Arc<crate::supervisor::Restarts>,
     /// The `gateway` lease this process holds (PostgreSQL, standby mode): Telegram's offset
     /// is written under its fence. `None` on SQLite and in shared mode, where the channel's
     /// own lease fences it.
-    fence: Option<Lease>,
+    standby_lease: Option<Lease>,
 }
 
 impl Adapters {
@@ -64,40 +59,41 @@ impl Adapters {
         env: SharedEnv,
         tasks: TaskTracker,
         cancel: CancellationToken,
-        fence: Option<Lease>,
+        standby_lease: Option<Lease>,
+        webchat: Arc<WebChat>,
     ) -> Adapters {
         Adapters {
-            fence,
+            standby_lease,
+            webchat,
             rt,
             sink,
             env,
             tasks,
             cancel,
             running: Mutex::new(HashMap::new()),
-            telegram: Mutex::new(None),
             restarts: Arc::default(),
         }
     }
 
-    /// Bring the adapters in line with `cfg`: start, stop, or restart what changed.
+    /// Bring the adapters in line with `cfg`: start, stop, or restart what changed, for
+    /// every registered channel kind.
     pub fn apply(&self, cfg: &Config) {
-        let tg = &cfg.channels.telegram;
-        self.apply_one(telegram::CHANNEL_ID, section(tg), tg.enabled, || {
-            self.build_telegram(tg)
-        });
-        let dc = &cfg.channels.discord;
-        self.apply_one(discord::CHANNEL_ID, section(dc), dc.enabled, || {
-            self.build_discord(dc)
-        });
+        for kind in KINDS {
+            let Some(section) = cfg.channels.section(kind.id()) else {
+                continue;
+            };
+            self.apply_one(*kind, section.to_json(), section.enabled(), cfg);
+        }
     }
 
     fn apply_one(
         &self,
-        id: &'static str,
+        kind: &'static dyn ChannelKind,
         section: serde_json::Value,
         enabled: bool,
-        build: impl FnOnce() -> Option<Built>,
+        cfg: &Config,
     ) {
+        let id = kind.id();
         let mut running = self.running.lock();
         match running.get(id) {
             Some(r) if r.section == section => return,
@@ -112,31 +108,44 @@ impl Adapters {
             old.cancel.cancel();
             previous = old.inbound;
             self.rt.unregister_channel(id);
-            if id == telegram::CHANNEL_ID {
-                *self.telegram.lock() = None;
-            }
         }
         if !enabled {
             return;
         }
-        let Some((adapter, fence)) = build() else {
-            return;
+        let cx = BuildContext {
+            rt: &self.rt,
+            env: &self.env,
+            standby_lease: self.standby_lease.as_ref(),
+            webchat: &self.webchat,
+        };
+        let Built {
+            adapter,
+            handle,
+            fence,
+            everywhere,
+        } = match kind.build(&cx, cfg) {
+            Ok(built) => built,
+            Err(e) => {
+                tracing::error!(channel = id, "{id}: {e}");
+                return;
+            }
         };
         self.rt.register_channel(adapter.clone());
         let cancel = self.cancel.child_token();
         let inbound = match &self.rt.member {
-            None => {
-                self.supervise(adapter, cancel.clone());
-                None
-            }
-            Some(member) => Some(self.tasks.spawn(self.hold_inbound(
+            Some(member) if kind.leased() => Some(self.tasks.spawn(self.hold_inbound(
                 id,
                 adapter,
                 fence,
+                everywhere,
                 member.clone(),
                 cancel.clone(),
                 previous,
             ))),
+            _ => {
+                self.supervise(adapter, cancel.clone());
+                None
+            }
         };
         tracing::info!(channel = id, "{id}: started");
         running.insert(
@@ -145,21 +154,25 @@ impl Adapters {
                 section,
                 cancel,
                 inbound,
+                handle,
             },
         );
     }
 
     /// Shared mode: the lease loop of `adapter`'s inbound side. It first waits for the
     /// loop it replaces (`previous`) to stop and release the lease; then, while this
-    /// process holds `channel:<id>`, runs the adapter under the supervisor, with
-    /// Telegram's offset fenced by the lease as taken. Telegram in webhook mode: the holder
-    /// registers the webhook, and every process takes webhook calls (a load balancer may
-    /// send them to any), until `cancel` fires.
+    /// process holds `channel:<id>`, runs the adapter under the supervisor, with its
+    /// durable writes fenced by the lease as taken (Telegram's offset). Meanwhile every
+    /// process runs the adapter's `everywhere` part (Telegram's webhook calls: the holder
+    /// registers the webhook, and a load balancer may send calls to any process), until
+    /// `cancel` fires.
+    #[allow(clippy::too_many_arguments)]
     fn hold_inbound(
         &self,
         id: &'static str,
         adapter: Arc<dyn Channel>,
         fence: Option<FenceSlot>,
+        everywhere: Option<Everywhere>,
         member: Member,
         cancel: CancellationToken,
         previous: Option<JoinHandle<()>>,
@@ -169,14 +182,11 @@ impl Adapters {
             self.sink.clone(),
             self.restarts.clone(),
         );
-        let webhook = self
-            .telegram()
-            .filter(|t| id == telegram::CHANNEL_ID && t.is_webhook());
         let receive = {
             let (sink, cancel) = (sink.clone(), cancel.clone());
             async move {
-                if let Some(telegram) = webhook {
-                    telegram.receive_webhooks(sink, cancel).await;
+                if let Some(everywhere) = everywhere {
+                    everywhere(sink, cancel).await;
                 }
             }
         };
@@ -221,87 +231,10 @@ impl Adapters {
         self.restarts.snapshot()
     }
 
-    fn token(&self, configured: &Option<String>, env: &str) -> Option<String> {
-        configured
-            .clone()
-            .or_else(|| (self.env)(env))
-            .filter(|t| !t.trim().is_empty())
+    /// The running adapter of channel `id` as its own type `T` (Telegram's webhook route
+    /// asks for the `Telegram` adapter).
+    pub fn handle<T: Any + Send + Sync>(&self, id: &str) -> Option<Arc<T>> {
+        let handle = self.running.lock().get(id)?.handle.clone();
+        handle.downcast::<T>().ok()
     }
-
-    fn build_telegram(&self, want: &TelegramConfig) -> Option<Built> {
-        let Some(token) = self.token(&want.bot_token, "TELEGRAM_BOT_TOKEN") else {
-            tracing::error!("telegram: enabled but no token: set channels.telegram.botToken or TELEGRAM_BOT_TOKEN");
-            return None;
-        };
-        let mode = match want.mode {
-            TelegramMode::Polling => Mode::Polling,
-            TelegramMode::Webhook => Mode::Webhook {
-                url: want.webhook_url.clone().unwrap_or_default(),
-                secret: want.webhook_secret.clone().unwrap_or_default(),
-            },
-        };
-        let settings = TelegramSettings {
-            token,
-            api_url: want.api_url.clone(),
-            text_limit: want.text_chunk_limit,
-            poll_timeout: Duration::from_secs(want.poll_timeout_seconds),
-            mode,
-            commands: crate::commands::menu::menu(),
-            link_preview: want.link_preview,
-        };
-        // Standby mode: the held `gateway` lease; shared mode: the channel's lease, set by
-        // the lease loop at each takeover; SQLite: none.
-        let fence = if self.rt.member.is_some() {
-            Some(FenceSlot::default())
-        } else {
-            self.fence.clone().map(|l| Arc::new(Mutex::new(Some(l))))
-        };
-        let offsets = Arc::new(StoreOffsets {
-            store: self.rt.store.clone(),
-            fence: fence.clone(),
-        });
-        match Telegram::new(settings, offsets) {
-            Ok(a) => {
-                let a = Arc::new(a);
-                *self.telegram.lock() = Some(a.clone());
-                Some((a, fence))
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "telegram: cannot start");
-                None
-            }
-        }
-    }
-
-    fn build_discord(&self, want: &DiscordConfig) -> Option<Built> {
-        let Some(token) = self.token(&want.token, "DISCORD_BOT_TOKEN") else {
-            tracing::error!(
-                "discord: enabled but no token: set channels.discord.token or DISCORD_BOT_TOKEN"
-            );
-            return None;
-        };
-        let settings = DiscordSettings {
-            token,
-            api_url: want.api_url.clone(),
-            text_limit: want.text_chunk_limit,
-            commands: crate::commands::menu::menu(),
-            link_preview: want.link_preview,
-        };
-        match Discord::new(settings) {
-            Ok(a) => Some((Arc::new(a), None)),
-            Err(e) => {
-                tracing::error!(error = %e, "discord: cannot start");
-                None
-            }
-        }
-    }
-
-    /// The running Telegram adapter (for its webhook route).
-    pub fn telegram(&self) -> Option<Arc<Telegram>> {
-        self.telegram.lock().clone()
-    }
-}
-
-fn section<T: serde::Serialize>(cfg: &T) -> serde_json::Value {
-    serde_json::to_value(cfg).unwrap_or(serde_json::Value::Null)
 }

@@ -94,8 +94,8 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     crate::secrets::remember_config(&cfg);
     crate::secrets::remember(token.token.iter());
     crate::secrets::remember(
-        crate::secrets::ENV_SECRETS
-            .iter()
+        crate::secrets::env_secrets()
+            .into_iter()
             .filter_map(|k| (opts.env)(k)),
     );
     let db_url = cfg.database_url(&opts.state_dir);
@@ -206,11 +206,8 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
             .as_ref()
             .filter(|a| !a.shared())
             .map(|a| a.lease().clone()),
+        webchat.clone(),
     ));
-    if cfg.channels.webchat.enabled {
-        rt.register_channel(webchat.clone());
-        adapters.supervise(webchat.clone(), accept_cancel.clone());
-    }
     adapters.apply(&cfg);
     drop(inbound_tx);
     tasks.spawn(apply_live_config(

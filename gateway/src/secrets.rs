@@ -17,14 +17,16 @@ pub const REDACTED: &str = "<redacted>";
 /// it. (Config validation asks for longer tokens where it can.)
 pub const MIN_SCRUBBED_LEN: usize = 6;
 
-/// The environment variables the daemon reads secrets from.
-pub const ENV_SECRETS: &[&str] = &[
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "SWITCHBOARD_TOKEN",
-    "TELEGRAM_BOT_TOKEN",
-    "DISCORD_BOT_TOKEN",
-];
+/// The environment variables the daemon reads secrets from, besides each channel's
+/// (`ChannelsConfig::secret_env`): see [`env_secrets`].
+const ENV_SECRETS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SWITCHBOARD_TOKEN"];
+
+/// Every environment variable the daemon reads a secret from.
+pub fn env_secrets() -> Vec<&'static str> {
+    let mut out = ENV_SECRETS.to_vec();
+    out.extend(crate::config::ChannelsConfig::secret_env());
+    out
+}
 
 static KNOWN: RwLock<Vec<Arc<str>>> = RwLock::new(Vec::new());
 

@@ -3,6 +3,7 @@
 //! callback, and our own REST sender that honours 429 `retry_after` and the
 //! `X-RateLimit-*` headers (serenity's ratelimiter ignores a proxy base URL, so it is off).
 
+mod config;
 mod convert;
 mod handler;
 mod interaction;
@@ -23,6 +24,8 @@ use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 use crate::{
     Channel, ChannelError, DeliveryProgress, InboundSink, MenuCommand, Origin, OutboundMessage,
 };
+
+pub use config::{DiscordConfig, DiscordGuildConfig, TOKEN_ENV};
 
 pub const CHANNEL_ID: &str = "discord";
 /// Discord's limit on one message.

@@ -2,6 +2,7 @@
 //! watchdog, or a webhook on the gateway's own server; DMs, groups and forum topics;
 //! HTML output with a plain-text fallback; typing; the native command menu.
 
+mod config;
 mod convert;
 pub mod format;
 pub mod html_split;
@@ -27,6 +28,7 @@ use crate::{
     Channel, ChannelError, DeliveryProgress, InboundSink, MenuCommand, Origin, OutboundMessage,
 };
 
+pub use config::{TelegramConfig, TelegramMode, TOKEN_ENV};
 pub use inbound::{LedgerError, OffsetStore, Poisoned, MAX_ATTEMPTS};
 
 pub const CHANNEL_ID: &str = "telegram";

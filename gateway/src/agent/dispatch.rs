@@ -32,12 +32,14 @@ pub struct Submitted {
 
 /// The lane a session's runs go on (a scheduled job's own session: `cron`).
 pub fn lane_for(session_key: &str) -> &'static str {
-    if session_key.contains(":subagent:") {
-        queue::SUBAGENT
-    } else if session_key.contains(":cron:") {
-        queue::CRON
-    } else {
-        queue::MAIN
+    use crate::session_key::{KeyKind, SessionKey};
+    match SessionKey::parse(session_key)
+        .as_ref()
+        .map(SessionKey::kind)
+    {
+        Ok(KeyKind::Subagent { .. }) => queue::SUBAGENT,
+        Ok(KeyKind::Cron { .. }) => queue::CRON,
+        _ => queue::MAIN,
     }
 }
 

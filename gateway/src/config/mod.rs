@@ -38,8 +38,9 @@ mod watch;
 
 pub use agents::{agent_entry, default_agent_id, workspace_for, DEFAULT_AGENT};
 pub use channels::{
-    AccessRules, DiscordConfig, DiscordGuildConfig, DmAccess, DmPolicy, GroupConfig, GroupPolicy,
-    GroupRule, Owners, TelegramConfig, TelegramMode, ANY_GROUP,
+    Access, AccessRules, ChannelSection, DiscordConfig, DiscordGuildConfig, DmAccess, DmPolicy,
+    GroupConfig, GroupPolicy, GroupRule, Owners, TelegramConfig, TelegramMode, WebchatConfig,
+    ANY_GROUP,
 };
 pub use db_url::{is_postgres_url, redact_url};
 pub use error::ConfigError;

@@ -80,7 +80,8 @@ impl EffectiveSandbox {
         match self.mode {
             SandboxMode::Off => false,
             SandboxMode::All | SandboxMode::Auto => true,
-            SandboxMode::NonMain => session_key != format!("agent:{agent_id}:main"),
+            SandboxMode::NonMain => !crate::session_key::SessionKey::parse(session_key)
+                .is_ok_and(|k| k.is_main_of(agent_id)),
         }
     }
 }

@@ -478,19 +478,20 @@ pub enum QueueMode {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ChannelsConfig {
-    pub webchat: WebchatConfig,
+    pub webchat: super::channels::WebchatConfig,
     pub telegram: super::channels::TelegramConfig,
     pub discord: super::channels::DiscordConfig,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct WebchatConfig {
-    pub enabled: bool,
-}
-
-impl Default for WebchatConfig {
-    fn default() -> Self {
-        WebchatConfig { enabled: true }
+impl ChannelsConfig {
+    /// Every channel's section by channel id (its key here), in the order checks and
+    /// doctor report them. A new channel adds its field above and its line here.
+    pub fn sections(&self) -> Vec<(&'static str, &dyn super::channels::ChannelSection)> {
+        use switchboard_channels::{discord, telegram, webchat};
+        vec![
+            (telegram::CHANNEL_ID, &self.telegram),
+            (discord::CHANNEL_ID, &self.discord),
+            (webchat::CHANNEL_ID, &self.webchat),
+        ]
     }
 }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use super::error::{Issue, KeyPath};
 use super::Config;
-use channels::{discord, telegram};
+use channels::channels;
 use gateway::gateway;
 
 /// Checks `config`; an empty result means it is fine. `env` is consulted for the
@@ -25,8 +25,7 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     storage(config, &mut out);
     models(config, &mut out);
     agents(config, &mut out);
-    telegram(config, &mut out);
-    discord(config, &mut out);
+    channels(config, &mut out);
     super::limits::check(config, &mut out);
     tools::tools(config, &mut out);
     sandbox::sandbox(config, &mut out);

@@ -11,6 +11,7 @@ use crate::agent::dispatch;
 use crate::config::{CronJobConfig, CronSession, QueueMode};
 use crate::routing;
 use crate::runtime::Runtime;
+use crate::session_key::SessionKey;
 use crate::store::{now_ms, CronFire, CronJobRow, JobSource, StoreError};
 
 use super::schedule::Schedule;
@@ -36,9 +37,10 @@ pub fn agent_of(rt: &Runtime, job: &CronJobConfig) -> String {
 /// The session a job's turns run in.
 pub fn session_key(agent: &str, job: &CronJobConfig) -> String {
     match job.session {
-        CronSession::Isolated => format!("agent:{agent}:cron:{}", job.id),
-        CronSession::Main => format!("agent:{agent}:main"),
+        CronSession::Isolated => SessionKey::cron(agent, &job.id),
+        CronSession::Main => SessionKey::main(agent),
     }
+    .to_string()
 }
 
 /// Where a job's answer goes: its `deliver` chat, else nowhere (the API channel: the

@@ -14,8 +14,6 @@ pub const MAX_MESSAGE: usize = 16 * 1024;
 /// Longest job id and name, in characters.
 pub const MAX_ID: usize = 64;
 pub const MAX_NAME: usize = 100;
-/// Channels a job can deliver to.
-pub const DELIVER_CHANNELS: &[&str] = &["telegram", "discord", "webchat"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
@@ -82,12 +80,14 @@ pub fn check_field(job: &CronJobConfig, cfg: &Config) -> Result<Schedule, (&'sta
         }
     }
     if let Some(d) = &job.deliver {
-        if !DELIVER_CHANNELS.contains(&d.channel.as_str()) {
+        // Every channel with a config section is a delivery target.
+        let channels = crate::config::ChannelsConfig::ids();
+        if !channels.contains(&d.channel.as_str()) {
             return Err((
                 "deliver",
                 format!(
                     "deliver.channel must be one of {}, got {:?}",
-                    DELIVER_CHANNELS.join(", "),
+                    channels.join(", "),
                     d.channel
                 ),
             ));

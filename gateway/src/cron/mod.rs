@@ -28,11 +28,10 @@ pub fn job_of(session_key: &str, newest_sender: Option<&str>) -> Option<String> 
     if newest_sender.is_some() {
         return None;
     }
-    let mut parts = session_key.splitn(4, ':');
-    match (parts.next(), parts.next(), parts.next(), parts.next()) {
-        (Some("agent"), Some(_), Some("cron"), Some(id)) => Some(id.to_string()),
-        _ => None,
-    }
+    crate::session_key::SessionKey::parse(session_key)
+        .ok()?
+        .cron_job()
+        .map(str::to_string)
 }
 
 /// `answer` headed with the name of `job` (its id when it has no name or is gone).

@@ -155,7 +155,10 @@ async fn job_from(ctx: &ToolContext<'_>, args: &Value) -> Result<CronJobConfig, 
         None => ctx.agent_id.to_string(),
         Some(asked) => job_agent(ctx, &asked)?,
     };
-    if session == CronSession::Main && ctx.session_key != format!("agent:{agent}:main") {
+    if session == CronSession::Main
+        && !crate::session_key::SessionKey::parse(ctx.session_key)
+            .is_ok_and(|k| k.is_main_of(&agent))
+    {
         return Err(ToolError::Model(format!(
             "`session: \"main\"` runs the job in agent {agent}'s main session; only a run in that session may ask for it (this job runs in a session of its own: leave out `session`)"
         )));

@@ -13,31 +13,32 @@ use crate::commands;
 use crate::config::{Config, DmScope};
 use crate::runtime::Runtime;
 
+use crate::session_key::{KeyKind, SessionKey};
+
 pub use crate::config::{agent_entry, default_agent_id, workspace_for, DEFAULT_AGENT};
 
 /// Session key of a chat (docs/decisions.md, on queue modes; README, Security, on sessions): a
 /// group's key names its chat (and thread); a direct message's key follows
 /// `session.dmScope`.
 pub fn session_key(scope: DmScope, agent_id: &str, origin: &Origin, sender_id: &str) -> String {
-    match origin.kind {
+    let kind = match origin.kind {
         ChatKind::Direct => match scope {
-            DmScope::Main => format!("agent:{agent_id}:main"),
-            DmScope::PerPeer => format!("agent:{agent_id}:dm:{sender_id}"),
-            DmScope::PerChannelPeer => {
-                format!("agent:{agent_id}:{}:dm:{sender_id}", origin.channel)
-            }
+            DmScope::Main => KeyKind::Main,
+            DmScope::PerPeer => KeyKind::Dm {
+                peer: sender_id.into(),
+            },
+            DmScope::PerChannelPeer => KeyKind::ChannelDm {
+                channel: origin.channel.clone(),
+                peer: sender_id.into(),
+            },
         },
-        ChatKind::Group => {
-            let mut k = format!(
-                "agent:{agent_id}:{}:group:{}",
-                origin.channel, origin.chat_id
-            );
-            if let Some(t) = &origin.thread_id {
-                k.push_str(&format!(":thread:{t}"));
-            }
-            k
-        }
-    }
+        ChatKind::Group => KeyKind::Group {
+            channel: origin.channel.clone(),
+            chat: origin.chat_id.clone(),
+            thread: origin.thread_id.clone(),
+        },
+    };
+    SessionKey::new(agent_id, kind).to_string()
 }
 
 /// What became of an inbound message: whether the adapter may confirm it to its platform.
@@ -220,10 +221,10 @@ pub fn shared_dm_warning(cfg: &Config, approved: &[(String, String)]) -> Option<
                 .map(|(_, s)| (channel, s.as_str())),
         );
     }
-    let agent = default_agent_id(cfg);
+    let main = SessionKey::main(default_agent_id(cfg));
     if !open.is_empty() {
         return Some(format!(
-            "anyone may send direct messages on {} and every DM shares the session agent:{agent}:main \
+            "anyone may send direct messages on {} and every DM shares the session {main} \
              (session.dmScope = \"main\"): they can read each other's conversation; set session.dmScope \
              to \"per-peer\" or \"per-channel-peer\"",
             open.join(", ")
@@ -231,7 +232,7 @@ pub fn shared_dm_warning(cfg: &Config, approved: &[(String, String)]) -> Option<
     }
     (senders.len() > 1).then(|| {
         format!(
-            "{} allowed DM senders share the session agent:{agent}:main (session.dmScope = \"main\"): \
+            "{} allowed DM senders share the session {main} (session.dmScope = \"main\"): \
              each sees the others' conversation; set session.dmScope to \"per-peer\" or \"per-channel-peer\" \
              to give each their own",
             senders.len()

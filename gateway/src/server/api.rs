@@ -207,13 +207,9 @@ fn is_json(headers: &HeaderMap) -> bool {
 
 /// `agent:<id>:…` → `<id>`.
 fn agent_of_key(key: &str) -> Option<String> {
-    let mut parts = key.splitn(3, ':');
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some("agent"), Some(id), Some(rest)) if !id.is_empty() && !rest.is_empty() => {
-            Some(id.to_string())
-        }
-        _ => None,
-    }
+    crate::session_key::SessionKey::parse(key)
+        .ok()
+        .map(|k| k.agent().to_string())
 }
 
 #[derive(Deserialize)]

@@ -17,7 +17,12 @@ pub async fn webhook(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<StatusCode, ApiError> {
-    let Some(tg) = state.adapters.telegram() else {
+    let Some(tg) = state
+        .adapters
+        .handle::<switchboard_channels::telegram::Telegram>(
+            switchboard_channels::telegram::CHANNEL_ID,
+        )
+    else {
         return Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "the Telegram channel is not running",

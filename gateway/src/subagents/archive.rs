@@ -66,7 +66,7 @@ mod tests {
 
     async fn child(store: &Store, n: u32) -> (String, String) {
         let run_id = format!("run-{n}");
-        let key = format!("agent:main:subagent:{n}");
+        let key = crate::session_key::SessionKey::subagent("main", n.to_string()).to_string();
         store
             .create_subagent(
                 &NewSubagent::fixture(&run_id, &key, &format!("sess-{n}")),

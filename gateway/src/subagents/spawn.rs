@@ -198,7 +198,9 @@ pub async fn create(
                 ))
             })?;
     }
-    let child_key = format!("agent:{agent_id}:subagent:{}", uuid::Uuid::new_v4());
+    let child_key =
+        crate::session_key::SessionKey::subagent(&agent_id, uuid::Uuid::new_v4().to_string())
+            .to_string();
     let child_session_id = uuid::Uuid::new_v4().to_string();
     let run = ctx
         .rt

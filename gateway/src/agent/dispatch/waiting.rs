@@ -24,7 +24,9 @@ pub async fn recover(rt: &Arc<Runtime>) -> Result<usize> {
         if scheduled.contains(&key) {
             continue;
         }
-        if !waiting.active && key.contains(":subagent:") {
+        if !waiting.active
+            && crate::session_key::SessionKey::parse(&key).is_ok_and(|k| k.is_subagent())
+        {
             // An archived child takes no more messages (`/subagents send` refuses it too).
             let dropped = rt.store.clear_inbox(&key).await?;
             tracing::warn!(session = %key, dropped, "dropping messages left for an archived sub-agent session");

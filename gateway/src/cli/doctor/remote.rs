@@ -1,128 +1,30 @@
 //! Doctor's network checks: each enabled channel's token tried against its platform
-//! (Telegram `getMe`, Discord `GET /users/@me`), each model provider asked for its model
+//! (each registered channel's probe: Telegram `getMe`, Discord `GET /users/@me`), each model provider asked for its model
 //! list (a cheap call that needs the key), the default model resolved, and whether a
 //! daemon answers at the configured address. Tokens travel in URLs (Telegram) and
 //! headers only; no error printed here quotes a URL.
 
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::{Report, Status};
 use crate::agent::models;
+use crate::channels::probe::{call, http, Probe};
 use crate::config::{Config, ProviderApi, ProviderConfig};
 use crate::runtime::EnvKeys;
 
-/// Longest one check's request may take.
-const TIMEOUT: Duration = Duration::from_secs(10);
 /// The Anthropic API version sent with the model list request.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(TIMEOUT)
-        .build()
-        .unwrap_or_default()
-}
-
-/// `GET`, with the outcome as (HTTP status, JSON body) or a network error without its URL.
-async fn call(rb: reqwest::RequestBuilder) -> Result<(u16, Value), String> {
-    let resp = rb.send().await.map_err(|e| {
-        let e = e.without_url();
-        if e.is_timeout() {
-            format!("no answer within {}s", TIMEOUT.as_secs())
-        } else {
-            format!("cannot connect ({e})")
-        }
-    })?;
-    let status = resp.status().as_u16();
-    let body = resp.json::<Value>().await.unwrap_or(Value::Null);
-    Ok((status, body))
-}
-
-fn token(
-    configured: &Option<String>,
-    env: &dyn Fn(&str) -> Option<String>,
-    var: &str,
-) -> Option<String> {
-    configured
-        .clone()
-        .or_else(|| env(var))
-        .filter(|t| !t.trim().is_empty())
-}
-
+/// Each registered channel's own check (`ChannelKind::probe`), in registry order.
 pub async fn channels(cfg: &Config, env: &dyn Fn(&str) -> Option<String>, r: &mut Report) {
     let http = http();
-    let t = &cfg.channels.telegram;
-    if !t.enabled {
-        r.add("telegram", Status::Skip, "disabled");
-    } else {
-        match token(&t.bot_token, env, "TELEGRAM_BOT_TOKEN") {
-            None => r.add(
-                "telegram",
-                Status::Fail,
-                "enabled, but no botToken and no TELEGRAM_BOT_TOKEN",
-            ),
-            Some(tok) => {
-                let url = format!("{}/bot{tok}/getMe", t.api_url.trim_end_matches('/'));
-                match call(http.get(url)).await {
-                    Ok((200, body)) if body["ok"] == true => r.add(
-                        "telegram",
-                        Status::Ok,
-                        format!(
-                            "token accepted: @{}",
-                            body["result"]["username"].as_str().unwrap_or("?")
-                        ),
-                    ),
-                    Ok((401 | 404, _)) => r.add(
-                        "telegram",
-                        Status::Fail,
-                        "Telegram refused the bot token (getMe: 401)",
-                    ),
-                    Ok((code, _)) => r.add(
-                        "telegram",
-                        Status::Fail,
-                        format!("getMe answered HTTP {code}"),
-                    ),
-                    Err(e) => r.add("telegram", Status::Fail, format!("{}: {e}", t.api_url)),
-                }
-            }
+    for kind in crate::channels::KINDS {
+        match kind.probe(cfg, env, &http).await {
+            Some(Probe::Ok(detail)) => r.add(kind.id(), Status::Ok, detail),
+            Some(Probe::Fail(detail)) => r.add(kind.id(), Status::Fail, detail),
+            Some(Probe::Skip(detail)) => r.add(kind.id(), Status::Skip, detail),
+            None => {}
         }
-    }
-    let d = &cfg.channels.discord;
-    if !d.enabled {
-        r.add("discord", Status::Skip, "disabled");
-        return;
-    }
-    let Some(tok) = token(&d.token, env, "DISCORD_BOT_TOKEN") else {
-        r.add(
-            "discord",
-            Status::Fail,
-            "enabled, but no token and no DISCORD_BOT_TOKEN",
-        );
-        return;
-    };
-    let url = format!("{}/api/v10/users/@me", d.api_url.trim_end_matches('/'));
-    match call(http.get(url).header("Authorization", format!("Bot {tok}"))).await {
-        Ok((200, body)) => r.add(
-            "discord",
-            Status::Ok,
-            format!(
-                "token accepted: {}",
-                body["username"].as_str().unwrap_or("?")
-            ),
-        ),
-        Ok((401, _)) => r.add(
-            "discord",
-            Status::Fail,
-            "Discord refused the bot token (GET /users/@me: 401)",
-        ),
-        Ok((code, _)) => r.add(
-            "discord",
-            Status::Fail,
-            format!("GET /users/@me answered HTTP {code}"),
-        ),
-        Err(e) => r.add("discord", Status::Fail, format!("{}: {e}", d.api_url)),
     }
 }
 

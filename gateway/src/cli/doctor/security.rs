@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::{Report, Status};
-use crate::config::{AuthMode, Config, DmPolicy, GroupPolicy, ANY_GROUP};
+use crate::config::{AuthMode, Config, DmPolicy, GroupPolicy};
 use crate::routing;
 use crate::server::token_file;
 
@@ -80,34 +80,22 @@ pub fn warnings(
 ) {
     http_api(cfg, env, state_dir, r);
 
-    let t = &cfg.channels.telegram;
-    let d = &cfg.channels.discord;
-    let channels = [
-        (
-            "telegram",
-            t.enabled,
-            t.dm_policy,
-            &t.allow_from,
-            t.group_policy,
-            t.group_allow_from.as_ref(),
-            t.groups.get(ANY_GROUP).map(|g| g.allow_from.as_ref()),
-            "groups",
-        ),
-        (
-            "discord",
-            d.enabled,
-            d.dm_policy,
-            &d.allow_from,
-            d.group_policy,
-            d.group_allow_from.as_ref(),
-            d.guilds.get(ANY_GROUP).map(|g| g.allow_from.as_ref()),
-            "guilds",
-        ),
-    ];
-    for (id, enabled, dm, allow_from, group, group_allow_from, any_group, groups_key) in channels {
-        if !enabled {
+    for (id, section) in cfg.channels.sections() {
+        if !section.enabled() {
             continue;
         }
+        // Channels without allowlists (the web chat) are covered by the HTTP API line.
+        let Some(a) = section.access() else {
+            continue;
+        };
+        let (dm, allow_from, group, group_allow_from, any_group, groups_key) = (
+            a.dm_policy,
+            a.allow_from,
+            a.group_policy,
+            a.group_allow_from,
+            a.any_group,
+            a.groups_key,
+        );
         let check = format!("{id} access");
         let mut findings = Vec::new();
         if dm == DmPolicy::Open {

@@ -13,12 +13,11 @@ const PASSED: &[&str] = &[
 ];
 /// PATH when the daemon has none.
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-/// Environment variables that hold secrets the daemon reads.
+/// Environment variables that hold secrets the daemon reads (besides each channel's:
+/// `ChannelsConfig::secret_env`).
 const SECRET_VARS: &[&str] = &[
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
-    "TELEGRAM_BOT_TOKEN",
-    "DISCORD_BOT_TOKEN",
     crate::config::TOKEN_ENV,
 ];
 
@@ -87,7 +86,12 @@ fn passed(
 
 /// Every secret the daemon knows (non-trivial ones: at least 8 characters).
 fn secrets(cfg: &Config, keys: &EnvKeys, host: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
-    let mut out: Vec<String> = SECRET_VARS.iter().filter_map(|k| host(k)).collect();
+    let mut out: Vec<String> = SECRET_VARS
+        .iter()
+        .copied()
+        .chain(crate::config::ChannelsConfig::secret_env())
+        .filter_map(host)
+        .collect();
     out.extend(keys.openai.clone());
     out.extend(keys.anthropic.clone());
     out.extend(
@@ -96,8 +100,7 @@ fn secrets(cfg: &Config, keys: &EnvKeys, host: &dyn Fn(&str) -> Option<String>) 
             .values()
             .filter_map(|p| p.api_key.clone()),
     );
-    out.extend(cfg.channels.telegram.bot_token.clone());
-    out.extend(cfg.channels.discord.token.clone());
+    out.extend(cfg.channels.secrets());
     out.extend(cfg.gateway.auth.token.clone());
     out.retain(|s| s.trim().len() >= 8);
     out

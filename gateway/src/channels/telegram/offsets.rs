@@ -3,18 +3,11 @@
 //! `channel:telegram` in shared mode; unfenced on SQLite), and the ledger of update
 //! attempts and poisoned updates.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
-use parking_lot::Mutex;
 use switchboard_channels::telegram::{self, LedgerError, OffsetStore, Poisoned};
 
-use crate::store::{now_ms, Lease, PoisonedUpdate, Store};
-
-/// The lease an offset write is fenced by: set once at start in standby mode, by the lease
-/// loop at each takeover in shared mode (`None` until this process first holds it: no
-/// write then).
-pub type FenceSlot = Arc<Mutex<Option<Lease>>>;
+use crate::channels::FenceSlot;
+use crate::store::{now_ms, PoisonedUpdate, Store};
 
 /// Telegram's update offset (in `channel_state`) and its ledger of update attempts and
 /// poisoned updates, in the store.

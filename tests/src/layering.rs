@@ -51,7 +51,7 @@ fn top_modules(src: &Path) -> BTreeSet<String> {
         let name = entry.file_name().to_string_lossy().into_owned();
         if path.is_dir() {
             out.insert(name);
-        } else if let Some(stem) = name.strip_suffix(".rs") {
+        } else if let Some(stem) = name.strip_suffix(".rs").filter(|s| !s.ends_with("_tests")) {
             out.insert(stem.to_owned());
         }
     }

@@ -37,7 +37,11 @@ fn files_with(files: &[(String, String)], needle: &str) -> Vec<String> {
         .filter(|(_, text)| {
             text.lines().any(|line| {
                 let code = line.split("//").next().unwrap_or_default();
-                code.contains(needle) && !code.contains(&format!("struct {needle}"))
+                // A definition, a signature or an impl names the type without building it.
+                code.contains(needle)
+                    && !["struct ", "impl ", "fn ", "->"]
+                        .iter()
+                        .any(|d| code.contains(d))
             })
         })
         .map(|(rel, _)| rel.clone())

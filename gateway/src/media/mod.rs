@@ -19,3 +19,8 @@ pub mod transcribe;
 
 /// The workspace folder received files are stored in.
 pub const INBOX: &str = "inbox";
+
+/// Where web chat uploads wait for the message that names them.
+pub fn upload_dir(state_dir: &std::path::Path) -> std::path::PathBuf {
+    state_dir.join("media").join("webchat")
+}

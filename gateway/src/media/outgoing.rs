@@ -14,10 +14,8 @@ use crate::agent::tools::{ToolContext, ToolError};
 /// Largest file sent at all, whatever the channel says.
 pub const MAX_SEND_BYTES: u64 = 100 * 1024 * 1024;
 
-/// The folder of outgoing copies under the state dir.
-pub fn out_dir(state_dir: &std::path::Path) -> PathBuf {
-    state_dir.join("media").join("out")
-}
+/// The folder of outgoing copies under the state dir (the outbox's).
+pub use crate::outbox::copies::out_dir;
 
 /// Check and copy `path` for `channel`; `as_photo`: the model's wish (default: a photo
 /// when the bytes are an image within the channel's photo limit).

@@ -1,6 +1,6 @@
 //! Removing the files the gateway no longer needs (docs/media.md): a copy the agent sent
 //! (`outgoing`, `<state>/media/out/<id>/`) once its outbox row is delivered or failed
-//! (Telegram, Discord: right after the delivered state is committed, `remove_sent`; the
+//! (Telegram, Discord: right after the delivered state is committed, `outbox::copies::remove_sent`; the
 //! web chat's, its download, `media.keepDays` after delivery), and web chat uploads no
 //! message took. The sweep runs at start and then hourly, owned by the app's task
 //! tracker: it catches what a crash between the commit and the removal left, copies of a
@@ -15,8 +15,8 @@ use switchboard_channels::webchat::files::valid_id;
 use switchboard_channels::OutboundFile;
 use tokio_util::sync::CancellationToken;
 
+use crate::outbox::copies::copy_id;
 use crate::runtime::Runtime;
-use crate::store::OutboxRow;
 
 /// Time between sweeps.
 pub const PERIOD: Duration = Duration::from_secs(3600);
@@ -70,41 +70,8 @@ pub async fn once(rt: &Runtime) -> Result<Swept, crate::store::StoreError> {
         .collect();
     let out = super::outgoing::out_dir(&rt.state_dir);
     let copies = sweep_copies(&out, &held, ORPHAN_GRACE).await;
-    let uploads = sweep_files(
-        &crate::server::webchat_files::upload_dir(&rt.state_dir),
-        UPLOAD_STALE,
-    )
-    .await;
+    let uploads = sweep_files(&super::upload_dir(&rt.state_dir), UPLOAD_STALE).await;
     Ok(Swept { copies, uploads })
-}
-
-/// The id (folder name) of an outgoing copy, if `file` is one.
-pub fn copy_id(file: &OutboundFile) -> Option<String> {
-    let id = file.path.parent()?.file_name()?.to_str()?;
-    valid_id(id).then(|| id.to_string())
-}
-
-/// After `row` was delivered and that state committed: remove its copy unless its
-/// channel serves the copy as a download (the web chat; the sweep removes that one
-/// after `media.keepDays`). A failure is only logged: the sweep tries again.
-pub async fn remove_sent(rt: &Runtime, row: &OutboxRow) {
-    if row.origin.channel == switchboard_channels::webchat::CHANNEL_ID {
-        return;
-    }
-    remove_copy(rt, row).await;
-}
-
-/// Remove the copy of `row`'s file (a row that failed for good, or one delivered).
-pub async fn remove_copy(rt: &Runtime, row: &OutboxRow) {
-    let Some(id) = row.file.as_ref().and_then(copy_id) else {
-        return;
-    };
-    let dir = super::outgoing::out_dir(&rt.state_dir).join(id);
-    if let Err(e) = tokio::fs::remove_dir_all(&dir).await {
-        if e.kind() != std::io::ErrorKind::NotFound {
-            tracing::warn!(dir = %dir.display(), error = %e, "cannot remove a sent file's copy");
-        }
-    }
 }
 
 /// Remove the folders of `out` that are not `held` and older than `grace`; returns how

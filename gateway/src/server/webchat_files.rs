@@ -6,8 +6,6 @@
 //! renders, for `media.keepDays` after it was sent (`media::sweep` removes it then).
 //! Uploads no message took are removed by the sweep too.
 
-use std::path::{Path as FsPath, PathBuf};
-
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -27,10 +25,8 @@ const CHUNK: usize = 64 * 1024;
 /// the connection is simply closed.
 const DRAIN_MAX: u64 = 64 * 1024 * 1024;
 
-/// Where uploads wait for the message that names them.
-pub fn upload_dir(state_dir: &FsPath) -> PathBuf {
-    state_dir.join("media").join("webchat")
-}
+/// Where uploads wait for the message that names them (`media`'s, which sweeps them).
+pub use crate::media::upload_dir;
 
 fn too_big(max: u64) -> ApiError {
     ApiError::new(

@@ -4,6 +4,8 @@
 //! with backoff (honouring a platform's rate-limit delay), or failed for good. Once that
 //! is committed, a delivered or failed row's file copy is removed (`media::sweep`).
 
+pub mod copies;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -179,7 +181,7 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
         Ok(()) => {
             match rt.store.mark_outbox_sent(row.id).await {
                 // Committed: the file's copy is no longer needed (unless it is a download).
-                Ok(()) => crate::media::sweep::remove_sent(rt, row).await,
+                Ok(()) => copies::remove_sent(rt, row).await,
                 Err(e) => {
                     tracing::error!(key = %row.key, error = %e, "sent, but cannot mark the outbox row sent")
                 }
@@ -216,7 +218,7 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
                 .await
             {
                 // Failed for good, and committed: nobody will send or fetch its file.
-                Ok(()) if retry_at.is_none() => crate::media::sweep::remove_copy(rt, row).await,
+                Ok(()) if retry_at.is_none() => copies::remove_copy(rt, row).await,
                 Ok(()) => {}
                 Err(se) => {
                     tracing::error!(key = %row.key, error = %se, "cannot record a failed delivery")

@@ -16,6 +16,7 @@ mod message;
 #[cfg(test)]
 mod proptest_cases;
 mod secret;
+pub mod slack;
 pub mod split;
 pub mod telegram;
 pub mod webchat;

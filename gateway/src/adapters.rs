@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use switchboard_channels::discord::{self, Discord, DiscordSettings};
+use switchboard_channels::slack::{self, Slack, SlackSettings};
 use switchboard_channels::telegram::{self, Mode, Telegram, TelegramSettings};
 use switchboard_channels::{Channel, InboundSink};
 use tokio::task::JoinHandle;
@@ -88,6 +89,10 @@ impl Adapters {
         let dc = &cfg.channels.discord;
         self.apply_one(discord::CHANNEL_ID, section(dc), dc.enabled, || {
             self.build_discord(dc)
+        });
+        let sl = &cfg.channels.slack;
+        self.apply_one(slack::CHANNEL_ID, section(sl), sl.enabled, || {
+            self.build_slack(sl)
         });
     }
 
@@ -291,6 +296,29 @@ impl Adapters {
             Ok(a) => Some((Arc::new(a), None)),
             Err(e) => {
                 tracing::error!(error = %e, "discord: cannot start");
+                None
+            }
+        }
+    }
+
+    fn build_slack(&self, want: &crate::config::slack::SlackConfig) -> Option<Built> {
+        let bot = self.token(&want.bot_token, "SLACK_BOT_TOKEN");
+        let app = self.token(&want.app_token, "SLACK_APP_TOKEN");
+        let (Some(bot_token), Some(app_token)) = (bot, app) else {
+            tracing::error!("slack: enabled but a token is missing: set channels.slack.botToken (or SLACK_BOT_TOKEN) and channels.slack.appToken (or SLACK_APP_TOKEN)");
+            return None;
+        };
+        let settings = SlackSettings {
+            bot_token,
+            app_token,
+            api_url: want.api_url.clone(),
+            text_limit: want.text_chunk_limit,
+            reply_in_thread: want.reply_in_thread,
+        };
+        match Slack::new(settings) {
+            Ok(a) => Some((Arc::new(a), None)),
+            Err(e) => {
+                tracing::error!(error = %e, "slack: cannot start");
                 None
             }
         }

@@ -24,6 +24,8 @@ pub const ENV_SECRETS: &[&str] = &[
     "SWITCHBOARD_TOKEN",
     "TELEGRAM_BOT_TOKEN",
     "DISCORD_BOT_TOKEN",
+    "SLACK_BOT_TOKEN",
+    "SLACK_APP_TOKEN",
 ];
 
 static KNOWN: RwLock<Vec<Arc<str>>> = RwLock::new(Vec::new());

@@ -280,6 +280,9 @@ impl super::ChannelsConfig {
             switchboard_channels::discord::CHANNEL_ID => {
                 owners_of(&self.discord.owners, &self.discord.allow_from)
             }
+            switchboard_channels::slack::CHANNEL_ID => {
+                owners_of(&self.slack.owners, &self.slack.allow_from)
+            }
             _ => Owners::AnyoneWithAccess,
         }
     }
@@ -296,7 +299,7 @@ impl super::ChannelsConfig {
     /// The DM rules of each enabled channel that has allowlists, so callers ask the
     /// config instead of naming channels.
     pub fn dm_access(&self) -> Vec<DmAccess<'_>> {
-        let (t, d) = (&self.telegram, &self.discord);
+        let (t, d, s) = (&self.telegram, &self.discord, &self.slack);
         [
             (
                 switchboard_channels::telegram::CHANNEL_ID,
@@ -309,6 +312,12 @@ impl super::ChannelsConfig {
                 d.enabled,
                 &d.allow_from,
                 d.dm_policy,
+            ),
+            (
+                switchboard_channels::slack::CHANNEL_ID,
+                s.enabled,
+                &s.allow_from,
+                s.dm_policy,
             ),
         ]
         .into_iter()
@@ -366,6 +375,9 @@ impl super::ChannelsConfig {
                     group_allow_from: d.group_allow_from.as_deref(),
                     group,
                 })
+            }
+            switchboard_channels::slack::CHANNEL_ID => {
+                Some(self.slack.access_rules(&origin.chat_id))
             }
             _ => None,
         }

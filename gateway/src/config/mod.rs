@@ -29,6 +29,7 @@ pub mod redact;
 mod reload;
 mod sandbox;
 mod schema;
+pub mod slack;
 pub(crate) mod source_map;
 mod strict;
 pub mod thinking;

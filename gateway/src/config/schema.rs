@@ -481,6 +481,7 @@ pub struct ChannelsConfig {
     pub webchat: WebchatConfig,
     pub telegram: super::channels::TelegramConfig,
     pub discord: super::channels::DiscordConfig,
+    pub slack: super::slack::SlackConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

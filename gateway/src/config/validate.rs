@@ -27,6 +27,7 @@ pub(crate) fn validate(config: &Config, env: &dyn Fn(&str) -> Option<String>) ->
     agents(config, &mut out);
     telegram(config, &mut out);
     discord(config, &mut out);
+    super::slack::validate(&config.channels.slack, &mut out);
     super::limits::check(config, &mut out);
     tools::tools(config, &mut out);
     sandbox::sandbox(config, &mut out);

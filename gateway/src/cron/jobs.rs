@@ -15,7 +15,7 @@ pub const MAX_MESSAGE: usize = 16 * 1024;
 pub const MAX_ID: usize = 64;
 pub const MAX_NAME: usize = 100;
 /// Channels a job can deliver to.
-pub const DELIVER_CHANNELS: &[&str] = &["telegram", "discord", "webchat"];
+pub const DELIVER_CHANNELS: &[&str] = &["telegram", "discord", "slack", "webchat"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {

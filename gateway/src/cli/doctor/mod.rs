@@ -10,6 +10,7 @@
 mod local;
 mod remote;
 mod security;
+mod slack;
 mod user;
 
 use std::path::PathBuf;
@@ -106,6 +107,7 @@ pub async fn run(args: DoctorArgs, env: &dyn Fn(&str) -> Option<String>) -> Exit
     match &cfg {
         Some(cfg) => {
             remote::channels(cfg, env, &mut report).await;
+            slack::check(cfg, env, &mut report).await;
             remote::models(cfg, env, &mut report).await;
             security::warnings(cfg, env, &paths.state_dir, &approved, &mut report);
             match crate::agent::tools::exec::sandbox::state(cfg).await {

@@ -82,6 +82,7 @@ pub fn warnings(
 
     let t = &cfg.channels.telegram;
     let d = &cfg.channels.discord;
+    let s = &cfg.channels.slack;
     let channels = [
         (
             "telegram",
@@ -102,6 +103,16 @@ pub fn warnings(
             d.group_allow_from.as_ref(),
             d.guilds.get(ANY_GROUP).map(|g| g.allow_from.as_ref()),
             "guilds",
+        ),
+        (
+            "slack",
+            s.enabled,
+            s.dm_policy,
+            &s.allow_from,
+            s.group_policy,
+            None,
+            s.channels.get(ANY_GROUP).map(|c| c.allow_from.as_ref()),
+            "channels",
         ),
     ];
     for (id, enabled, dm, allow_from, group, group_allow_from, any_group, groups_key) in channels {

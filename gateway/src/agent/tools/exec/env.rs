@@ -19,6 +19,8 @@ const SECRET_VARS: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "TELEGRAM_BOT_TOKEN",
     "DISCORD_BOT_TOKEN",
+    "SLACK_BOT_TOKEN",
+    "SLACK_APP_TOKEN",
     crate::config::TOKEN_ENV,
 ];
 
@@ -98,6 +100,8 @@ fn secrets(cfg: &Config, keys: &EnvKeys, host: &dyn Fn(&str) -> Option<String>) 
     );
     out.extend(cfg.channels.telegram.bot_token.clone());
     out.extend(cfg.channels.discord.token.clone());
+    out.extend(cfg.channels.slack.bot_token.clone());
+    out.extend(cfg.channels.slack.app_token.clone());
     out.extend(cfg.gateway.auth.token.clone());
     out.retain(|s| s.trim().len() >= 8);
     out

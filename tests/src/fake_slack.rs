@@ -347,6 +347,35 @@ impl FakeSlack {
         Ok(self.uploads())
     }
 
+    /// Waits until envelope `id` was acked at least `n` times.
+    pub async fn wait_acked(&self, id: &str, n: u32, timeout: Duration) -> anyhow::Result<Envelope> {
+        self.state()
+            .wait_until(timeout, |w| {
+                w.envelopes
+                    .iter()
+                    .any(|e| e.envelope_id == id && e.acks >= n)
+            })
+            .await
+            .with_context(|| format!("fake Slack: waited {timeout:?} for {n} acks of {id}"))?;
+        self.envelopes()
+            .into_iter()
+            .find(|e| e.envelope_id == id)
+            .context("fake Slack: no such envelope")
+    }
+
+    /// Waits for an update that `found` picks; returns every update so far.
+    pub async fn wait_update(
+        &self,
+        timeout: Duration,
+        found: impl Fn(&Update) -> bool,
+    ) -> anyhow::Result<Vec<Update>> {
+        self.state()
+            .wait_until(timeout, |w| w.updates.iter().any(&found))
+            .await
+            .with_context(|| format!("fake Slack: waited {timeout:?} for an update, saw {:?}", self.updates()))?;
+        Ok(self.updates())
+    }
+
     /// Waits until every envelope delivered so far was acked; returns them.
     pub async fn wait_all_acked(&self, timeout: Duration) -> anyhow::Result<Vec<Envelope>> {
         self.state()

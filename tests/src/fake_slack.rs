@@ -348,7 +348,12 @@ impl FakeSlack {
     }
 
     /// Waits until envelope `id` was acked at least `n` times.
-    pub async fn wait_acked(&self, id: &str, n: u32, timeout: Duration) -> anyhow::Result<Envelope> {
+    pub async fn wait_acked(
+        &self,
+        id: &str,
+        n: u32,
+        timeout: Duration,
+    ) -> anyhow::Result<Envelope> {
         self.state()
             .wait_until(timeout, |w| {
                 w.envelopes
@@ -372,7 +377,12 @@ impl FakeSlack {
         self.state()
             .wait_until(timeout, |w| w.updates.iter().any(&found))
             .await
-            .with_context(|| format!("fake Slack: waited {timeout:?} for an update, saw {:?}", self.updates()))?;
+            .with_context(|| {
+                format!(
+                    "fake Slack: waited {timeout:?} for an update, saw {:?}",
+                    self.updates()
+                )
+            })?;
         Ok(self.updates())
     }
 

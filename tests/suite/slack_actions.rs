@@ -30,10 +30,19 @@ async fn an_owner_decides_by_button_and_a_non_owner_is_refused() {
         json!({"tools": {"exec": {"allowlist": ["/usr/bin/true", "/bin/true"]}}}),
     )
     .await;
-    script(&fake, "sl1", "exec", &json!({"command": "touch denied.txt"}).to_string());
+    script(
+        &fake,
+        "sl1",
+        "exec",
+        &json!({"command": "touch denied.txt"}).to_string(),
+    );
     let top = sl.channel_message(GENERAL, &ann(), &mention("sl1"));
     let req = post_with(&sl, "Approval needed [").await;
-    assert_eq!(req.thread_ts.as_deref(), Some(top.as_str()), "in the mention's thread");
+    assert_eq!(
+        req.thread_ts.as_deref(),
+        Some(top.as_str()),
+        "in the mention's thread"
+    );
     let id = req.text["🔐 Approval needed [".len()..]
         .split(']')
         .next()
@@ -61,7 +70,9 @@ async fn an_owner_decides_by_button_and_a_non_owner_is_refused() {
     let updates = sl.wait_updates(1, WAIT).await.unwrap();
     assert_eq!(updates[0].ts, req.ts);
     assert!(
-        updates[0].text.starts_with(&format!("🔐 Approval [{id}]: 🚫 denied")),
+        updates[0]
+            .text
+            .starts_with(&format!("🔐 Approval [{id}]: 🚫 denied")),
         "{updates:?}"
     );
     let after = sl.posted().into_iter().find(|p| p.ts == req.ts).unwrap();
@@ -83,21 +94,37 @@ async fn a_progress_line_is_edited_by_chat_update() {
     script_parent(&fake, "count the stars", "stars task", "stars");
     let more = Gate::new();
     fake.push_for("stars task", Step::ToolCalls(vec![progress("a")]));
-    fake.push_for("stars task", Step::gated(&more, Step::ToolCalls(vec![progress("b")])));
+    fake.push_for(
+        "stars task",
+        Step::gated(&more, Step::ToolCalls(vec![progress("b")])),
+    );
     let end = Gate::new();
     fake.push_for("stars task", Step::gated(&end, Step::text("42 stars")));
     let _gw = gateway(&fake, &sl, json!({})).await;
 
     sl.dm(&ann(), "count the stars");
-    let line = sl.wait_post(WAIT, |p| p.text.starts_with("⏳")).await.unwrap();
+    let line = sl
+        .wait_post(WAIT, |p| p.text.starts_with("⏳"))
+        .await
+        .unwrap();
     assert_eq!(line.text, "⏳ stars: a");
     more.open();
-    let updates = sl.wait_update(WAIT, |u| u.text == "⏳ stars: b").await.unwrap();
+    let updates = sl
+        .wait_update(WAIT, |u| u.text == "⏳ stars: b")
+        .await
+        .unwrap();
     assert!(updates.iter().all(|u| u.ts == line.ts), "{updates:?}");
     end.open();
-    sl.wait_update(WAIT, |u| u.text == "✅ stars: done").await.unwrap();
-    let lines = sl.posted().iter().filter(|p| p.text.starts_with("⏳")).count();
-    assert_eq!(lines, 1, "one message for the line");
+    sl.wait_update(WAIT, |u| u.text == "✅ stars: done")
+        .await
+        .unwrap();
+    let lines: Vec<_> = sl
+        .posted()
+        .into_iter()
+        .filter(|p| p.text.starts_with('⏳') || p.text.starts_with('✅'))
+        .collect();
+    assert_eq!(lines.len(), 1, "one message for the line: {lines:?}");
+    assert_eq!(lines[0].ts, line.ts);
     sl.assert_no_violations();
 }
 
@@ -109,6 +136,7 @@ async fn a_file_the_agent_sends_is_uploaded() {
     let sl = FakeSlack::start(BOT_TOKEN, APP_TOKEN).await.unwrap();
     let gw = gateway(&fake, &sl, json!({})).await;
     let body = "line one\nline two\n".repeat(100);
+    std::fs::create_dir_all(workspace(&gw)).unwrap();
     std::fs::write(workspace(&gw).join("report.txt"), &body).unwrap();
     fake.push_for(
         "send the report",

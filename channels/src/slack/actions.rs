@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::convert::PressAt;
 use super::web::Body;
 use super::Inner;
-use crate::{Action, Inbound, InboundMessage, InboundSink, PressAnswer};
+use crate::{Action, PressAnswer};
 
 /// How long a press waits for the gateway's answer.
 const ANSWER_WAIT: Duration = Duration::from_secs(30);
@@ -39,12 +39,12 @@ pub(super) fn blocks(text: &str, actions: &[Action]) -> Option<Value> {
     Some(Value::Array(list))
 }
 
-/// Hand the press to the gateway and give Slack its answer.
-pub(super) async fn answer(inner: &Inner, sink: &InboundSink, msg: InboundMessage, at: PressAt) {
-    let (inbound, answered) = Inbound::press(msg);
-    if sink.send(inbound).await.is_err() {
-        return;
-    }
+/// Wait for the gateway's answer to a press and give it to Slack.
+pub(super) async fn answer(
+    inner: &Inner,
+    answered: tokio::sync::oneshot::Receiver<PressAnswer>,
+    at: PressAt,
+) {
     let answer = match tokio::time::timeout(ANSWER_WAIT, answered).await {
         Ok(Ok(a)) => a,
         Ok(Err(_)) => PressAnswer::refusal("The press could not be handled; try again."),

@@ -262,8 +262,8 @@ fn press(p: &Value) -> Item {
     }
     let channel = id_of(&p["channel"]["id"], is_slack_id)
         .or_else(|| id_of(&p["container"]["channel_id"], is_slack_id));
-    let ts = id_of(&p["container"]["message_ts"], is_ts)
-        .or_else(|| id_of(&p["message"]["ts"], is_ts));
+    let ts =
+        id_of(&p["container"]["message_ts"], is_ts).or_else(|| id_of(&p["message"]["ts"], is_ts));
     let (Some(channel), Some(user), Some(ts)) = (channel, id_of(&p["user"]["id"], is_slack_id), ts)
     else {
         return Item::Ignore("a press without a valid channel, user or message");

@@ -23,7 +23,10 @@ fn message(channel: &str, channel_type: &str, text: &str, thread: Option<&str>) 
     if let Some(t) = thread {
         event["thread_ts"] = json!(t);
     }
-    envelope("events_api", json!({"type": "event_callback", "event_id": "Ev1", "event": event}))
+    envelope(
+        "events_api",
+        json!({"type": "event_callback", "event_id": "Ev1", "event": event}),
+    )
 }
 
 fn item(frame_text: &str, me: Me<'_>) -> Item {
@@ -38,7 +41,8 @@ fn item(frame_text: &str, me: Me<'_>) -> Item {
 
 #[test]
 fn a_dm_is_addressed_and_answered_in_place() {
-    let Item::Message { key, msg, thread } = item(&message("D1", "im", "hello &amp; bye", None), me(true))
+    let Item::Message { key, msg, thread } =
+        item(&message("D1", "im", "hello &amp; bye", None), me(true))
     else {
         panic!("not a message");
     };
@@ -68,7 +72,8 @@ fn a_channel_mention_opens_a_thread_unless_reply_in_thread_is_off() {
     };
     assert_eq!(msg.origin.thread_id, None);
     // Not mentioned: not addressed, and no thread opened for it.
-    let Item::Message { msg, .. } = item(&message("C1", "channel", "chatting", None), me(true)) else {
+    let Item::Message { msg, .. } = item(&message("C1", "channel", "chatting", None), me(true))
+    else {
         panic!("not a message");
     };
     assert!(!msg.addressed);
@@ -77,27 +82,40 @@ fn a_channel_mention_opens_a_thread_unless_reply_in_thread_is_off() {
 
 #[test]
 fn a_thread_reply_stays_in_its_thread() {
-    let Item::Message { msg, thread, .. } =
-        item(&message("C1", "channel", "more", Some("1699999999.000001")), me(true))
-    else {
+    let Item::Message { msg, thread, .. } = item(
+        &message("C1", "channel", "more", Some("1699999999.000001")),
+        me(true),
+    ) else {
         panic!("not a message");
     };
     assert_eq!(msg.origin.thread_id.as_deref(), Some("1699999999.000001"));
     assert_eq!(thread, Some(("C1".into(), "1699999999.000001".into())));
-    assert!(!msg.addressed, "addressed only if the bot is in the thread (decided later)");
+    assert!(
+        !msg.addressed,
+        "addressed only if the bot is in the thread (decided later)"
+    );
 }
 
 #[test]
 fn bots_edits_and_own_messages_are_ignored() {
     let bot = json!({"type": "event_callback", "event": {"type": "message", "channel": "C1",
         "user": "U42", "bot_id": "B1", "text": "hi", "ts": "1.2"}});
-    assert!(matches!(item(&envelope("events_api", bot), me(true)), Item::Ignore(_)));
+    assert!(matches!(
+        item(&envelope("events_api", bot), me(true)),
+        Item::Ignore(_)
+    ));
     let edit = json!({"type": "event_callback", "event": {"type": "message", "subtype": "message_changed",
         "channel": "C1", "ts": "1.2"}});
-    assert!(matches!(item(&envelope("events_api", edit), me(true)), Item::Ignore(_)));
+    assert!(matches!(
+        item(&envelope("events_api", edit), me(true)),
+        Item::Ignore(_)
+    ));
     let own = json!({"type": "event_callback", "event": {"type": "message", "channel": "D1",
         "channel_type": "im", "user": ME, "text": "hi", "ts": "1.2"}});
-    assert!(matches!(item(&envelope("events_api", own), me(true)), Item::Ignore(_)));
+    assert!(matches!(
+        item(&envelope("events_api", own), me(true)),
+        Item::Ignore(_)
+    ));
 }
 
 #[test]
@@ -133,14 +151,23 @@ fn a_button_press_names_its_action_and_message() {
     assert_eq!(press.action, "approve:x:deny");
     assert_eq!(press.message_id.as_deref(), Some("5.6"));
     assert_eq!(msg.origin.thread_id.as_deref(), Some("1.2"));
-    assert_eq!((at.channel.as_str(), at.ts.as_str(), at.user.as_str()), ("C1", "5.6", "U42"));
+    assert_eq!(
+        (at.channel.as_str(), at.ts.as_str(), at.user.as_str()),
+        ("C1", "5.6", "U42")
+    );
 }
 
 #[test]
 fn hello_and_disconnect_frames() {
-    assert_eq!(frame(r#"{"type":"hello","num_connections":1}"#, me(true)), Ok(Frame::Hello));
     assert_eq!(
-        frame(r#"{"type":"disconnect","reason":"refresh_requested"}"#, me(true)),
+        frame(r#"{"type":"hello","num_connections":1}"#, me(true)),
+        Ok(Frame::Hello)
+    );
+    assert_eq!(
+        frame(
+            r#"{"type":"disconnect","reason":"refresh_requested"}"#,
+            me(true)
+        ),
         Ok(Frame::Disconnect("refresh_requested".into()))
     );
     assert!(frame("not json", me(true)).is_err());
@@ -152,20 +179,46 @@ fn arb_json() -> impl Strategy<Value = Value> {
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(|n| json!(n)),
         "[ -~]{0,12}".prop_map(Value::String),
-        prop_oneof![Just("C1"), Just("D1"), Just("U42"), Just("1.2"), Just(ME), Just("message"),
-                    Just("im"), Just("block_actions"), Just("/status"), Just("app_mention")]
-            .prop_map(|s| Value::String(s.to_owned())),
+        prop_oneof![
+            Just("C1"),
+            Just("D1"),
+            Just("U42"),
+            Just("1.2"),
+            Just(ME),
+            Just("message"),
+            Just("im"),
+            Just("block_actions"),
+            Just("/status"),
+            Just("app_mention")
+        ]
+        .prop_map(|s| Value::String(s.to_owned())),
     ];
     leaf.prop_recursive(4, 48, 6, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
             prop::collection::btree_map(
-                prop_oneof![Just("type"), Just("event"), Just("channel"), Just("user"), Just("ts"),
-                            Just("text"), Just("thread_ts"), Just("channel_id"), Just("user_id"),
-                            Just("command"), Just("trigger_id"), Just("actions"), Just("action_id"),
-                            Just("container"), Just("message_ts"), Just("id"), Just("subtype"),
-                            Just("channel_type"), Just("message")]
-                    .prop_map(str::to_owned),
+                prop_oneof![
+                    Just("type"),
+                    Just("event"),
+                    Just("channel"),
+                    Just("user"),
+                    Just("ts"),
+                    Just("text"),
+                    Just("thread_ts"),
+                    Just("channel_id"),
+                    Just("user_id"),
+                    Just("command"),
+                    Just("trigger_id"),
+                    Just("actions"),
+                    Just("action_id"),
+                    Just("container"),
+                    Just("message_ts"),
+                    Just("id"),
+                    Just("subtype"),
+                    Just("channel_type"),
+                    Just("message")
+                ]
+                .prop_map(str::to_owned),
                 inner,
                 0..6,
             )

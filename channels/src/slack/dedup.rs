@@ -6,6 +6,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use std::sync::Arc;
+
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
@@ -13,16 +15,16 @@ use tokio::sync::watch;
 pub(super) const MAX_KEYS: usize = 4096;
 
 /// What a delivery of a key should do.
-pub(super) enum Begin<'a> {
+pub(super) enum Begin {
     /// The first: handle it, then report the outcome through [`Handling::finish`].
-    First(Handling<'a>),
+    First(Handling),
     /// Seen before: wait for the outcome (`Some(true)`: taken; `Some(false)`: failed).
     Again(watch::Receiver<Option<bool>>),
 }
 
 #[derive(Default)]
 pub(super) struct Seen {
-    inner: Mutex<Keys>,
+    inner: Arc<Mutex<Keys>>,
 }
 
 #[derive(Default)]
@@ -32,14 +34,14 @@ struct Keys {
 }
 
 /// The first delivery's handle: reports how its handling ended.
-pub(super) struct Handling<'a> {
-    seen: &'a Seen,
+pub(super) struct Handling {
+    keys: Arc<Mutex<Keys>>,
     key: String,
     tx: watch::Sender<Option<bool>>,
 }
 
 impl Seen {
-    pub(super) fn begin(&self, key: &str) -> Begin<'_> {
+    pub(super) fn begin(&self, key: &str) -> Begin {
         let mut keys = self.inner.lock();
         if let Some(rx) = keys.map.get(key) {
             return Begin::Again(rx.clone());
@@ -53,7 +55,7 @@ impl Seen {
             }
         }
         Begin::First(Handling {
-            seen: self,
+            keys: self.inner.clone(),
             key: key.to_owned(),
             tx,
         })
@@ -65,7 +67,7 @@ impl Seen {
     }
 }
 
-impl Handling<'_> {
+impl Handling {
     /// The handling ended: `taken` (committed or deliberately dropped) or not.
     pub(super) fn finish(self, taken: bool) {
         if taken {
@@ -75,13 +77,13 @@ impl Handling<'_> {
     }
 
     fn forget(&self) {
-        let mut keys = self.seen.inner.lock();
+        let mut keys = self.keys.lock();
         keys.map.remove(&self.key);
         keys.order.retain(|k| k != &self.key);
     }
 }
 
-impl Drop for Handling<'_> {
+impl Drop for Handling {
     /// A handling that did not end taken (failed, or abandoned when its task stopped)
     /// forgets its key, so the next delivery is handled anew.
     fn drop(&mut self) {
@@ -121,7 +123,10 @@ mod tests {
             panic!("b");
         };
         b.finish(false);
-        assert!(matches!(seen.begin("b"), Begin::First(_)), "a failed key is handled anew");
+        assert!(
+            matches!(seen.begin("b"), Begin::First(_)),
+            "a failed key is handled anew"
+        );
     }
 
     #[test]

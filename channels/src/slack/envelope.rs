@@ -1,19 +1,21 @@
-//! One envelope from Socket Mode: handed to the gateway, then acked on the connection it
-//! came on. A message is acked once the gateway has committed it (or deliberately dropped
-//! it), so a crash before that leaves Slack to deliver it again; a slash command is acked
-//! within Slack's 3 s whatever the gateway is doing (Slack does not retry commands, and
-//! shows the user an error when the ack is late); a press is acked at once and answered
-//! through the Web API. Deliveries of one key after the first are only acked (see `dedup`).
+//! One envelope from Socket Mode: handed to the gateway in the order the socket gave it
+//! (so a chat's messages keep their order), then acked on the connection it came on, from
+//! a task of the adapter's tracker. A message is acked once the gateway has committed it
+//! (or deliberately dropped it), so a crash before that leaves Slack to deliver it again;
+//! a slash command is acked within Slack's 3 s whatever the gateway is doing (Slack does
+//! not retry commands, and shows the user an error when the ack is late); a press is acked
+//! at once and answered through the Web API. Deliveries of one key after the first are
+//! only acked (see `dedup`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use super::convert::Item;
 use super::dedup::{self, Begin};
 use super::Inner;
-use crate::{Inbound, InboundMessage, InboundSink};
+use crate::{Inbound, InboundSink};
 
 /// Longest wait for the gateway to commit a message before giving up on acking it (Slack
 /// then delivers it again).
@@ -21,29 +23,14 @@ const COMMIT_WAIT: Duration = Duration::from_secs(30);
 /// A slash command is acked within this, committed or not (Slack's limit is 3 s).
 const COMMAND_ACK_WITHIN: Duration = Duration::from_millis(2500);
 
-/// Handle envelope `id` in a task of the adapter's tracker; its ack goes to `acks`.
-pub(super) fn spawn(
-    inner: &Arc<Inner>,
-    sink: &InboundSink,
-    id: String,
-    item: Item,
-    acks: mpsc::Sender<String>,
-) {
-    let (task_inner, sink) = (inner.clone(), sink.clone());
-    inner.tasks.spawn(async move {
-        let ack = Ack { id, acks };
-        handle(&task_inner, &sink, item, ack).await;
-    });
-}
-
-struct Ack {
-    id: String,
-    acks: mpsc::Sender<String>,
+/// The ack of one envelope: `{"envelope_id": …}` on the connection it came on.
+pub(super) struct Ack {
+    pub(super) id: String,
+    pub(super) acks: mpsc::Sender<String>,
 }
 
 impl Ack {
-    /// `{"envelope_id": …}` on the connection the envelope came on. Lost when that
-    /// connection is gone: Slack delivers the envelope again on the next one.
+    /// Lost when that connection is gone: Slack delivers the envelope again on the next.
     async fn send(self) {
         let frame = serde_json::json!({ "envelope_id": self.id }).to_string();
         if self.acks.send(frame).await.is_err() {
@@ -52,17 +39,25 @@ impl Ack {
     }
 }
 
-async fn handle(inner: &Inner, sink: &InboundSink, item: Item, ack: Ack) {
+/// Take one envelope: hand what it carries to the gateway now (waiting while the gateway
+/// is behind), and leave the wait for its outcome and the ack to a task.
+pub(super) async fn take(inner: &Arc<Inner>, sink: &InboundSink, item: Item, ack: Ack) {
     match item {
         Item::Ignore(why) => {
             tracing::debug!(reason = why, "slack: envelope ignored");
-            ack.send().await;
+            inner.tasks.spawn(ack.send());
         }
         Item::Press { key, msg, at } => {
-            ack.send().await;
+            inner.tasks.spawn(ack.send());
             if let Begin::First(handling) = inner.seen.begin(&key) {
                 handling.finish(true);
-                super::actions::answer(inner, sink, msg, at).await;
+                let (inbound, answered) = Inbound::press(msg);
+                if sink.send(inbound).await.is_ok() {
+                    let task_inner = inner.clone();
+                    inner.tasks.spawn(async move {
+                        super::actions::answer(&task_inner, answered, at).await;
+                    });
+                }
             }
         }
         Item::Message {
@@ -77,47 +72,51 @@ async fn handle(inner: &Inner, sink: &InboundSink, item: Item, ack: Ack) {
             }
             match inner.seen.begin(&key) {
                 Begin::Again(outcome) => {
-                    if dedup::outcome(outcome).await {
-                        ack.send().await;
-                    }
+                    inner.tasks.spawn(async move {
+                        if dedup::outcome(outcome).await {
+                            ack.send().await;
+                        }
+                    });
                 }
                 Begin::First(handling) => {
-                    let taken = match push(sink, msg).await {
-                        Some(taken) => matches!(
-                            tokio::time::timeout(COMMIT_WAIT, taken).await,
-                            Ok(Ok(()))
-                        ),
-                        None => false,
-                    };
-                    handling.finish(taken);
-                    if taken {
-                        ack.send().await;
+                    let (inbound, taken) = Inbound::with_ack(msg);
+                    if sink.send(inbound).await.is_err() {
+                        return;
                     }
+                    inner.tasks.spawn(async move {
+                        let taken = committed(taken, COMMIT_WAIT).await;
+                        handling.finish(taken);
+                        if taken {
+                            ack.send().await;
+                        }
+                    });
                 }
             }
         }
         Item::Command { key, msg } => match inner.seen.begin(&key) {
-            Begin::Again(_) => ack.send().await,
+            Begin::Again(_) => {
+                inner.tasks.spawn(ack.send());
+            }
             Begin::First(handling) => {
-                let Some(mut taken) = push(sink, msg).await else {
-                    ack.send().await;
+                let (inbound, mut taken) = Inbound::with_ack(msg);
+                if sink.send(inbound).await.is_err() {
                     return;
-                };
-                let in_time = tokio::time::timeout(COMMAND_ACK_WITHIN, &mut taken).await;
-                ack.send().await;
-                let done = match in_time {
-                    Ok(r) => r.is_ok(),
-                    Err(_) => matches!(tokio::time::timeout(COMMIT_WAIT, taken).await, Ok(Ok(()))),
-                };
-                handling.finish(done);
+                }
+                inner.tasks.spawn(async move {
+                    let in_time = tokio::time::timeout(COMMAND_ACK_WITHIN, &mut taken).await;
+                    ack.send().await;
+                    let done = match in_time {
+                        Ok(r) => r.is_ok(),
+                        Err(_) => committed(taken, COMMIT_WAIT).await,
+                    };
+                    handling.finish(done);
+                });
             }
         },
     }
 }
 
-/// Hand `msg` to the gateway; the receiver fires when it is committed or dropped. `None`
-/// when the gateway is gone.
-async fn push(sink: &InboundSink, msg: InboundMessage) -> Option<tokio::sync::oneshot::Receiver<()>> {
-    let (inbound, taken) = Inbound::with_ack(msg);
-    sink.send(inbound).await.ok().map(|()| taken)
+/// Whether the gateway took the message within `wait`.
+async fn committed(taken: oneshot::Receiver<()>, wait: Duration) -> bool {
+    matches!(tokio::time::timeout(wait, taken).await, Ok(Ok(())))
 }

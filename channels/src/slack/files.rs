@@ -76,7 +76,9 @@ pub(super) async fn upload(
         .body(reqwest::Body::from(f))
         .send()
         .await
-        .map_err(|e| ChannelError::Temporary(format!("uploading {}: {}", file.name, e.without_url())))?;
+        .map_err(|e| {
+            ChannelError::Temporary(format!("uploading {}: {}", file.name, e.without_url()))
+        })?;
     if !resp.status().is_success() {
         let status = resp.status();
         return Err(if status.is_server_error() {
@@ -104,10 +106,19 @@ mod tests {
     #[test]
     fn uploads_go_to_slack_or_the_configured_base_only() {
         let api = "http://127.0.0.1:4000/api";
-        assert!(allowed_upload_url("https://files.slack.com/upload/v1/abc", api));
+        assert!(allowed_upload_url(
+            "https://files.slack.com/upload/v1/abc",
+            api
+        ));
         assert!(allowed_upload_url("http://127.0.0.1:4000/upload/F1", api));
-        assert!(!allowed_upload_url("http://files.slack.com/upload/v1/abc", api));
-        assert!(!allowed_upload_url("https://files.slack.com.evil.test/x", api));
+        assert!(!allowed_upload_url(
+            "http://files.slack.com/upload/v1/abc",
+            api
+        ));
+        assert!(!allowed_upload_url(
+            "https://files.slack.com.evil.test/x",
+            api
+        ));
         assert!(!allowed_upload_url("http://127.0.0.1:4001/upload/F1", api));
         assert!(!allowed_upload_url("https://u@files.slack.com/x", api));
         assert!(!allowed_upload_url("http://169.254.169.254/", api));

@@ -24,8 +24,14 @@ pub(super) async fn post(
     text: &str,
 ) -> Result<String, LineError> {
     let channel = super::channel_of(origin)?;
-    let ts = super::send::post(inner, channel, origin.thread_id.as_deref(), &one_part(text, limit), None)
-        .await?;
+    let ts = super::send::post(
+        inner,
+        channel,
+        origin.thread_id.as_deref(),
+        &one_part(text, limit),
+        None,
+    )
+    .await?;
     Ok(ts)
 }
 
@@ -38,7 +44,9 @@ pub(super) async fn edit(
 ) -> Result<(), LineError> {
     let channel = super::channel_of(origin)?;
     if !super::convert::is_ts(message_id) {
-        return Err(LineError::Gone(format!("not a Slack message ts: {message_id}")));
+        return Err(LineError::Gone(format!(
+            "not a Slack message ts: {message_id}"
+        )));
     }
     let body = json!({"channel": channel, "ts": message_id, "text": one_part(text, limit)});
     match inner.web.call("chat.update", Body::Json(body)).await {

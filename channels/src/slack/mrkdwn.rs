@@ -99,7 +99,11 @@ impl Renderer<'_> {
         }
         if !std::mem::take(&mut self.skip_marker) {
             let text = &self.src[self.pos..end];
-            let text = if self.in_link { label(text) } else { escape(text) };
+            let text = if self.in_link {
+                label(text)
+            } else {
+                escape(text)
+            };
             self.out.push_str(&text);
         }
         self.pos = end;

@@ -4,7 +4,10 @@ use super::*;
 
 #[test]
 fn markdown_becomes_mrkdwn() {
-    assert_eq!(to_mrkdwn("**bold** and *it* and ~~gone~~"), "*bold* and _it_ and ~gone~");
+    assert_eq!(
+        to_mrkdwn("**bold** and *it* and ~~gone~~"),
+        "*bold* and _it_ and ~gone~"
+    );
     assert_eq!(to_mrkdwn("# Title\nbody"), "*Title*\nbody");
     assert_eq!(
         to_mrkdwn("see [the docs](https://example.com/a?b=1&c=2)"),
@@ -21,15 +24,15 @@ fn markdown_becomes_mrkdwn() {
 /// Catches: model text that pings a channel or a person, or forges a link.
 #[test]
 fn mentions_and_raw_links_are_escaped() {
-    assert_eq!(to_mrkdwn("<!channel> hi <@U123>"), "&lt;!channel&gt; hi &lt;@U123&gt;");
+    assert_eq!(
+        to_mrkdwn("<!channel> hi <@U123>"),
+        "&lt;!channel&gt; hi &lt;@U123&gt;"
+    );
     assert_eq!(
         to_mrkdwn("[x](javascript:alert(1)) & <https://evil|ok>"),
         "[x](javascript:alert(1)) &amp; &lt;https://evil|ok&gt;"
     );
-    assert_eq!(
-        to_mrkdwn("[a|b](https://x.test)"),
-        "<https://x.test|a/b>"
-    );
+    assert_eq!(to_mrkdwn("[a|b](https://x.test)"), "<https://x.test|a/b>");
 }
 
 proptest! {

@@ -57,7 +57,11 @@ pub(super) async fn post(
     text: &str,
     blocks: Option<Value>,
 ) -> Result<String, ChannelError> {
-    let text = if text.trim().is_empty() { "\u{200b}" } else { text };
+    let text = if text.trim().is_empty() {
+        "\u{200b}"
+    } else {
+        text
+    };
     let mut body = json!({"channel": channel, "text": text,
                           "unfurl_links": false, "unfurl_media": false});
     if let Some(t) = thread {

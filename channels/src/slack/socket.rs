@@ -37,7 +37,10 @@ enum Ended {
     /// Slack asked for a new connection.
     Refresh,
     /// It failed (`hello` seen or not first).
-    Failed { why: String, greeted: bool },
+    Failed {
+        why: String,
+        greeted: bool,
+    },
 }
 
 pub(super) async fn run(
@@ -190,7 +193,8 @@ async fn session(inner: &Arc<Inner>, sink: &InboundSink, cancel: &CancellationTo
                         return Ended::Refresh;
                     }
                     Ok(Frame::Envelope { id, item }) => {
-                        super::envelope::spawn(inner, sink, id, item, acks.clone());
+                        let ack = super::envelope::Ack { id, acks: acks.clone() };
+                        super::envelope::take(inner, sink, item, ack).await;
                     }
                     Ok(Frame::Other) => {}
                     Err(e) => tracing::warn!(error = %e, "slack: a frame out of shape ignored"),

@@ -114,7 +114,8 @@ fn slack_id(s: &str, first: &[char]) -> bool {
     s.len() >= 2
         && s.len() <= 32
         && s.starts_with(first)
-        && s.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && s.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
 }
 
 fn users(out: &mut Vec<Issue>, at: &KeyPath, list: &[String]) {
@@ -151,7 +152,9 @@ pub(crate) fn validate(s: &SlackConfig, out: &mut Vec<Issue>) {
             let shown: String = t.chars().take(5).collect();
             out.push(Issue::new(
                 at.key(key),
-                format!("must be a Slack token starting with {prefix}, got one starting with {shown:?}"),
+                format!(
+                    "must be a Slack token starting with {prefix}, got one starting with {shown:?}"
+                ),
             ));
         }
     }
@@ -164,7 +167,9 @@ pub(crate) fn validate(s: &SlackConfig, out: &mut Vec<Issue>) {
         if id != ANY_GROUP && !slack_id(id, &['C', 'G', 'D']) {
             out.push(Issue::new(
                 at.clone(),
-                format!("channel keys must be Slack conversation ids (C…, G…) or \"*\", got {id:?}"),
+                format!(
+                    "channel keys must be Slack conversation ids (C…, G…) or \"*\", got {id:?}"
+                ),
             ));
         }
         if let Some(list) = &c.allow_from {
@@ -181,22 +186,33 @@ mod tests {
         let s: SlackConfig = serde_json::from_value(v).unwrap_or_else(|e| panic!("{e}"));
         let mut out = Vec::new();
         validate(&s, &mut out);
-        out.iter().map(|i| format!("{}: {}", i.path, i.message)).collect()
+        out.iter()
+            .map(|i| format!("{}: {}", i.path, i.message))
+            .collect()
     }
 
     /// Catches: an unknown key accepted, a bad id or token shape let through without its
     /// key path, OpenClaw's shape refused.
     #[test]
     fn openclaw_shape_is_read_and_bad_values_are_named() {
-        assert!(issues(serde_json::json!({"enabled": true, "botToken": "xoxb-1", "appToken": "xapp-1",
+        assert!(issues(
+            serde_json::json!({"enabled": true, "botToken": "xoxb-1", "appToken": "xapp-1",
             "dmPolicy": "allowlist", "allowFrom": ["U123"], "groupPolicy": "open",
             "channels": {"C123": {"requireMention": false, "allowFrom": ["U9"]}, "*": {}},
-            "owners": ["U123"], "replyInThread": false})).is_empty());
-        let bad = issues(serde_json::json!({"botToken": "xapp-1", "allowFrom": ["ann"],
-            "channels": {"general": {}}, "apiUrl": "slack.com"}));
+            "owners": ["U123"], "replyInThread": false})
+        )
+        .is_empty());
+        let bad = issues(
+            serde_json::json!({"botToken": "xapp-1", "allowFrom": ["ann"],
+            "channels": {"general": {}}, "apiUrl": "slack.com"}),
+        );
         let text = bad.join("\n");
-        for key in ["channels.slack.botToken", "channels.slack.allowFrom[0]",
-                    "channels.slack.channels.general", "channels.slack.apiUrl"] {
+        for key in [
+            "channels.slack.botToken",
+            "channels.slack.allowFrom[0]",
+            "channels.slack.channels.general",
+            "channels.slack.apiUrl",
+        ] {
             assert!(text.contains(key), "{key} not named in {text}");
         }
         assert!(serde_json::from_value::<SlackConfig>(serde_json::json!({"token": "x"})).is_err());

@@ -59,7 +59,11 @@ pub async fn check(cfg: &Config, env: &dyn Fn(&str) -> Option<String>, r: &mut R
         Ok(v) if v["ok"] == true => v["user"].as_str().unwrap_or("?").to_string(),
         Ok(v) => {
             let e = v["error"].as_str().unwrap_or("?");
-            r.add("slack", Status::Fail, format!("Slack refused the bot token (auth.test: {e})"));
+            r.add(
+                "slack",
+                Status::Fail,
+                format!("Slack refused the bot token (auth.test: {e})"),
+            );
             return;
         }
         Err(e) => {

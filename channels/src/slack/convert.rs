@@ -32,7 +32,7 @@ pub(super) enum Frame {
     Disconnect(String),
     Envelope {
         id: String,
-        item: Item,
+        item: Box<Item>,
     },
     /// Any other frame type: nothing to do.
     Other,
@@ -87,7 +87,7 @@ pub(crate) fn is_ts(s: &str) -> bool {
         })
 }
 
-fn id_of<'v>(v: &'v Value, check: fn(&str) -> bool) -> Option<&'v str> {
+fn id_of(v: &Value, check: fn(&str) -> bool) -> Option<&str> {
     v.as_str().filter(|s| check(s))
 }
 
@@ -123,7 +123,7 @@ pub(super) fn frame(text: &str, me: Me<'_>) -> Result<Frame, String> {
     };
     Ok(Frame::Envelope {
         id: id.to_owned(),
-        item,
+        item: Box::new(item),
     })
 }
 

@@ -33,7 +33,7 @@ fn item(frame_text: &str, me: Me<'_>) -> Item {
     match frame(frame_text, me) {
         Ok(Frame::Envelope { id, item }) => {
             assert_eq!(id, "e-1");
-            item
+            *item
         }
         other => panic!("not an envelope: {other:?}"),
     }
@@ -243,7 +243,7 @@ proptest! {
         let Ok(Frame::Envelope { item, .. }) = frame(&text, me) else {
             return Err(TestCaseError::fail("an envelope not read as one"));
         };
-        let msg = match item {
+        let msg = match *item {
             Item::Message { msg, .. } | Item::Command { msg, .. } | Item::Press { msg, .. } => msg,
             Item::Ignore(_) => return Ok(()),
         };

@@ -194,7 +194,7 @@ async fn session(inner: &Arc<Inner>, sink: &InboundSink, cancel: &CancellationTo
                     }
                     Ok(Frame::Envelope { id, item }) => {
                         let ack = super::envelope::Ack { id, acks: acks.clone() };
-                        super::envelope::take(inner, sink, item, ack).await;
+                        super::envelope::take(inner, sink, *item, ack).await;
                     }
                     Ok(Frame::Other) => {}
                     Err(e) => tracing::warn!(error = %e, "slack: a frame out of shape ignored"),

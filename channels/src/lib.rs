@@ -18,6 +18,7 @@ mod message;
 mod proptest_cases;
 mod secret;
 pub mod section;
+pub mod slack;
 pub mod split;
 pub mod telegram;
 pub mod webchat;

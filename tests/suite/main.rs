@@ -67,6 +67,8 @@ mod security_secrets;
 mod security_token;
 mod security_ws;
 mod shared_runs;
+mod slack;
+mod slack_actions;
 mod subagent_announce;
 mod subagent_commands;
 mod subagent_lifecycle;

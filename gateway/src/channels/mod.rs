@@ -26,6 +26,7 @@
 
 mod discord;
 pub mod probe;
+mod slack;
 mod telegram;
 mod webchat;
 
@@ -45,7 +46,12 @@ use crate::store::Lease;
 pub use probe::Probe;
 
 /// Every channel kind, in the order doctor reports them.
-pub static KINDS: &[&dyn ChannelKind] = &[&telegram::Kind, &discord::Kind, &webchat::Kind];
+pub static KINDS: &[&dyn ChannelKind] = &[
+    &telegram::Kind,
+    &discord::Kind,
+    &slack::Kind,
+    &webchat::Kind,
+];
 
 /// One kind of chat channel, registered once in [`KINDS`].
 pub trait ChannelKind: Send + Sync {

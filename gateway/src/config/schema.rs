@@ -481,16 +481,18 @@ pub struct ChannelsConfig {
     pub webchat: super::channels::WebchatConfig,
     pub telegram: super::channels::TelegramConfig,
     pub discord: super::channels::DiscordConfig,
+    pub slack: switchboard_channels::slack::SlackConfig,
 }
 
 impl ChannelsConfig {
     /// Every channel's section by channel id (its key here), in the order checks and
     /// doctor report them. A new channel adds its field above and its line here.
     pub fn sections(&self) -> Vec<(&'static str, &dyn super::channels::ChannelSection)> {
-        use switchboard_channels::{discord, telegram, webchat};
+        use switchboard_channels::{discord, slack, telegram, webchat};
         vec![
             (telegram::CHANNEL_ID, &self.telegram),
             (discord::CHANNEL_ID, &self.discord),
+            (slack::CHANNEL_ID, &self.slack),
             (webchat::CHANNEL_ID, &self.webchat),
         ]
     }

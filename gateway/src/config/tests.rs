@@ -187,7 +187,7 @@ fn errors_in_every_section_are_all_reported() {
             e("tools.deny", 13, 12, "invalid type: string \"shell\", expected an array"),
             e("messages.queue.mode", 14, 24, "unknown value \"later\"; expected one of: collect, followup, interrupt, steer"),
             e("channels.webchat.enabled", 15, 26, "invalid type: string \"yes\", expected a boolean"),
-            e("channels.irc", 15, 44, "unknown key \"irc\"; expected one of: webchat, telegram, discord"),
+            e("channels.irc", 15, 44, "unknown key \"irc\"; expected one of: webchat, telegram, discord, slack"),
         ]
     );
 }

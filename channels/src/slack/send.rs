@@ -70,10 +70,12 @@ pub(super) async fn post(
     if let Some(b) = blocks {
         body["blocks"] = b;
     }
-    let answer = inner.web.call("chat.postMessage", Body::Json(body)).await?;
+    // The thread is the bot's from the moment it posts there: a reply that arrives before
+    // Slack's answer to this call is already addressed to the bot.
     if let Some(t) = thread {
         inner.threads.lock().insert(channel, t);
     }
+    let answer = inner.web.call("chat.postMessage", Body::Json(body)).await?;
     answer["ts"]
         .as_str()
         .filter(|ts| super::convert::is_ts(ts))

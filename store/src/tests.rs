@@ -235,6 +235,8 @@ mod engines {
         compactions::a_compaction_is_read_by_the_furthest_and_keeps_the_messages on [sqlite, postgres],
         choices::session_choices_outlive_a_reopen_and_end_with_the_session on [sqlite, postgres],
         usage::usage_is_summed_per_session_agent_and_day on [sqlite, postgres],
+        usage::a_runs_cost_counts_while_it_runs_and_is_split_by_serving_model on [sqlite, postgres],
+        media_files::copies_are_held_while_pending_and_web_chat_ones_while_recent on [sqlite, postgres],
     }
 }
 
@@ -247,6 +249,7 @@ mod fan_in;
 mod leases;
 mod ledger;
 mod lifecycle;
+mod media_files;
 mod opens;
 mod outbox;
 mod races;

@@ -9,7 +9,6 @@ use switchboard_channels::{ChatKind, Origin};
 
 use crate::agent::dispatch;
 use crate::config::{CronJobConfig, CronSession, QueueMode};
-use crate::routing;
 use crate::runtime::Runtime;
 use crate::session_key::SessionKey;
 use crate::store::{now_ms, CronFire, CronJobRow, JobSource, StoreError};
@@ -31,7 +30,7 @@ pub enum Fired {
 pub fn agent_of(rt: &Runtime, job: &CronJobConfig) -> String {
     job.agent_id
         .clone()
-        .unwrap_or_else(|| routing::default_agent_id(&rt.config()))
+        .unwrap_or_else(|| crate::config::default_agent_id(&rt.config()))
 }
 
 /// The session a job's turns run in.

@@ -4,7 +4,6 @@
 //! them while the daemon is down.
 
 use crate::config::{Config, CronJobConfig};
-use crate::routing;
 use crate::store::{now_ms, CronJobRow, JobSource, Store, StoreError};
 
 use super::schedule::Schedule;
@@ -75,7 +74,9 @@ pub fn check_field(job: &CronJobConfig, cfg: &Config) -> Result<Schedule, (&'sta
         ));
     }
     if let Some(agent) = &job.agent_id {
-        if routing::agent_entry(cfg, agent).is_none() && *agent != routing::default_agent_id(cfg) {
+        if crate::config::agent_entry(cfg, agent).is_none()
+            && *agent != crate::config::default_agent_id(cfg)
+        {
             return Err(("agentId", format!("no agent `{agent}` in agents.list")));
         }
     }

@@ -165,7 +165,11 @@ async fn think_level_persists_and_changes_the_request() {
     ws.next_message(WAIT).await.unwrap();
     drop(ws);
 
-    gw.kill().await.unwrap();
+    // A graceful stop: its outbox is flushed, so the restarted daemon has no answer of
+    // before to deliver again (a kill -9 between a frame and its row's "sent" may resend
+    // it, the window docs/reliability.md names); the choices were committed before the
+    // answers either way.
+    assert_eq!(gw.terminate().await.unwrap().code(), Some(0));
     gw.restart().await.unwrap();
     let mut ws = chat(&gw, "main").await;
     ws.send_text("think hard").await.unwrap();

@@ -117,8 +117,10 @@ mod tests {
         let cfg: Config = crate::config::parse_config(
             &serde_json::json!({
                 "gateway": {"auth": {"token": "gateway-token-123"}},
-                "tools": {"exec": {"env": {"CI": "1", "LEAK": "Bearer sk-provider-456", "TOK": "gateway-token-123"}}},
-                "models": {"providers": {"p": {"api": "openai-chat", "apiKey": "sk-provider-456"}}}
+                "tools": {"exec": {"env": {"CI": "1", "LEAK": "Bearer sk-provider-456", "TOK": "gateway-token-123",
+                    "APP": "xapp-slack-app-111", "BOT": "xoxb-from-the-env-222"}}},
+                "models": {"providers": {"p": {"api": "openai-chat", "apiKey": "sk-provider-456"}}},
+                "channels": {"slack": {"appToken": "xapp-slack-app-111"}}
             })
             .to_string(),
             &|_| None,
@@ -129,6 +131,8 @@ mod tests {
             "HOME" => Some("/home/u".to_string()),
             "OPENAI_API_KEY" => Some("sk-env-789xyz".to_string()),
             "SECRET_THING" => Some("x".to_string()),
+            // A registered channel's token read from the daemon's environment.
+            "SLACK_BOT_TOKEN" => Some("xoxb-from-the-env-222".to_string()),
             _ => None,
         };
         let env = build(&cfg, &EnvKeys::default(), &host);

@@ -36,9 +36,9 @@ async fn process(
         store,
         rx,
         EnvKeys::default(),
-        std::env::temp_dir(),
+        switchboard::runtime::Home::new(std::env::temp_dir(), None),
         CancellationToken::new(),
-        None,
+        switchboard::app::parts(),
     );
     let member = Member {
         owner: Arc::from(owner),

@@ -40,11 +40,12 @@ fn mcp(c: &mut Criterion) {
             store,
             cfg_rx,
             EnvKeys::default(),
-            dir.path().to_path_buf(),
+            switchboard::runtime::Home::new(dir.path().to_path_buf(), None),
             CancellationToken::new(),
-            None,
+            switchboard::app::parts(),
         );
-        runtime.mcp.start(
+        let hub = runtime.parts.get::<switchboard::mcp::McpHub>();
+        hub.start(
             HubContext {
                 tasks: tasks.clone(),
                 cancel: cancel.clone(),
@@ -55,7 +56,7 @@ fn mcp(c: &mut Criterion) {
             &cfg,
         );
         let started = Instant::now();
-        while runtime.mcp.status().0.first().map(|s| s.state) != Some(State::Ready) {
+        while hub.status().0.first().map(|s| s.state) != Some(State::Ready) {
             assert!(
                 started.elapsed() < Duration::from_secs(20),
                 "the server never got ready"
@@ -64,7 +65,10 @@ fn mcp(c: &mut Criterion) {
         }
         runtime
     });
-    let set = runtime.tools.for_run(&cfg, None, false);
+    let set = runtime
+        .parts
+        .get::<switchboard::agent::tools::ToolRegistry>()
+        .for_run(&cfg, None, false);
     let ctx = ToolContext {
         rt: &runtime,
         cfg: &cfg,
@@ -92,7 +96,7 @@ fn mcp(c: &mut Criterion) {
     cancel.cancel();
     tasks.close();
     rt.block_on(tasks.wait());
-    runtime.shutdown.cancel();
+    runtime.tasks.shutdown.cancel();
 }
 
 criterion_group!(benches, mcp);

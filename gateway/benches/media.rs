@@ -63,7 +63,7 @@ fn media(c: &mut Criterion) {
     };
     group.bench_function("inline_for_the_model_request", |b| {
         b.iter(|| {
-            let msgs = rt.block_on(switchboard::media::inline::attach(
+            let msgs = rt.block_on(switchboard::agent::context::inline::attach(
                 vec![message.clone()],
                 ws.path(),
                 3,

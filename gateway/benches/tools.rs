@@ -82,12 +82,15 @@ fn tools(c: &mut Criterion) {
             store,
             cfg_rx,
             EnvKeys::default(),
-            dir.path().to_path_buf(),
+            switchboard::runtime::Home::new(dir.path().to_path_buf(), None),
             CancellationToken::new(),
-            None,
+            switchboard::app::parts(),
         )
     });
-    let mut set: BTreeMap<String, Arc<dyn Tool>> = runtime.tools.for_run(&cfg, None, false);
+    let mut set: BTreeMap<String, Arc<dyn Tool>> = runtime
+        .parts
+        .get::<switchboard::agent::tools::ToolRegistry>()
+        .for_run(&cfg, None, false);
     set.insert("nop".into(), Arc::new(Nop));
     let ctx = ToolContext {
         rt: &runtime,
@@ -122,7 +125,10 @@ fn tools(c: &mut Criterion) {
                 eprintln!("bwrap cannot run here: exec/{name}/{mode} skipped");
                 continue;
             }
-            let set = runtime.tools.for_run(cfg, None, false);
+            let set = runtime
+                .parts
+                .get::<switchboard::agent::tools::ToolRegistry>()
+                .for_run(cfg, None, false);
             let ctx = ToolContext {
                 rt: &runtime,
                 cfg,
@@ -145,7 +151,7 @@ fn tools(c: &mut Criterion) {
         }
     }
     group.finish();
-    runtime.shutdown.cancel();
+    runtime.tasks.shutdown.cancel();
 }
 
 /// Whether bubblewrap can make its namespaces on this machine (it cannot in some

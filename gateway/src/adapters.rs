@@ -1,7 +1,7 @@
 //! The running channel adapters: every registered kind (`crate::channels::KINDS`) built
 //! from its config section when enabled, registered with the runtime,
 //! run under the supervisor (`supervisor.rs`), and restarted one by one when their
-//! `channels.<id>` section changes on reload. In shared mode (`rt.member`) every process
+//! `channels.<id>` section changes on reload. In shared mode (`rt.home.member`) every process
 //! registers each adapter for sending, and its inbound side (Telegram's poller or webhook
 //! registration, Discord's gateway session) runs only while this process holds the
 //! channel's lease, `channel:<id>` (`cluster::hold`).
@@ -107,7 +107,7 @@ impl Adapters {
             // channel's lease (another process may take it over).
             old.cancel.cancel();
             previous = old.inbound;
-            self.rt.unregister_channel(id);
+            self.rt.channels.unregister(id);
         }
         if !enabled {
             return;
@@ -130,9 +130,9 @@ impl Adapters {
                 return;
             }
         };
-        self.rt.register_channel(adapter.clone());
+        self.rt.channels.register(adapter.clone());
         let cancel = self.cancel.child_token();
-        let inbound = match &self.rt.member {
+        let inbound = match &self.rt.home.member {
             Some(member) if kind.leased() => Some(self.tasks.spawn(self.hold_inbound(
                 id,
                 adapter,

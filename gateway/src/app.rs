@@ -50,6 +50,24 @@ pub struct Options {
     pub lease_lost: CancellationToken,
 }
 
+/// What the floors above the runtime keep for the whole process, wired together: the
+/// agent's built-in tools with sub-agents', cron's and the MCP servers' added to them.
+pub fn parts() -> crate::runtime::Parts {
+    let mcp = Arc::new(crate::mcp::McpHub::default());
+    let mut tools = crate::agent::tools::ToolRegistry::builtin().with_provider(mcp.clone());
+    for tool in crate::subagents::spawn::tools() {
+        tools.add(tool);
+    }
+    tools.add(Arc::new(crate::subagents::progress_tool::Progress));
+    tools.add(Arc::new(crate::cron::tool::CronTool));
+    let run_ends: Vec<Arc<dyn crate::agent::hooks::RunEndHook>> =
+        vec![Arc::new(crate::subagents::announce::OnChildEnd)];
+    crate::runtime::Parts::default()
+        .with_shared(mcp)
+        .with(tools)
+        .with(crate::agent::hooks::RunEndHooks::new(run_ends))
+}
+
 /// How to open the web chat, on stdout just before the ready line. The generated token is shown
 /// in the link once, the start that makes it (later: where it is, and `switchboard
 /// status` prints the link); that start also says in the log that the token now guards
@@ -166,9 +184,9 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         store.clone(),
         cfg_rx.clone(),
         env_keys,
-        opts.state_dir.clone(),
+        crate::runtime::Home::new(opts.state_dir.clone(), member.clone()),
         runs_cancel.clone(),
-        member.clone(),
+        parts(),
     );
     // Read the agent files now, so a bad one is reported at start, not at first use.
     rt.agents(&rt.config());
@@ -195,7 +213,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     // Channels.
     let (inbound_tx, inbound_rx) = mpsc::channel::<Inbound>(INBOUND_QUEUE);
     let webchat = Arc::new(WebChat::new());
-    webchat.set_upload_dir(crate::server::webchat_files::upload_dir(&rt.state_dir));
+    webchat.set_upload_dir(crate::server::webchat_files::upload_dir(&rt.home.state_dir));
     let adapters = Arc::new(Adapters::new(
         rt.clone(),
         inbound_tx.clone(),
@@ -299,12 +317,12 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     tracing::info!(addr = %local, startup_ms = started.elapsed().as_millis() as u64, "switchboard ready");
     // MCP servers start once the daemon serves: nothing waits for them, and their start
     // (a child process each) does not take CPU from the daemon's own.
-    rt.mcp.start(
+    rt.parts.get::<crate::mcp::McpHub>().start(
         crate::mcp::HubContext {
             tasks: tasks.clone(),
             cancel: runs_cancel.child_token(),
             state_dir: opts.state_dir.clone(),
-            keys: rt.env_keys.clone(),
+            keys: rt.http.keys.clone(),
             host_env: opts.env.clone(),
         },
         &cfg,
@@ -319,7 +337,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         .await
         .is_err()
     {
-        tracing::warn!(grace = ?grace, runs = rt.active_runs().len(), "turns still running after the grace period; cancelling them (they resume at the next start)");
+        tracing::warn!(grace = ?grace, runs = rt.runs.all().len(), "turns still running after the grace period; cancelling them (they resume at the next start)");
         runs_cancel.cancel();
         if tokio::time::timeout(CHECKPOINT_GRACE, rt.lanes.wait_idle())
             .await
@@ -329,8 +347,8 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         }
     }
     runs_cancel.cancel();
-    rt.tasks.close();
-    if tokio::time::timeout(CHECKPOINT_GRACE, rt.tasks.wait())
+    rt.tasks.tracker.close();
+    if tokio::time::timeout(CHECKPOINT_GRACE, rt.tasks.tracker.wait())
         .await
         .is_err()
     {
@@ -406,11 +424,11 @@ async fn apply_live_config(
             .get(crate::queue::CRON)
             .resize(cfg.cron.max_concurrent as usize);
         adapters.apply(&cfg);
-        rt.mcp.apply(&cfg);
+        rt.parts.get::<crate::mcp::McpHub>().apply(&cfg);
         if let Err(e) = crate::cron::jobs::sync_config(&rt.store, &cfg).await {
             tracing::error!(error = %e, "cron: cannot sync the config's jobs");
         }
-        rt.cron_wake.notify_one();
+        rt.tasks.cron_wake.notify_one();
         warn_shared_dm_session(&rt, &cfg).await;
         tracing::info!(
             main = cfg.agents.defaults.max_concurrent,
@@ -472,9 +490,9 @@ mod tests {
             store.clone(),
             cfg_rx,
             EnvKeys::default(),
-            dir.path().to_path_buf(),
+            crate::runtime::Home::new(dir.path().to_path_buf(), None),
             CancellationToken::new(),
-            None,
+            Default::default(),
         );
         let (tx, rx) = mpsc::channel(4);
         let cancel = CancellationToken::new();
@@ -497,6 +515,43 @@ mod tests {
         cancel.cancel();
         router.await.unwrap();
         rt.lanes.close();
-        rt.shutdown.cancel();
+        rt.tasks.shutdown.cancel();
+    }
+
+    /// Catches: a tool of a floor above the agent (sub-agents', cron's) left out of the
+    /// daemon's registry, or a tool name the config's tool policy does not know.
+    #[test]
+    fn every_tool_is_offered_by_default_and_known_to_the_config() {
+        let reg = parts().get::<crate::agent::tools::ToolRegistry>();
+        let cfg = Config::default();
+        assert_eq!(
+            reg.for_run(&cfg, None, false)
+                .into_keys()
+                .collect::<Vec<_>>(),
+            vec![
+                "agents_list",
+                "cron",
+                "edit",
+                "exec",
+                "glob",
+                "grep",
+                "ls",
+                "message",
+                "process",
+                "read",
+                "sessions_history",
+                "sessions_list",
+                "sessions_send",
+                "sessions_spawn",
+                "subagents",
+                "task",
+                "web_fetch",
+                "write"
+            ]
+        );
+        let main = reg.for_run(&cfg, None, false);
+        for name in main.keys().chain(reg.for_run(&cfg, None, true).keys()) {
+            assert_eq!(crate::config::check_entry(name), None, "{name}");
+        }
     }
 }

@@ -41,7 +41,7 @@ pub enum Event {
     /// `run.tool`: a tool call finished.
     RunTool(ToolFinished),
     /// `run.ended`: a run ended (or was checkpointed at shutdown). Also handed to the
-    /// waiters of its session (`agent::waiters`).
+    /// waiters of its session (`runtime::run_ends`).
     RunEnded(RunEnded),
     /// `subagent.spawned`: `requester`'s event; from now on the child's events are seen
     /// wherever the requester's are.

@@ -197,6 +197,24 @@ impl std::str::FromStr for SessionKey {
     }
 }
 
+/// Sender id of a scheduled job's messages: `cron:<jobId>`.
+pub const CRON_SENDER: &str = "cron:";
+
+/// The job a run answers, if it is a job's turn: from the sender of the newest message
+/// it took (`cron:<jobId>`), else from its session key (`agent:<id>:cron:<jobId>`).
+pub fn cron_job_of(session_key: &str, newest_sender: Option<&str>) -> Option<String> {
+    if let Some(id) = newest_sender.and_then(|s| s.strip_prefix(CRON_SENDER)) {
+        return Some(id.to_string());
+    }
+    if newest_sender.is_some() {
+        return None;
+    }
+    SessionKey::parse(session_key)
+        .ok()?
+        .cron_job()
+        .map(str::to_string)
+}
+
 #[cfg(test)]
 #[path = "session_key_tests.rs"]
 mod tests;

@@ -165,3 +165,21 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_cron_job_s_turn_is_known_by_its_sender_or_session() {
+    assert_eq!(
+        cron_job_of("agent:main:main", Some("cron:daily")),
+        Some("daily".into())
+    );
+    assert_eq!(
+        cron_job_of("agent:main:cron:daily", None),
+        Some("daily".into())
+    );
+    assert_eq!(
+        cron_job_of("agent:main:cron:daily", Some("webchat:u")),
+        None
+    );
+    assert_eq!(cron_job_of("agent:main:main", None), None);
+    assert_eq!(cron_job_of("agent:main:main", Some("webchat:u")), None);
+}

@@ -4,6 +4,7 @@
 pub mod context;
 pub mod dispatch;
 mod error;
+pub mod hooks;
 pub mod models;
 pub mod outages;
 pub mod prompt;
@@ -12,6 +13,5 @@ pub mod run;
 pub mod tools;
 mod transcript;
 pub mod usage;
-pub mod waiters;
 
 pub use error::AgentError;

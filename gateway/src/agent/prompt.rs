@@ -33,6 +33,12 @@ pub struct Bootstrap {
 
 type Read = (Instant, Arc<str>);
 
+impl Default for Bootstrap {
+    fn default() -> Bootstrap {
+        Bootstrap::new(FRESH_FOR)
+    }
+}
+
 impl Bootstrap {
     pub fn new(fresh_for: Duration) -> Bootstrap {
         Bootstrap {

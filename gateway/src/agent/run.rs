@@ -151,7 +151,7 @@ impl Setup {
             agent: agent.as_ref(),
             definition: def.as_ref().and_then(|d| d.model.as_deref()),
         };
-        let mut model = models::resolve_for(&cfg, &pick, &rt.http, &rt.env_keys);
+        let mut model = models::resolve_for(&cfg, &pick, &rt.http, &rt.http.keys);
         // A `/model` choice the config no longer allows (its provider removed) gives way to
         // the agent's model rather than failing every turn of the session.
         if let (Err(e), Some(chosen)) = (&model, pick.session.filter(|_| pick.run.is_none())) {
@@ -160,7 +160,7 @@ impl Setup {
                 session: None,
                 ..pick
             };
-            model = models::resolve_for(&cfg, &pick, &rt.http, &rt.env_keys);
+            model = models::resolve_for(&cfg, &pick, &rt.http, &rt.http.keys);
         }
         Setup {
             cfg,
@@ -189,7 +189,7 @@ impl Activation {
     pub fn new(rt: &Arc<Runtime>, session_key: &str, run_id: &str) -> Activation {
         let active = ActiveRun {
             run_id: run_id.to_string(),
-            cancel: rt.shutdown.child_token(),
+            cancel: rt.tasks.shutdown.child_token(),
             reason: Arc::new(Mutex::new(None)),
         };
         rt.set_active(session_key, active.clone());
@@ -317,7 +317,7 @@ async fn run_started(
     if let Some(origin) = &progress.reply_origin {
         tracing::Span::current().record("channel", origin.channel.as_str());
     }
-    progress.cron_job = crate::cron::job_of(
+    progress.cron_job = crate::session_key::cron_job_of(
         &run.session_key,
         claimed.last().map(|c| c.sender_id.as_str()),
     );
@@ -351,7 +351,7 @@ async fn run_started(
         let _ = ch.typing(o, true).await;
     }
 
-    let mut workspace = config::workspace_for(&cfg, agent.as_ref(), &rt.state_dir);
+    let mut workspace = config::workspace_for(&cfg, agent.as_ref(), &rt.home.state_dir);
     // A child isolated in its own git worktree works there.
     if is_subagent {
         if let Some(dir) = rt.store.worktree_workdir(&run.session_key).await? {
@@ -359,14 +359,19 @@ async fn run_started(
         }
     }
     let system = prompt::system_prompt(
-        &rt.bootstrap.files(&workspace, is_subagent),
+        &rt.parts
+            .get::<super::prompt::Bootstrap>()
+            .files(&workspace, is_subagent),
         agent
             .as_ref()
             .and_then(|a| a.system_prompt.as_deref())
             .or(def.as_ref().and_then(|d| d.instructions.as_deref())),
         is_subagent,
     );
-    let mut tools = rt.tools.for_run(&cfg, agent.as_ref(), is_subagent);
+    let mut tools =
+        rt.parts
+            .get::<super::tools::ToolRegistry>()
+            .for_run(&cfg, agent.as_ref(), is_subagent);
     // An agent definition's tool list narrows the policy; it never widens it.
     if let Some(d) = &def {
         tools.retain(|name, _| d.tools.permits(name));
@@ -487,7 +492,7 @@ async fn run_started(
                     let mut deliver = (!text.trim().is_empty()).then(|| text.clone());
                     if let Some(job) = &progress.cron_job {
                         if let Some(answer) = deliver.take() {
-                            deliver = Some(crate::cron::headed(rt, job, answer).await);
+                            deliver = Some(headed(rt, job, answer).await);
                         }
                     }
                     finish_with_reply(rt, &run, &session.id, &progress, &model, text, deliver)
@@ -533,4 +538,13 @@ async fn maybe_timeout<F: std::future::Future>(
 /// Convert the transcript for inspection (used by commands and the API).
 pub fn chat_view(rows: &[MessageRow]) -> Vec<ChatMessage> {
     transcript::to_chat(rows)
+}
+
+/// A scheduled job's `answer`, headed with the name of `job` (its id when it has no name or is gone).
+async fn headed(rt: &Runtime, job: &str, answer: String) -> String {
+    let name = match rt.store.cron_job::<crate::config::CronJobConfig>(job).await {
+        Ok(Some(j)) => j.spec.name.unwrap_or(j.id),
+        _ => job.to_string(),
+    };
+    format!("⏰ {name}\n\n{answer}")
 }

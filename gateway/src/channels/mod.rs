@@ -130,7 +130,7 @@ impl BuildContext<'_> {
     /// The fence for durable writes: shared mode, an empty slot the lease loop fills at
     /// each takeover; standby mode, the held `gateway` lease; SQLite, none.
     pub fn fence_slot(&self) -> Option<FenceSlot> {
-        if self.rt.member.is_some() {
+        if self.rt.home.member.is_some() {
             Some(FenceSlot::default())
         } else {
             self.standby_lease

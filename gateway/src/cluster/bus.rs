@@ -9,7 +9,7 @@
 //!   skipped by owner id), re-emits their events to this process's own subscribers
 //!   (`/ws`, `/api/events`, the waiters of `wait: true`) and applies their stops.
 //!
-//! Started by `app` in shared mode only (`rt.member` is `Some`); both tasks are in the
+//! Started by `app` in shared mode only (`rt.home.member` is `Some`); both tasks are in the
 //! app's tracker and stop on its token. In standby mode and on SQLite there is no bus: no
 //! listener, no `NOTIFY`, and `emit` costs what it did.
 //!
@@ -49,7 +49,7 @@ const STOPPED_RUNS: usize = 4096;
 /// A refused payload is logged the first time and then every this many.
 const LOG_EVERY: u64 = 1000;
 
-/// This process's end of the bus (`rt.bus()`).
+/// This process's end of the bus (`bus::of`).
 pub struct Bus {
     owner: Arc<str>,
     seq: AtomicU64,
@@ -137,7 +137,7 @@ impl StoppedRuns {
 }
 
 /// Start the bus of `rt` (shared mode): listen first, so nothing sent after this returns
-/// is missed, then make `rt.bus()` answer and spawn the publisher and the listener into
+/// is missed, then make `bus::of` answer and spawn the publisher and the listener into
 /// `tasks`, both stopping on `cancel`. Fails when the listening connection cannot be made.
 pub async fn start(
     rt: &Arc<Runtime>,
@@ -159,7 +159,7 @@ pub async fn start(
         refused: AtomicU64::new(0),
         stopped: Mutex::default(),
     });
-    if rt.set_bus(bus.clone()).is_err() {
+    if rt.parts.get::<Started>().0.set(bus.clone()).is_err() || !rt.events.set_relay(bus.clone()) {
         tracing::warn!("bus: already started");
         return Ok(());
     }
@@ -278,8 +278,27 @@ async fn deliver(rt: &Arc<Runtime>, received: Received) {
         }
     }
     match &event {
-        Event::RunEnded(end) if waiters_only => rt.run_ends.publish(end),
-        _ => rt.emit_local(event),
+        Event::RunEnded(end) if waiters_only => rt.events.run_ends.publish(end),
+        _ => rt.events.emit_local(event),
+    }
+}
+
+/// The bus of this process once started (shared mode), kept in the runtime's parts.
+#[derive(Default)]
+struct Started(std::sync::OnceLock<Arc<Bus>>);
+
+/// This process's end of the bus: `None` until started, and always without shared mode.
+pub fn of(rt: &Runtime) -> Option<Arc<Bus>> {
+    rt.parts.get::<Started>().0.get().cloned()
+}
+
+impl crate::runtime::Relay for Bus {
+    fn publish(&self, event: &Arc<Event>) {
+        Bus::publish(self, event)
+    }
+
+    fn was_stopped(&self, run_id: &str) -> bool {
+        Bus::was_stopped(self, run_id)
     }
 }
 

@@ -11,8 +11,8 @@ use tokio::sync::broadcast;
 
 use super::*;
 use crate::agent::run::Activation;
-use crate::agent::waiters::RunWait;
 use crate::events::RunEnded;
+use crate::runtime::run_ends::RunWait;
 use crate::runtime::CancelReason;
 use crate::store::{NewRun, RunEnd, RunStatus};
 
@@ -50,7 +50,7 @@ impl Process {
         self.tasks.close();
         self.tasks.wait().await;
         self.rt.lanes.close();
-        self.rt.shutdown.cancel();
+        self.rt.tasks.shutdown.cancel();
     }
 }
 
@@ -93,7 +93,7 @@ async fn what_one_process_emits_reaches_the_subscribers_and_waiters_of_the_other
     let b = Process::start(&db, "b:2:y").await;
     let mut a_bus = a.rt.events.subscribe();
     let mut b_bus = b.rt.events.subscribe();
-    let mut waiter = b.rt.run_ends.subscribe(KEY);
+    let mut waiter = b.rt.events.run_ends.subscribe(KEY);
 
     let started = Event::RunStarted {
         session_key: KEY.into(),
@@ -143,7 +143,7 @@ async fn a_long_reply_reaches_a_waiter_on_the_other_process_whole() {
         ..RunEnd::bare(RunStatus::Succeeded, None)
     };
     a.rt.store.finish_run("r1", &done).await.unwrap();
-    let mut waiter = b.rt.run_ends.subscribe(KEY);
+    let mut waiter = b.rt.events.run_ends.subscribe(KEY);
     a.rt.emit(Event::RunEnded(RunEnded {
         session_key: KEY.into(),
         run_id: Some("r1".into()),

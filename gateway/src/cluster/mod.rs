@@ -28,14 +28,4 @@ pub mod takeover;
 pub mod wire;
 mod wire_convert;
 
-use std::sync::Arc;
-use std::time::Duration;
-
-/// This process as one of several active on a database (shared mode).
-#[derive(Debug, Clone)]
-pub struct Member {
-    /// The process's lease owner id (`host:pid:random`).
-    pub owner: Arc<str>,
-    /// `storage.leaseTimeout`: how long what this process holds outlives its last renewal.
-    pub lease_timeout: Duration,
-}
+pub use crate::runtime::Member;

@@ -13,7 +13,7 @@ pub async fn of_session(rt: &Runtime, session_key: &str) -> Result<Option<String
     if let Some(local) = rt.active_run(session_key) {
         return Ok(Some(local.run_id));
     }
-    if rt.member.is_none() {
+    if rt.home.member.is_none() {
         return Ok(None);
     }
     Ok(rt
@@ -26,7 +26,7 @@ pub async fn of_session(rt: &Runtime, session_key: &str) -> Result<Option<String
 
 /// Every running run's id, by session key.
 pub async fn by_session(rt: &Runtime) -> Result<HashMap<String, String>, StoreError> {
-    let mut out: HashMap<String, String> = if rt.member.is_some() {
+    let mut out: HashMap<String, String> = if rt.home.member.is_some() {
         rt.store.running_runs().await?.into_iter().collect()
     } else {
         HashMap::new()
@@ -34,7 +34,8 @@ pub async fn by_session(rt: &Runtime) -> Result<HashMap<String, String>, StoreEr
     // This process's own runs as it knows them: a run that has just started here may not
     // be `running` in the store yet.
     out.extend(
-        rt.active_runs()
+        rt.runs
+            .all()
             .into_iter()
             .map(|(key, run)| (key, run.run_id)),
     );

@@ -28,7 +28,7 @@ pub async fn reach_others(
     session_key: &str,
     local: Option<&str>,
 ) -> Result<usize, StoreError> {
-    let Some(bus) = rt.bus() else {
+    let Some(bus) = super::bus::of(rt) else {
         return Ok(0);
     };
     let runs: Vec<String> = rt
@@ -59,7 +59,7 @@ pub async fn reach_others(
 /// Apply a stop here: remember its runs, and cancel the session's active run when the stop
 /// names it (and it was not cancelled already). Returns whether a run was cancelled.
 pub fn apply(rt: &Runtime, stop: &Stop) -> bool {
-    let Some(bus) = rt.bus() else {
+    let Some(bus) = super::bus::of(rt) else {
         return false;
     };
     // Remember first, then look: a run activated meanwhile looks after it registers

@@ -57,7 +57,7 @@ pub async fn pass(rt: &Arc<Runtime>) {
                 rows,
                 "re-sending messages whose sender stopped renewing its leases"
             );
-            rt.outbox_wake.notify_one();
+            rt.tasks.outbox_wake.notify_one();
         }
         Err(e) => tracing::warn!(error = %e, "cannot look for messages to take over"),
     }

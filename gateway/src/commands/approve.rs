@@ -158,7 +158,10 @@ pub async fn answer(
         };
         return Ok(outcome(text, now, false));
     };
-    rt.tools.approvals.wake(&row.id);
+    rt.parts
+        .get::<crate::agent::tools::ToolRegistry>()
+        .approvals
+        .wake(&row.id);
     rt.emit(Event::ApprovalResolved(ApprovalResolved {
         session_key: row.session_key.clone(),
         id: row.id.clone(),

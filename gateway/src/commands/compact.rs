@@ -90,7 +90,7 @@ pub async fn execute(
     );
     let done = tokio::select! {
         r = done => r,
-        _ = rt.shutdown.cancelled() => return Ok("Not compacted: the gateway is shutting down.".into()),
+        _ = rt.tasks.shutdown.cancelled() => return Ok("Not compacted: the gateway is shutting down.".into()),
     };
     Ok(match done {
         Ok(r) => format!(

@@ -55,12 +55,12 @@ async fn run(rt: &Arc<Runtime>, cmd: CronCommand) -> Result<String, JobError> {
         }
         CronCommand::Enable(id) => {
             let job = jobs::set_enabled(store, &id, true).await?;
-            rt.cron_wake.notify_one();
+            rt.tasks.cron_wake.notify_one();
             format!("Enabled: {}", jobs::describe(&job))
         }
         CronCommand::Disable(id) => {
             let job = jobs::set_enabled(store, &id, false).await?;
-            rt.cron_wake.notify_one();
+            rt.tasks.cron_wake.notify_one();
             format!("Disabled: {}", jobs::describe(&job))
         }
     })

@@ -80,7 +80,7 @@ pub(crate) fn status_line(
     let agent = crate::config::agent_entry(cfg, agent_id);
     let def = rt.agents(cfg).get(agent_id).cloned();
     let pick = agent_pick(agent.as_ref(), def.as_deref());
-    let default = models::default_reference(cfg, &pick, &rt.env_keys);
+    let default = models::default_reference(cfg, &pick, &rt.http.keys);
     match (&choices.model, default) {
         (Some(m), Some(d)) if *m != d => format!("{m} (chosen with /model; the agent's: {d})"),
         (Some(m), None) => format!("{m} (chosen with /model)"),
@@ -116,11 +116,11 @@ pub async fn execute_model(
     let agent = crate::config::agent_entry(&cfg, agent_id);
     let def = rt.agents(&cfg).get(agent_id).cloned();
     let pick = agent_pick(agent.as_ref(), def.as_deref());
-    let default = models::default_reference(&cfg, &pick, &rt.env_keys);
+    let default = models::default_reference(&cfg, &pick, &rt.http.keys);
     let choices = rt.store.session_choices(session_key).await?;
     // Every model the chat may pick: the configured ones, and the agent's own chain.
     let mut known = models::configured(&cfg);
-    if let Some((primary, fallbacks)) = models::chain_for(&cfg, &pick, &rt.env_keys) {
+    if let Some((primary, fallbacks)) = models::chain_for(&cfg, &pick, &rt.http.keys) {
         for m in std::iter::once(primary).chain(fallbacks) {
             if !known.contains(&m) {
                 known.push(m);
@@ -139,7 +139,7 @@ pub async fn execute_model(
                     list()
                 ));
             }
-            if let Err(e) = models::resolve(&cfg, Some(&m), &rt.http, &rt.env_keys) {
+            if let Err(e) = models::resolve(&cfg, Some(&m), &rt.http, &rt.http.keys) {
                 return Ok(format!("⚠️ {m} cannot be used: {e}"));
             }
             let value = (Some(&m) != default.as_ref()).then_some(m.as_str());

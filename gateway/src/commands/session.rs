@@ -22,7 +22,7 @@ pub async fn status(
         None => "no".into(),
     };
     let session = rt.store.active_session(session_key).await?;
-    let mcp: String = crate::mcp::status_lines(&rt.mcp)
+    let mcp: String = crate::mcp::status_lines(&rt.parts.get::<crate::mcp::McpHub>())
         .iter()
         .map(|l| format!("\nMCP {l}"))
         .collect();

@@ -368,6 +368,14 @@ pub struct SubagentDefaults {
     pub stale_after: Duration,
 }
 
+impl SubagentDefaults {
+    /// `archiveAfterMinutes` as milliseconds (`None`: never).
+    pub fn archive_after_ms(&self) -> Option<i64> {
+        let minutes = self.archive_after_minutes;
+        (minutes > 0).then(|| minutes.saturating_mul(60_000) as i64)
+    }
+}
+
 impl Default for SubagentDefaults {
     fn default() -> Self {
         SubagentDefaults {

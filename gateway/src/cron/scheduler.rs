@@ -29,7 +29,7 @@ pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {
 /// mode only while this process holds the `cron` lease (another process takes it over
 /// when this one dies or stops; a due time either fired is recorded once, `fire`).
 pub async fn run_or_hold(rt: Arc<Runtime>, cancel: CancellationToken) {
-    let Some(member) = rt.member.clone() else {
+    let Some(member) = rt.home.member.clone() else {
         return run(rt, cancel).await;
     };
     let store = rt.store.clone();
@@ -56,7 +56,7 @@ pub(crate) async fn run_on(rt: Arc<Runtime>, cancel: CancellationToken, now: imp
         };
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
-            _ = rt.cron_wake.notified() => {}
+            _ = rt.tasks.cron_wake.notified() => {}
             _ = cancel.cancelled() => return,
         }
     }
@@ -68,7 +68,7 @@ async fn tick(
     now: &impl Fn() -> i64,
 ) -> Result<Duration, crate::store::StoreError> {
     for job in rt.store.due_cron_jobs(now()).await? {
-        if rt.shutdown.is_cancelled() {
+        if rt.tasks.shutdown.is_cancelled() {
             break;
         }
         if let Err(e) = fire_at(rt, &job, false, now()).await {

@@ -40,9 +40,9 @@ async fn runtime(dir: &std::path::Path) -> Arc<Runtime> {
         store,
         rx,
         EnvKeys::default(),
-        dir.to_path_buf(),
+        crate::runtime::Home::new(dir.to_path_buf(), None),
         CancellationToken::new(),
-        None,
+        Default::default(),
     )
 }
 

@@ -66,7 +66,7 @@ impl Tool for CronTool {
             "add" => {
                 let job = job_from(ctx, &args).await?;
                 let row = jobs::add(store, ctx.cfg, &job, JobSource::Tool).await?;
-                ctx.rt.cron_wake.notify_one();
+                ctx.rt.tasks.cron_wake.notify_one();
                 Ok(
                     json!({"status": "added", "id": row.id, "summary": jobs::describe(&row)})
                         .to_string(),
@@ -75,7 +75,7 @@ impl Tool for CronTool {
             "remove" => {
                 let row = own_job(ctx, id()?).await?;
                 let row = jobs::remove(store, &row.id).await?;
-                ctx.rt.cron_wake.notify_one();
+                ctx.rt.tasks.cron_wake.notify_one();
                 Ok(json!({"status": "removed", "id": row.id}).to_string())
             }
             "run" => {

@@ -1,17 +1,15 @@
 //! Media in and out (docs/media.md): files a chat sends are stored in the agent's
 //! `inbox/` (`receive`, with safe names from `names`) and noted in the message (`note`);
 //! voice is transcribed (`transcribe`); images reach vision models at request time
-//! (`inline`, types from `sniff`); a file the agent sends is copied for the outbox
-//! (`outgoing`) and removed when no longer needed (`sweep`).
+//! (`agent::context::inline`, types from `sniff`); a file the agent sends is copied for the outbox
+//! (`agent::tools::outgoing`) and removed when no longer needed (`sweep`).
 //!
 //! Architecture invariant: a file name, type or size from outside is never used as is:
 //! names pass `names::sanitize`, types are read from the bytes or `receive::clean_mime`,
 //! sizes are counted while reading.
 
-pub mod inline;
 pub mod names;
 pub mod note;
-pub mod outgoing;
 pub mod receive;
 pub mod sniff;
 pub mod sweep;

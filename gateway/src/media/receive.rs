@@ -44,7 +44,7 @@ pub async fn receive(
         return out;
     };
     let agent = crate::config::agent_entry(cfg, agent_id);
-    let workspace = crate::config::workspace_for(cfg, agent.as_ref(), &rt.state_dir);
+    let workspace = crate::config::workspace_for(cfg, agent.as_ref(), &rt.home.state_dir);
     let max = cfg.media.max_bytes;
     let mut notes = Vec::new();
     let limit = switchboard_channels::media::MAX_MEDIA_PER_MESSAGE;
@@ -181,7 +181,7 @@ async fn speech(rt: &Runtime, cfg: &Config, kind: MediaKind, f: &Stored, note: N
     if !kind.is_speech() || cfg.media.audio.model.is_none() {
         return note.render();
     }
-    match super::transcribe::transcribe(cfg, &rt.env_keys, &rt.http, &f.path, &f.name, &f.mime)
+    match super::transcribe::transcribe(cfg, &rt.http.keys, &rt.http, &f.path, &f.name, &f.mime)
         .await
     {
         Ok(words) if !words.is_empty() => format!("{}\n{words}", note.render_transcribed()),

@@ -68,9 +68,9 @@ pub async fn once(rt: &Runtime) -> Result<Swept, crate::store::StoreError> {
         .filter_map(|json| serde_json::from_str::<OutboundFile>(json).ok())
         .filter_map(|f| copy_id(&f))
         .collect();
-    let out = super::outgoing::out_dir(&rt.state_dir);
+    let out = crate::outbox::copies::out_dir(&rt.home.state_dir);
     let copies = sweep_copies(&out, &held, ORPHAN_GRACE).await;
-    let uploads = sweep_files(&super::upload_dir(&rt.state_dir), UPLOAD_STALE).await;
+    let uploads = sweep_files(&super::upload_dir(&rt.home.state_dir), UPLOAD_STALE).await;
     Ok(Swept { copies, uploads })
 }
 

@@ -1,5 +1,5 @@
 //! The copies of files the agent sends (`<state>/media/out/<id>/<name>`, made by
-//! `media::outgoing` and named by the outbox row's `file`): where they live and their
+//! `agent::tools::outgoing` and named by the outbox row's `file`): where they live and their
 //! removal once their row is done with (docs/media.md). The outbox owns them because it
 //! alone knows when a row is delivered; `media::sweep` removes what a crash left.
 
@@ -37,7 +37,7 @@ pub async fn remove_copy(rt: &Runtime, row: &OutboxRow) {
     let Some(id) = row.file.as_ref().and_then(copy_id) else {
         return;
     };
-    let dir = out_dir(&rt.state_dir).join(id);
+    let dir = out_dir(&rt.home.state_dir).join(id);
     if let Err(e) = tokio::fs::remove_dir_all(&dir).await {
         if e.kind() != std::io::ErrorKind::NotFound {
             tracing::warn!(dir = %dir.display(), error = %e, "cannot remove a sent file's copy");

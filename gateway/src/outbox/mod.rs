@@ -54,7 +54,7 @@ pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {
     let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
     let mut tasks = JoinSet::new();
     loop {
-        let wake = rt.outbox_wake.notified();
+        let wake = rt.tasks.outbox_wake.notified();
         let left = pass(&rt, &in_flight, &mut tasks).await;
         let wait = match rt.store.next_outbox_due().await {
             // Due rows left to other processes: look again when woken or after a while.
@@ -97,7 +97,7 @@ async fn pass(
     let mut left = false;
     let mut groups: HashMap<String, Vec<OutboxRow>> = HashMap::new();
     for row in rows {
-        if rt.member.is_some() && !reaches(rt, &row.origin) {
+        if rt.home.member.is_some() && !reaches(rt, &row.origin) {
             left = true;
             continue;
         }
@@ -122,7 +122,7 @@ async fn pass(
                 }
             }
             in_flight.lock().remove(&chat);
-            rt.outbox_wake.notify_one();
+            rt.tasks.outbox_wake.notify_one();
         });
     }
     left
@@ -167,8 +167,11 @@ async fn deliver(rt: &Runtime, row: &OutboxRow) -> bool {
                     tracing::info_span!("send", channel = %row.origin.channel, key = %row.key);
                 let started = std::time::Instant::now();
                 let sent = tracing::Instrument::instrument(ch.send(&msg, &progress), span).await;
-                rt.latency
-                    .observe_send(&row.origin.channel, sent.is_ok(), started.elapsed());
+                rt.parts.get::<crate::latency::Latency>().observe_send(
+                    &row.origin.channel,
+                    sent.is_ok(),
+                    started.elapsed(),
+                );
                 sent
             }
             None => Err(ChannelError::Temporary(format!(

@@ -180,7 +180,7 @@ pub async fn reply(rt: &Runtime, origin: &Origin, text: &str) -> bool {
     let key = format!("reply:{}", uuid::Uuid::new_v4());
     match rt.store.enqueue_outbox(&key, origin, text).await {
         Ok(_) => {
-            rt.outbox_wake.notify_one();
+            rt.tasks.outbox_wake.notify_one();
             true
         }
         Err(e) => {

@@ -18,9 +18,9 @@ use super::message_body;
 use super::views::{CompactionView, MessageView, RunView, SessionView, SubagentView};
 use super::AppState;
 use crate::agent::dispatch;
-use crate::agent::waiters::RunWait;
 use crate::outbox::API_CHANNEL;
 use crate::routing;
+use crate::runtime::run_ends::RunWait;
 
 /// Longest session key accepted in a path, in bytes.
 const MAX_KEY: usize = 512;
@@ -143,7 +143,7 @@ pub async fn post_message(
         reply_handle: None,
     };
     // Subscribe before submitting so the run's end cannot be missed.
-    let mut run_ends = state.rt.run_ends.subscribe(&key);
+    let mut run_ends = state.rt.events.run_ends.subscribe(&key);
     let submission = dispatch::Submission {
         session_key: &key,
         agent_id: &agent_id,

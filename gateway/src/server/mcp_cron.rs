@@ -21,7 +21,7 @@ use crate::store::JobSource;
 const MAX_BODY: usize = 64 * 1024;
 
 pub async fn list_mcp(State(state): State<AppState>) -> Json<Value> {
-    let (running, disabled) = state.rt.mcp.status();
+    let (running, disabled) = state.rt.parts.get::<crate::mcp::McpHub>().status();
     let mut servers: Vec<Value> = running
         .iter()
         .map(|s| {
@@ -89,7 +89,7 @@ pub async fn add_cron(
         .map_err(|e| ApiError::bad_request(format!("bad job: {e}")))?;
     let cfg = state.rt.config();
     let row = jobs::add(&state.rt.store, &cfg, &job, JobSource::Cli).await?;
-    state.rt.cron_wake.notify_one();
+    state.rt.tasks.cron_wake.notify_one();
     Ok((StatusCode::CREATED, Json(job_json(&row))))
 }
 
@@ -114,7 +114,7 @@ pub async fn remove_cron(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let row = jobs::remove(&state.rt.store, &id).await?;
-    state.rt.cron_wake.notify_one();
+    state.rt.tasks.cron_wake.notify_one();
     Ok(Json(json!({"id": row.id, "status": "removed"})))
 }
 
@@ -134,6 +134,6 @@ pub async fn disable_cron(
 
 async fn switch(state: AppState, id: String, on: bool) -> Result<Json<Value>, ApiError> {
     let row = jobs::set_enabled(&state.rt.store, &id, on).await?;
-    state.rt.cron_wake.notify_one();
+    state.rt.tasks.cron_wake.notify_one();
     Ok(Json(job_json(&row)))
 }

@@ -65,11 +65,7 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
         }
     }
     let _ = writeln!(out, "# TYPE switchboard_active_runs gauge");
-    let _ = writeln!(
-        out,
-        "switchboard_active_runs {}",
-        state.rt.active_runs().len()
-    );
+    let _ = writeln!(out, "switchboard_active_runs {}", state.rt.runs.all().len());
     let _ = writeln!(out, "# TYPE switchboard_webchat_connections gauge");
     let _ = writeln!(
         out,
@@ -100,10 +96,13 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
             }
         }
     }
-    crate::mcp::metrics(&state.rt.mcp, &mut out);
-    state.rt.model_metrics.render(&mut out);
-    state.rt.latency.render(&mut out);
-    crate::cluster::bus::metrics(state.rt.bus(), &mut out);
+    let parts = &state.rt.parts;
+    crate::mcp::metrics(&parts.get::<crate::mcp::McpHub>(), &mut out);
+    parts
+        .get::<crate::agent::usage::ModelMetrics>()
+        .render(&mut out);
+    parts.get::<crate::latency::Latency>().render(&mut out);
+    crate::cluster::bus::metrics(crate::cluster::bus::of(&state.rt).as_ref(), &mut out);
     let _ = writeln!(out, "# TYPE switchboard_uptime_seconds gauge");
     let _ = writeln!(
         out,

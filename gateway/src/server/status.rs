@@ -101,13 +101,13 @@ pub async fn status(State(state): State<AppState>) -> Result<Json<StatusView>, A
     let now = crate::store::now_ms();
     let holds = |id: &str| {
         // The web chat is not leased: every process serves its own sockets.
-        state.rt.member.is_none()
+        state.rt.home.member.is_none()
             || id == switchboard_channels::webchat::CHANNEL_ID
             || leases.iter().any(|l| {
                 l.mine && l.expires_at >= now && l.name == crate::cluster::hold::channel_lease(id)
             })
     };
-    let running: Vec<String> = state.rt.channels.lock().keys().cloned().collect();
+    let running: Vec<String> = state.rt.channels.ids();
     let restarts = state.adapters.restarts();
     let mut ids: Vec<String> = running
         .iter()
@@ -132,7 +132,7 @@ pub async fn status(State(state): State<AppState>) -> Result<Json<StatusView>, A
         version: env!("CARGO_PKG_VERSION"),
         pid: std::process::id(),
         uptime_seconds: state.started.elapsed().as_secs(),
-        active_runs: state.rt.active_runs().len(),
+        active_runs: state.rt.runs.all().len(),
         lanes: state
             .rt
             .lanes
@@ -150,7 +150,7 @@ pub async fn status(State(state): State<AppState>) -> Result<Json<StatusView>, A
         outbox,
         channels,
         webchat_connections: state.webchat.connections(),
-        processes: if state.rt.member.is_some() {
+        processes: if state.rt.home.member.is_some() {
             "shared"
         } else {
             "standby"

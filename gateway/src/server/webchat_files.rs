@@ -60,7 +60,7 @@ pub(super) async fn upload(
         drain(body.into_data_stream(), DRAIN_MAX).await;
         return Err(too_big(max));
     }
-    let dir = upload_dir(&state.rt.state_dir);
+    let dir = upload_dir(&state.rt.home.state_dir);
     tokio::fs::create_dir_all(&dir).await.map_err(internal)?;
     crate::media::sweep::sweep_files(&dir, crate::media::sweep::UPLOAD_STALE).await;
     let id = uuid::Uuid::new_v4().simple().to_string();
@@ -139,7 +139,7 @@ pub(super) async fn download(
             ),
         )
     };
-    let dir = crate::media::outgoing::out_dir(&state.rt.state_dir).join(&id);
+    let dir = crate::outbox::copies::out_dir(&state.rt.home.state_dir).join(&id);
     let mut entries = tokio::fs::read_dir(&dir).await.map_err(|_| gone())?;
     let mut found = None;
     while let Ok(Some(entry)) = entries.next_entry().await {

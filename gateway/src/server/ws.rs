@@ -94,7 +94,7 @@ async fn serve(state: AppState, mut socket: WebSocket, chat: String) {
         .await
     {
         Ok(0) => {}
-        Ok(_) => state.rt.outbox_wake.notify_one(),
+        Ok(_) => state.rt.tasks.outbox_wake.notify_one(),
         Err(e) => tracing::warn!(error = %e, "cannot reschedule waiting web chat messages"),
     }
     loop {

@@ -55,6 +55,37 @@ and what is left. If there is nothing worth reporting, reply exactly ANNOUNCE_SK
     }
 }
 
+/// The run-end hook of sub-agents (wired by `app`): a child's end closes its progress
+/// line and queues its announce.
+pub struct OnChildEnd;
+
+#[async_trait::async_trait]
+impl crate::agent::hooks::RunEndHook for OnChildEnd {
+    async fn ended(
+        &self,
+        rt: &Arc<Runtime>,
+        run: &crate::store::RunRow,
+        finished: &crate::store::RunFinished,
+    ) {
+        if finished.announce {
+            super::progress::child_ended(rt, &run.session_key).await;
+            schedule(rt, &run.id);
+        }
+    }
+}
+
+/// Announce steps running at once.
+const ANNOUNCE_CONCURRENCY: usize = 16;
+
+/// Bounds concurrent announce steps (each may call the model).
+struct Permits(tokio::sync::Semaphore);
+
+impl Default for Permits {
+    fn default() -> Permits {
+        Permits(tokio::sync::Semaphore::new(ANNOUNCE_CONCURRENCY))
+    }
+}
+
 /// Announces being worked on in this process, by run id. A child whose run ends while the
 /// start-up recovery runs is scheduled both by its run's end and by the recovery of
 /// pending announces: only the first gets to call the model.
@@ -97,7 +128,7 @@ enum AnnounceError {
 /// hold finished ones' announces back); they are bounded by their own permits instead,
 /// and owned by the runtime's task tracker.
 pub fn schedule(rt: &Arc<Runtime>, run_id: &str) {
-    let Some(claimed) = rt.announcing.claim(run_id) else {
+    let Some(claimed) = rt.parts.get::<InFlight>().claim(run_id) else {
         tracing::debug!(run_id, "announce already scheduled");
         return;
     };
@@ -139,7 +170,7 @@ async fn job(rt: &Arc<Runtime>, run_id: &str) {
 /// Shared mode: take the announce's lease (`Some(Some(lease))`), or `None` when another
 /// process holds it. `Some(None)` where one process acts (no lease needed).
 async fn take_lease(rt: &Arc<Runtime>, run_id: &str) -> Option<Option<(String, String)>> {
-    let Some(member) = &rt.member else {
+    let Some(member) = &rt.home.member else {
         return Some(None);
     };
     let name = format!("announce:{run_id}");
@@ -163,13 +194,14 @@ async fn take_lease(rt: &Arc<Runtime>, run_id: &str) -> Option<Option<(String, S
 
 /// The attempts of [`job`].
 async fn attempts(rt: &Arc<Runtime>, run_id: &str) {
+    let permits = rt.parts.get::<Permits>();
     loop {
         let permit = tokio::select! {
-            p = rt.announce_permits.acquire() => match p {
+            p = permits.0.acquire() => match p {
                 Ok(p) => p,
                 Err(_) => return,
             },
-            _ = rt.shutdown.cancelled() => return,
+            _ = rt.tasks.shutdown.cancelled() => return,
         };
         let result = AssertUnwindSafe(announce(rt, run_id)).catch_unwind().await;
         drop(permit);
@@ -195,7 +227,7 @@ async fn attempts(rt: &Arc<Runtime>, run_id: &str) {
                 tokio::select! {
                     _ = tokio::time::sleep(crate::outbox::BACKOFF.delay(u32::try_from(n).unwrap_or(u32::MAX))) => {}
                     // Still pending in the store: scheduled again at the next start.
-                    _ = rt.shutdown.cancelled() => return,
+                    _ = rt.tasks.shutdown.cancelled() => return,
                 }
             }
             Err(e) => {
@@ -224,7 +256,7 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
             let answer = last_reply(rt, &row).await?;
             stop_hooks(rt, &row, answer.as_deref());
         }
-        rt.timers_wake.notify_one();
+        rt.tasks.timers_wake.notify_one();
         return Ok(());
     }
     let outcome = row.outcome.unwrap_or(Outcome::Cancelled).as_str();
@@ -267,7 +299,7 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
         {
             stop_hooks(rt, &row, None);
         }
-        rt.timers_wake.notify_one();
+        rt.tasks.timers_wake.notify_one();
         tracing::info!(run_id, "announce skipped (ANNOUNCE_SKIP)");
         return Ok(());
     }
@@ -298,8 +330,8 @@ async fn announce(rt: &Arc<Runtime>, run_id: &str) -> Result<(), AnnounceError> 
         )
         .await?
     {
-        rt.outbox_wake.notify_one();
-        rt.timers_wake.notify_one();
+        rt.tasks.outbox_wake.notify_one();
+        rt.tasks.timers_wake.notify_one();
         stop_hooks(rt, &row, result.as_deref());
         rt.emit(Event::SubagentAnnounced {
             child_session_key: row.child_session_key.clone(),
@@ -315,7 +347,7 @@ fn stop_hooks(rt: &Arc<Runtime>, row: &SubagentRow, result: Option<&str>) {
     let outcome = row.outcome.unwrap_or(Outcome::Cancelled).as_str();
     let cfg = rt.config();
     let agent = config::agent_entry(&cfg, &row.agent_id);
-    let workspace = config::workspace_for(&cfg, agent.as_ref(), &rt.state_dir);
+    let workspace = config::workspace_for(&cfg, agent.as_ref(), &rt.home.state_dir);
     super::hooks::spawn_stop(
         rt,
         workspace,
@@ -388,11 +420,11 @@ async fn announce_step(
         agent: agent.as_ref(),
         ..models::Pick::default()
     };
-    let model = match models::resolve_for(&cfg, &pick, &rt.http, &rt.env_keys) {
+    let model = match models::resolve_for(&cfg, &pick, &rt.http, &rt.http.keys) {
         Ok(m) => m,
         Err(_) => return Ok(Step::Fallback(last_reply(rt, row).await?)),
     };
-    if rt.shutdown.is_cancelled() {
+    if rt.tasks.shutdown.is_cancelled() {
         return Err(AnnounceError::Shutdown);
     }
     rt.store
@@ -432,7 +464,7 @@ async fn announce_step(
     );
     let resp = tokio::select! {
         r = call => r,
-        _ = rt.shutdown.cancelled() => return Err(AnnounceError::Shutdown),
+        _ = rt.tasks.shutdown.cancelled() => return Err(AnnounceError::Shutdown),
     };
     match resp {
         Ok(resp) => Ok(Step::Answered(resp.text)),

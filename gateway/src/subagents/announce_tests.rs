@@ -32,8 +32,8 @@ async fn an_announce_scheduled_twice_asks_the_child_once() {
     schedule(&rt, "c1");
     assert_eq!(recover(&rt).await.unwrap(), 1, "still pending");
     gate.open();
-    rt.tasks.close();
-    tokio::time::timeout(Duration::from_secs(20), rt.tasks.wait())
+    rt.tasks.tracker.close();
+    tokio::time::timeout(Duration::from_secs(20), rt.tasks.tracker.wait())
         .await
         .unwrap();
     assert_eq!(fake.request_count(), 1);

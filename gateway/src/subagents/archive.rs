@@ -16,7 +16,7 @@ const MAX_SLEEP: Duration = Duration::from_secs(60);
 
 pub async fn run(rt: Arc<Runtime>, cancel: CancellationToken) {
     loop {
-        let wake = rt.timers_wake.notified();
+        let wake = rt.tasks.timers_wake.notified();
         let wait = match rt.store.next_timer().await {
             Ok(Some((id, kind, target, due))) if due <= now_ms() => {
                 if kind == "archive" {
@@ -112,9 +112,9 @@ mod tests {
             store.clone(),
             rx,
             EnvKeys::default(),
-            dir.path().to_path_buf(),
+            crate::runtime::Home::new(dir.path().to_path_buf(), None),
             CancellationToken::new(),
-            None,
+            Default::default(),
         );
         let cancel = CancellationToken::new();
         let worker = tokio::spawn(run(rt.clone(), cancel.clone()));

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::waiters::RunWait;
 use crate::agent::{dispatch, AgentError};
+use crate::runtime::run_ends::RunWait;
 use crate::runtime::Runtime;
 use crate::store::{now_ms, NewInbound, NewRun, Role, SubagentRow};
 use crate::subagents::control::{self, resolve};
@@ -210,7 +210,7 @@ async fn send(rt: &Arc<Runtime>, row: &SubagentRow, message: &str) -> Result<Str
             short(&row.run_id)
         ));
     }
-    let mut run_ends = rt.run_ends.subscribe(&row.child_session_key);
+    let mut run_ends = rt.events.run_ends.subscribe(&row.child_session_key);
     let session = rt
         .store
         .ensure_session(&row.child_session_key, &row.agent_id, None)

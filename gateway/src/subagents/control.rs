@@ -101,8 +101,7 @@ pub async fn stop_tree(
 
 /// `archiveAfterMinutes` in force, as milliseconds (None = never).
 pub fn archive_after_ms(rt: &Runtime) -> Option<i64> {
-    let minutes = rt.config().agents.defaults.subagents.archive_after_minutes;
-    (minutes > 0).then(|| minutes.saturating_mul(60_000) as i64)
+    rt.config().agents.defaults.subagents.archive_after_ms()
 }
 
 /// How a `/subagents` target failed to resolve: the one-line answer.

@@ -82,7 +82,8 @@ pub fn stop_payload(row: &SubagentRow, outcome: &str, result: Option<&str>) -> V
 /// command) is the reason the spawn is refused.
 pub async fn run_start(rt: &Runtime, workspace: &Path, payload: &Value) -> Result<(), String> {
     let cfg = rt.config();
-    let env = crate::agent::tools::exec::env::build(&cfg, &rt.env_keys, &|k| std::env::var(k).ok());
+    let env =
+        crate::agent::tools::exec::env::build(&cfg, &rt.http.keys, &|k| std::env::var(k).ok());
     for (i, hook) in cfg.hooks.subagent_start.iter().enumerate() {
         let end = run_one(rt, hook, &env, workspace, payload).await;
         match (&hook.command, end) {
@@ -106,9 +107,10 @@ pub fn spawn_stop(rt: &Arc<Runtime>, workspace: std::path::PathBuf, payload: Val
         return;
     }
     let hooks = cfg.hooks.subagent_stop.clone();
-    let env = crate::agent::tools::exec::env::build(&cfg, &rt.env_keys, &|k| std::env::var(k).ok());
+    let env =
+        crate::agent::tools::exec::env::build(&cfg, &rt.http.keys, &|k| std::env::var(k).ok());
     let rt2 = rt.clone();
-    let cancel = rt.shutdown.child_token();
+    let cancel = rt.tasks.shutdown.child_token();
     rt.tasks.spawn(async move {
         for (i, hook) in hooks.iter().enumerate() {
             let end = tokio::select! {

@@ -11,6 +11,7 @@ pub mod fan_in;
 pub mod hooks;
 pub mod progress;
 pub mod progress_text;
+pub mod progress_tool;
 pub mod render;
 pub mod spawn;
 pub mod spawn_args;

@@ -152,10 +152,10 @@ impl ProgressHub {
 
 /// Show the child's line in `target` with `text` through the runtime's hub.
 pub fn show(rt: &Arc<Runtime>, target: Target, text: String) {
-    rt.progress.submit(
+    rt.parts.get::<ProgressHub>().submit(
         Arc::new(RuntimeLines(rt.clone())),
-        &rt.tasks,
-        rt.shutdown.child_token(),
+        &rt.tasks.tracker,
+        rt.tasks.shutdown.child_token(),
         target,
         text,
     );
@@ -164,8 +164,8 @@ pub fn show(rt: &Arc<Runtime>, target: Target, text: String) {
 /// A child ended: a line it showed says how (`✅ label: done`), through the same rate
 /// limit. Nothing for a child that never called `progress`.
 pub async fn child_ended(rt: &Arc<Runtime>, child: &str) {
-    let has_line =
-        rt.progress.has(child) || matches!(rt.store.progress_line(child).await, Ok(Some(_)));
+    let has_line = rt.parts.get::<ProgressHub>().has(child)
+        || matches!(rt.store.progress_line(child).await, Ok(Some(_)));
     if !has_line {
         return;
     }

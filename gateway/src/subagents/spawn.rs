@@ -141,7 +141,7 @@ pub async fn create(
     let requester = config::agent_entry(&cfg, ctx.agent_id);
     let mut warning = None;
     let defined = def.as_ref().and_then(|d| d.model.clone()).filter(|m| {
-            let ok = models::resolve(&cfg, Some(m), &ctx.rt.http, &ctx.rt.env_keys).is_ok();
+            let ok = models::resolve(&cfg, Some(m), &ctx.rt.http, &ctx.rt.http.keys).is_ok();
             // (No warning about a model an explicit `model` replaces anyway.)
             if !ok && a.model.is_none() {
                 warning = Some(format!(
@@ -163,10 +163,10 @@ pub async fn create(
                 agent: requester.as_ref(),
                 ..models::Pick::default()
             };
-            models::reference_for(&cfg, &pick, &ctx.rt.env_keys)
+            models::reference_for(&cfg, &pick, &ctx.rt.http.keys)
         });
     let model = match a.model.clone() {
-        Some(m) => match models::resolve(&cfg, Some(&m), &ctx.rt.http, &ctx.rt.env_keys) {
+        Some(m) => match models::resolve(&cfg, Some(&m), &ctx.rt.http, &ctx.rt.http.keys) {
             Ok(_) => Some(m),
             Err(e) => {
                 warning = Some(format!(
@@ -182,7 +182,7 @@ pub async fn create(
     let run_id = uuid::Uuid::new_v4().to_string();
     // `hooks.SubagentStart` may refuse the spawn; the model is told why.
     if !cfg.hooks.subagent_start.is_empty() {
-        let workspace = config::workspace_for(&cfg, target.as_ref(), &ctx.rt.state_dir);
+        let workspace = config::workspace_for(&cfg, target.as_ref(), &ctx.rt.home.state_dir);
         let payload = super::hooks::start_payload(
             &run_id,
             a.label.as_deref(),
@@ -233,7 +233,7 @@ pub async fn create(
     // Isolation: the argument > the agent definition's; recorded before the run starts.
     let isolation = a.isolation.or(def.as_ref().and_then(|d| d.isolation));
     if isolation == Some(Isolation::Worktree) {
-        let workspace = config::workspace_for(&cfg, target.as_ref(), &ctx.rt.state_dir);
+        let workspace = config::workspace_for(&cfg, target.as_ref(), &ctx.rt.home.state_dir);
         let label = a.label.as_deref().unwrap_or(&agent_id);
         super::worktree::isolate(ctx.rt, &run_id, &child_key, label, &workspace).await?;
     }

@@ -56,6 +56,19 @@ impl Tool for Task {
         }
     }
 
+    fn concurrent(&self) -> bool {
+        true
+    }
+
+    async fn resumable(
+        &self,
+        store: &Store,
+        run_id: &str,
+        open: &[ToolCallRecord],
+    ) -> Result<Vec<ToolCallRecord>, StoreError> {
+        resumable_calls(store, run_id, open).await
+    }
+
     async fn call(&self, ctx: &ToolContext<'_>, a: Value) -> Result<String, ToolError> {
         if ctx.is_subagent {
             return Err(ToolError::Model(
@@ -210,7 +223,7 @@ impl Drop for StopOnDrop {
         let Some(run_id) = self.run_id.take() else {
             return;
         };
-        if self.rt.shutdown.is_cancelled() {
+        if self.rt.tasks.shutdown.is_cancelled() {
             return;
         }
         let rt = self.rt.clone();

@@ -238,7 +238,7 @@ pub async fn isolate(
             return rt.store.record_worktree(&row).await;
         }
     };
-    let path = rt.state_dir.join("worktrees").join(run_id);
+    let path = rt.home.state_dir.join("worktrees").join(run_id);
     // The workspace's place in the repository, kept inside the worktree.
     let inside = std::fs::canonicalize(workspace)
         .ok()
@@ -253,7 +253,7 @@ pub async fn isolate(
     row.base = Some(base.clone());
     rt.store.record_worktree(&row).await?;
     let path_text = path.display().to_string();
-    let made = match std::fs::create_dir_all(rt.state_dir.join("worktrees")) {
+    let made = match std::fs::create_dir_all(rt.home.state_dir.join("worktrees")) {
         Ok(()) => git(&top, &["worktree", "add", "-b", &branch, &path_text, &base]).await,
         Err(e) => Err(GitError::Failed("worktree".into(), e.to_string())),
     };

@@ -7,6 +7,7 @@
 pub mod compact;
 pub mod estimate;
 pub mod fit;
+pub mod inline;
 pub mod view;
 
 use crate::agent::provider::{ChatMessage, ToolSpec};

@@ -30,5 +30,7 @@ pub(super) async fn observed(
 ) {
     let started = Instant::now();
     run.instrument(span).await;
-    rt.latency.observe_turn(lane, started.elapsed());
+    rt.parts
+        .get::<crate::latency::Latency>()
+        .observe_turn(lane, started.elapsed());
 }

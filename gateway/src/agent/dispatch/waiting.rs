@@ -72,7 +72,7 @@ async fn resume(
                 input_tokens: run.input_tokens,
                 output_tokens: run.output_tokens,
                 cost_usd: run.cost_usd,
-                archive_after_ms: crate::subagents::control::archive_after_ms(rt),
+                archive_after_ms: rt.config().agents.defaults.subagents.archive_after_ms(),
                 ..crate::store::RunEnd::bare(
                     crate::store::RunStatus::Interrupted,
                     Some("interrupted by a gateway restart".into()),
@@ -115,7 +115,7 @@ pub async fn drop_waiting(
     }
     if runs.is_empty() && !dropped.is_empty() {
         // No run would have taken them (steer mode): only their waiters need to know.
-        rt.run_ends.publish(&ended(None));
+        rt.events.run_ends.publish(&ended(None));
     }
     Ok(dropped)
 }
@@ -145,7 +145,7 @@ pub async fn after_run(
     waiting: i64,
 ) -> Result<()> {
     let steer = rt.config().messages.queue.mode == QueueMode::Steer;
-    if (waiting == 0 && !steer) || rt.shutdown.is_cancelled() {
+    if (waiting == 0 && !steer) || rt.tasks.shutdown.is_cancelled() {
         return Ok(());
     }
     if rt.lanes.get(lane_for(session_key)).has_queued(session_key) {

@@ -8,7 +8,6 @@ mod headers;
 mod openai;
 mod retry;
 pub mod retry_after;
-pub mod roots;
 mod sse;
 mod thinking;
 
@@ -38,7 +37,7 @@ pub struct ChatMessage {
     pub tool_call_id: Option<String>,
     pub tool_name: Option<String>,
     /// Images sent with a user message (loaded from the files its notes name, at request
-    /// time: `media::inline`); empty for every other message.
+    /// time: `agent::context::inline`); empty for every other message.
     pub images: Vec<ImagePart>,
 }
 

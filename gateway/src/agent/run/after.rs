@@ -26,13 +26,13 @@ pub(super) async fn after(
     }
 }
 
-/// What follows a run's end: its announce (a sub-agent's), then a run for the messages
-/// that wait in its session.
+/// What follows a run's end: the run-end hooks (a sub-agent's announce), then a run for
+/// the messages that wait in its session.
 pub(super) async fn next_steps(rt: &Arc<Runtime>, run: &RunRow, finished: RunFinished) {
-    if finished.announce {
-        crate::subagents::progress::child_ended(rt, &run.session_key).await;
-        crate::subagents::announce::schedule(rt, &run.id);
-    }
+    rt.parts
+        .get::<crate::agent::hooks::RunEndHooks>()
+        .ended(rt, run, &finished)
+        .await;
     if let Err(e) = dispatch::after_run(rt, &run.session_key, &run.agent_id, finished.waiting).await
     {
         tracing::error!(run_id = %run.id, error = %e, "cannot schedule waiting messages");
@@ -83,7 +83,7 @@ async fn fail_run(rt: &Arc<Runtime>, run_id: &str, error: &str, notice: String) 
     match rt.store.finish_run(run_id, &end).await {
         Ok(finished) => {
             if finished.reply_queued {
-                rt.outbox_wake.notify_one();
+                rt.tasks.outbox_wake.notify_one();
             }
             emit_ended(rt, &run, &end, &claimed);
             next_steps(rt, &run, finished).await;

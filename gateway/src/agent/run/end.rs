@@ -92,12 +92,12 @@ async fn end_run(
     last: Option<(&str, &NewMessage)>,
 ) -> Result<RunFinished, StoreError> {
     if run.lane == crate::queue::SUBAGENT {
-        end.archive_after_ms = crate::subagents::control::archive_after_ms(rt);
+        end.archive_after_ms = rt.config().agents.defaults.subagents.archive_after_ms();
     }
     let finished = rt.store.finish_run_with(&run.id, &end, last).await?;
     // (An HTTP API caller's reply is not queued: nothing to wake the outbox worker for.)
     if finished.reply_queued {
-        rt.outbox_wake.notify_one();
+        rt.tasks.outbox_wake.notify_one();
     }
     tracing::info!(run_id = %run.id, session = %run.session_key, status = end.status.as_str(), steps = end.steps, "run ended");
     emit_ended(rt, run, &end, &progress.claimed);
@@ -153,6 +153,6 @@ pub(super) fn stopped_waiting() -> i64 {
 /// For a sub-agent's run, `archiveAfterMinutes` in force.
 pub(super) fn archive_after(rt: &Runtime, run: &RunRow) -> Option<i64> {
     (run.lane == crate::queue::SUBAGENT)
-        .then(|| crate::subagents::control::archive_after_ms(rt))
+        .then(|| rt.config().agents.defaults.subagents.archive_after_ms())
         .flatten()
 }

@@ -9,7 +9,7 @@ use switchboard_channels::Origin;
 
 use super::steps::{model_call, LoopCtx};
 use crate::agent::models::ResolvedModel;
-use crate::agent::outages::Tell;
+use crate::agent::outages::{Outages, Tell};
 use crate::agent::provider::{ModelRequest, ModelResponse, ProviderError, RetryPolicy};
 
 /// A step's answer and the model that gave it.
@@ -34,7 +34,7 @@ pub(super) async fn call<'m>(
     let step_timeout =
         Duration::from_secs(ctx.cfg.agents.defaults.step_timeout_seconds.clamp(1, 1800));
     let cooldown = ctx.cfg.models.outage_cooldown;
-    let outages = &ctx.rt.outages;
+    let outages = ctx.rt.parts.get::<Outages>();
     let session = ctx.run.session_key.as_str();
     let last = chain.len() - 1;
     let mut i = 0;
@@ -91,13 +91,14 @@ pub(super) async fn call<'m>(
 /// request is fitted to.
 pub(super) fn expected<'m>(ctx: &LoopCtx<'m>) -> &'m ResolvedModel {
     let now = tokio::time::Instant::now();
+    let outages = ctx.rt.parts.get::<Outages>();
     let chain: Vec<&'m ResolvedModel> = std::iter::once(ctx.model)
         .chain(ctx.model.fallbacks.iter())
         .collect();
     chain
         .iter()
         .copied()
-        .find(|m| !ctx.rt.outages.passed_over(&m.reference, now))
+        .find(|m| !outages.passed_over(&m.reference, now))
         .or(chain.last().copied())
         .unwrap_or(ctx.model)
 }
@@ -139,7 +140,7 @@ async fn tell(
     };
     let key = format!("model-{what}:{}:{step}:{reference}", ctx.run.id);
     match ctx.rt.store.enqueue_outbox(&key, origin, text).await {
-        Ok(_) => ctx.rt.outbox_wake.notify_one(),
+        Ok(_) => ctx.rt.tasks.outbox_wake.notify_one(),
         Err(e) => {
             tracing::warn!(run_id = %ctx.run.id, error = %e, "could not post the model notice")
         }

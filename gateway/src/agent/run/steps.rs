@@ -15,7 +15,7 @@ use crate::agent::models::ResolvedModel;
 use crate::agent::provider::{
     complete_with_retry_streaming, ModelRequest, ProviderError, RetryPolicy, Thinking,
 };
-use crate::agent::tools::{Tool, ToolContext, ToolError};
+use crate::agent::tools::{Tool, ToolContext, ToolError, ToolRegistry};
 use crate::config::{AgentEntry, Config, QueueMode};
 use crate::events::{Event, ToolFinished};
 use crate::runtime::Runtime;
@@ -57,7 +57,7 @@ pub(super) async fn run_loop(
     mut rows: Vec<MessageRow>,
     progress: &mut Progress,
 ) -> LoopEnd {
-    let specs = ctx.rt.tools.specs(&ctx.tools);
+    let specs = ctx.rt.parts.get::<ToolRegistry>().specs(&ctx.tools);
     // The retry policy of the summary calls compaction makes (the step's own calls take
     // theirs per model, along the fallback chain).
     let policy = RetryPolicy::new(
@@ -134,7 +134,7 @@ pub(super) async fn run_loop(
         let mut req = ModelRequest {
             model: ctx.model.model_id.clone(),
             system: ctx.system.clone(),
-            messages: crate::media::inline::attach(
+            messages: crate::agent::context::inline::attach(
                 fitted.messages,
                 ctx.workspace,
                 ctx.cfg.media.images.turns,
@@ -174,7 +174,7 @@ pub(super) async fn run_loop(
             match fitting::fitted(ctx, &mut window, &rows, policy, true).await {
                 Ok(f) => {
                     raw = f.raw;
-                    req.messages = crate::media::inline::attach(
+                    req.messages = crate::agent::context::inline::attach(
                         f.messages,
                         ctx.workspace,
                         ctx.cfg.media.images.turns,
@@ -194,7 +194,7 @@ pub(super) async fn run_loop(
             .await;
         }
         // The step's time along the chain, counted for the model that answered.
-        let metrics = &ctx.rt.model_metrics;
+        let metrics = ctx.rt.parts.get::<crate::agent::usage::ModelMetrics>();
         let (resp, served_by) = match served {
             Ok(s) => {
                 metrics.observe_call(&s.model.reference, called.elapsed().as_secs_f64());
@@ -296,7 +296,7 @@ pub(super) async fn model_call(
     let deltas = parking_lot::Mutex::new(Deltas::new(ctx.rt, &ctx.run.session_key, run_id));
     let mut on_text = |fresh: bool, piece: &str| deltas.lock().push(fresh, piece);
     let call = complete_with_retry_streaming(provider, req, policy, on_retry, &mut on_text);
-    if !ctx.rt.is_heard() {
+    if !ctx.rt.events.is_heard() {
         // Nobody listens now: no timer. A listener that joins during the call gets the
         // pieces as they come (held back at most until the next one) and the rest at its end.
         let resp = call.await;
@@ -317,7 +317,8 @@ pub(super) async fn model_call(
 }
 
 /// The open calls of a resumed run that are executed again, in the order the model made
-/// them: those waiting on an exec approval, and `task` calls whose child exists.
+/// them: those waiting on an exec approval, and those their tool takes up again
+/// (`Tool::resumable`: `task` calls whose child exists).
 async fn resumable(
     ctx: &LoopCtx<'_>,
     rows: &[MessageRow],
@@ -326,7 +327,15 @@ async fn resumable(
     let run_id = ctx.run.id.as_str();
     let approvals =
         crate::agent::tools::approvals::resumable_calls(&ctx.rt.store, run_id, &open).await?;
-    let tasks = crate::subagents::task::resumable_calls(&ctx.rt.store, run_id, &open).await?;
+    let mut tasks = Vec::new();
+    let names: std::collections::BTreeSet<&str> = open.iter().map(|c| c.name.as_str()).collect();
+    for name in names {
+        if let Some(tool) = ctx.tools.get(name) {
+            let calls: Vec<ToolCallRecord> =
+                open.iter().filter(|c| c.name == name).cloned().collect();
+            tasks.extend(tool.resumable(&ctx.rt.store, run_id, &calls).await?);
+        }
+    }
     Ok(open
         .into_iter()
         .filter(|c| approvals.iter().chain(&tasks).any(|r| r.id == c.id))
@@ -344,10 +353,8 @@ async fn run_calls(
 ) -> Result<(), LoopEnd> {
     let mut rest = calls;
     while let Some(first) = rest.first() {
-        let n = if first.name == crate::subagents::task::NAME {
-            rest.iter()
-                .take_while(|c| c.name == crate::subagents::task::NAME)
-                .count()
+        let n = if ctx.tools.get(&first.name).is_some_and(|t| t.concurrent()) {
+            rest.iter().take_while(|c| c.name == first.name).count()
         } else {
             1
         };
@@ -372,7 +379,10 @@ async fn timed_call(
     let busy = super::heartbeat::busy();
     let outcome = call_tool(ctx, call, origin).await;
     drop(busy);
-    ctx.rt.latency.observe_tool(&call.name, started.elapsed());
+    ctx.rt
+        .parts
+        .get::<crate::latency::Latency>()
+        .observe_tool(&call.name, started.elapsed());
     let error = match &outcome {
         Ok(_) => None,
         Err(e) => Some(e.to_string()),

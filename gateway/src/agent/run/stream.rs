@@ -53,7 +53,7 @@ impl<'a> Deltas<'a> {
             self.reset = true;
             self.taken = 0;
         }
-        if !self.rt.is_heard() {
+        if !self.rt.events.is_heard() {
             // Nobody listens: nothing is built. A listener that comes later sees the
             // rest of the text from where it joins.
             self.pending.clear();

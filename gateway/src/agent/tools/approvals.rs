@@ -77,7 +77,7 @@ pub async fn ask(ctx: &ToolContext<'_>, ask: &Ask<'_>) -> Result<ApprovalStatus,
     let timeout = ctx.cfg.tools.exec.approval_timeout;
     let store = &ctx.rt.store;
     let id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
-    let hub = &ctx.rt.tools.approvals;
+    let hub = ctx.rt.parts.get::<super::ToolRegistry>().approvals.clone();
     let (row, created) = store
         .request_approval(&NewApproval {
             id: &id,
@@ -114,7 +114,7 @@ pub async fn ask(ctx: &ToolContext<'_>, ask: &Ask<'_>) -> Result<ApprovalStatus,
             &buttons,
         )
         .await?;
-    ctx.rt.outbox_wake.notify_one();
+    ctx.rt.tasks.outbox_wake.notify_one();
     if created {
         tracing::info!(approval = %row.id, run_id = ctx.run_id, command = %cut(ask.command, 200), "exec approval requested");
         ctx.rt.emit(Event::ApprovalRequested(ApprovalRequested {
@@ -175,7 +175,7 @@ pub async fn ask(ctx: &ToolContext<'_>, ask: &Ask<'_>) -> Result<ApprovalStatus,
                 store
                     .enqueue_outbox(&format!("approval-expired:{}", row.id), &row.origin, &note)
                     .await?;
-                ctx.rt.outbox_wake.notify_one();
+                ctx.rt.tasks.outbox_wake.notify_one();
             }
             continue;
         }
@@ -184,7 +184,7 @@ pub async fn ask(ctx: &ToolContext<'_>, ask: &Ask<'_>) -> Result<ApprovalStatus,
             _ = notify.notified() => {}
             _ = tokio::time::sleep(wait) => {}
             _ = ctx.cancel.cancelled() => {
-                if ctx.rt.shutdown.is_cancelled() {
+                if ctx.rt.tasks.shutdown.is_cancelled() {
                     // Shutdown: no result may be recorded for this call (the resumed run
                     // re-executes it and waits on the same request); the run drops us.
                     std::future::pending::<()>().await;
@@ -208,8 +208,12 @@ struct Waiting {
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        self.rt.tools.approvals.forget(&self.id);
-        if !self.armed || self.rt.shutdown.is_cancelled() {
+        self.rt
+            .parts
+            .get::<super::ToolRegistry>()
+            .approvals
+            .forget(&self.id);
+        if !self.armed || self.rt.tasks.shutdown.is_cancelled() {
             return;
         }
         let (rt, id, run_id, key) = (

@@ -118,7 +118,7 @@ pub(super) async fn check(
 ) -> Result<Checked, ToolError> {
     let ws = ctx.workspace.to_path_buf();
     let only = ctx.cfg.tools.fs.workspace_only;
-    let own = Own::of(ctx.cfg, &ctx.rt.state_dir);
+    let own = Own::of(ctx.cfg, &ctx.rt.home.state_dir);
     let (checked, access) = blocking(move || {
         std::fs::create_dir_all(&ws).map_err(|e| io_error("create", "the workspace", e))?;
         let file = confine(&ws, &path, only)?;

@@ -1,5 +1,5 @@
 //! `message {sessionKey | channel+chatId, text, path?, asPhoto?}` (`group:messaging`): send
-//! a message (and a workspace file: `media::outgoing`) to a chat through the outbox, like
+//! a message (and a workspace file: `outgoing`) to a chat through the outbox, like
 //! any reply (durable, retried, in order). A run writes to
 //! its own chat (a sub-agent's: its requester's) and to the chats listed in
 //! `tools.message.allowTargets`, nowhere else: a run acts for its own chat.
@@ -125,16 +125,16 @@ impl Tool for Message {
                     origin.channel
                 )));
             };
-            let file = crate::media::outgoing::prepare(ctx, &*channel, &path, as_photo).await?;
+            let file = super::outgoing::prepare(ctx, &*channel, &path, as_photo).await?;
             let (name, kind, size) = (file.name.clone(), file.kind, file.size);
             store
                 .enqueue_outbox_with_file(&key, &origin, text, &file)
                 .await?;
-            ctx.rt.outbox_wake.notify_one();
+            ctx.rt.tasks.outbox_wake.notify_one();
             return Ok(json!({"status": "queued", "channel": origin.channel, "chatId": origin.chat_id, "file": name, "as": kind, "bytes": size}).to_string());
         }
         store.enqueue_outbox(&key, &origin, text).await?;
-        ctx.rt.outbox_wake.notify_one();
+        ctx.rt.tasks.outbox_wake.notify_one();
         Ok(
             json!({"status": "queued", "channel": origin.channel, "chatId": origin.chat_id})
                 .to_string(),

@@ -13,10 +13,10 @@ mod beneath;
 pub mod exec;
 pub(crate) mod fs;
 pub(crate) mod message;
+pub mod outgoing;
 mod paths;
 pub mod policy;
 pub mod process;
-mod progress;
 mod search;
 mod sessions;
 pub mod web_fetch;
@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 use super::provider::{ToolSpec, ToolSpecs};
 use crate::config::{AgentEntry, Config};
 use crate::runtime::Runtime;
-use crate::store::ToolCallRecord;
+use crate::store::{Store, StoreError, ToolCallRecord};
 
 pub(crate) use args::{opt_arg, str_arg};
 pub use policy::SUBAGENT_FORBIDDEN;
@@ -94,6 +94,22 @@ pub trait Tool: Send + Sync {
         ctx: &ToolContext<'_>,
         args: serde_json::Value,
     ) -> Result<String, ToolError>;
+    /// Whether consecutive calls of this tool in one answer run at once (each waits on
+    /// something of its own, as `task` waits for its child); other calls run one by one.
+    fn concurrent(&self) -> bool {
+        false
+    }
+    /// Of `open` (calls of this tool that a restart left without a result in run
+    /// `run_id`), those it takes up again instead of failing them (`task`: the calls whose
+    /// child exists). None by default.
+    async fn resumable(
+        &self,
+        _store: &Store,
+        _run_id: &str,
+        _open: &[ToolCallRecord],
+    ) -> Result<Vec<ToolCallRecord>, StoreError> {
+        Ok(Vec::new())
+    }
 }
 
 /// Tools that come and go while the daemon runs (MCP servers' tools), consulted by
@@ -124,6 +140,13 @@ pub struct ToolRegistry {
     pub approvals: Arc<approvals::ApprovalHub>,
 }
 
+/// The built-in tools, with no provider: what a runtime whose `app` added nothing offers.
+impl Default for ToolRegistry {
+    fn default() -> Self {
+        ToolRegistry::builtin()
+    }
+}
+
 impl ToolRegistry {
     pub fn builtin() -> Self {
         let processes = Arc::new(process::Processes::default());
@@ -137,9 +160,6 @@ impl ToolRegistry {
         r.add(Arc::new(sessions::SessionsList));
         r.add(Arc::new(sessions::SessionsHistory));
         r.add(Arc::new(sessions::SessionsSend));
-        for t in crate::subagents::spawn::tools() {
-            r.add(t);
-        }
         r.add(Arc::new(fs::Read));
         r.add(Arc::new(fs::Write));
         r.add(Arc::new(fs::Edit));
@@ -150,8 +170,6 @@ impl ToolRegistry {
         r.add(Arc::new(process::ProcessTool::new(processes)));
         r.add(Arc::new(web_fetch::WebFetch));
         r.add(Arc::new(message::Message));
-        r.add(Arc::new(progress::Progress));
-        r.add(Arc::new(crate::cron::tool::CronTool));
         r
     }
 
@@ -285,37 +303,5 @@ mod tests {
         assert!(sub
             .iter()
             .all(|s| !SUBAGENT_FORBIDDEN.contains(&s.name.as_str())));
-    }
-
-    #[test]
-    fn every_builtin_is_offered_by_default_and_known_to_the_config() {
-        let reg = ToolRegistry::builtin();
-        let cfg = Config::default();
-        assert_eq!(
-            names(&reg.for_run(&cfg, None, false)),
-            vec![
-                "agents_list",
-                "cron",
-                "edit",
-                "exec",
-                "glob",
-                "grep",
-                "ls",
-                "message",
-                "process",
-                "read",
-                "sessions_history",
-                "sessions_list",
-                "sessions_send",
-                "sessions_spawn",
-                "subagents",
-                "task",
-                "web_fetch",
-                "write"
-            ]
-        );
-        for name in reg.tools.keys() {
-            assert_eq!(crate::config::check_entry(name), None, "{name}");
-        }
     }
 }

@@ -83,7 +83,7 @@ pub(crate) fn mcp_cron(config: &Config, out: &mut Vec<Issue>) {
     let mut ids = BTreeSet::new();
     for (i, job) in config.cron.jobs.iter().enumerate() {
         let at = KeyPath::dotted("cron.jobs").index(i);
-        if let Err((key, message)) = crate::cron::jobs::check_field(job, config) {
+        if let Err((key, message)) = crate::config::cron_job::check_field(job, config) {
             out.push(Issue::new(at.key(key), message));
         }
         if !ids.insert(job.id.as_str()) {

@@ -67,7 +67,7 @@ impl Provider for AnthropicProvider {
         let mut resp = rb
             .send()
             .await
-            .map_err(|e| ProviderError::Network(super::roots::describe(&e)))?;
+            .map_err(|e| ProviderError::Network(crate::runtime::roots::describe(&e)))?;
         let status = resp.status();
         if !status.is_success() {
             let retry_after = retry_after_header(resp.headers());

@@ -88,8 +88,9 @@ impl Exec {
             )));
         }
         let workspace = canonical(ctx.workspace);
-        let state_dir = canonical(&ctx.rt.state_dir);
-        let database_dir = sandbox::database_dir(ctx.cfg, &ctx.rt.state_dir).map(|d| canonical(&d));
+        let state_dir = canonical(&ctx.rt.home.state_dir);
+        let database_dir =
+            sandbox::database_dir(ctx.cfg, &ctx.rt.home.state_dir).map(|d| canonical(&d));
         let config_file = sandbox::Sandbox::config_file().map(canonical);
         let home = std::env::var_os("HOME").map(|h| canonical(std::path::Path::new(&h)));
         let layout = sandbox::Layout {
@@ -194,7 +195,7 @@ impl Tool for Exec {
                 shown(ctx.workspace, &workdir)
             )));
         }
-        let env = env::build(ctx.cfg, &ctx.rt.env_keys, &|k| std::env::var(k).ok());
+        let env = env::build(ctx.cfg, &ctx.rt.http.keys, &|k| std::env::var(k).ok());
         let path_var = env
             .iter()
             .find(|(k, _)| k == "PATH")
@@ -276,7 +277,7 @@ impl Tool for Exec {
             session_key: ctx.session_key,
             sandbox: confinement.sandbox(),
         };
-        let job = Job::start(&spec, &ctx.rt.tasks, &ctx.rt.shutdown)
+        let job = Job::start(&spec, &ctx.rt.tasks.tracker, &ctx.rt.tasks.shutdown)
             .map_err(|e| ToolError::Model(format!("cannot start the command: {e}")))?;
         if background {
             if !self.procs.try_add(job.clone()) {

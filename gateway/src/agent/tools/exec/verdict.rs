@@ -47,7 +47,7 @@ pub(super) async fn check(
     let workdir = canonical(workdir);
     // The gateway's own state and config, where they lie inside the workspace (the
     // workspace may equally lie inside the state dir: the default).
-    let mut protected = vec![canonical(&ctx.rt.state_dir)];
+    let mut protected = vec![canonical(&ctx.rt.home.state_dir)];
     protected.extend(sandbox::Sandbox::config_file().map(canonical));
     protected.retain(|p| p.starts_with(&workspace) && *p != workspace);
     let place = Place {

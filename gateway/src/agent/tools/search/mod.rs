@@ -107,7 +107,7 @@ async fn scope(ctx: &ToolContext<'_>, args: &Value) -> Result<Scope, ToolError> 
         ws: guarded::canonical(&checked.ws),
         root: checked.file,
         only: checked.only,
-        own: Own::of(ctx.cfg, &ctx.rt.state_dir),
+        own: Own::of(ctx.cfg, &ctx.rt.home.state_dir),
         hidden,
         deadline: Instant::now() + SEARCH_TIME,
         cancel: ctx.cancel.clone(),

@@ -1,16 +1,16 @@
 //! `progress {text}` (`group:sessions`, sub-agents only; docs/tools.md): a one-line status
 //! the requester's chat shows in one message per child, edited in place. The tool cleans
-//! the line and hands it to the runtime's `subagents::progress` hub, which posts and edits
+//! the line and hands it to the `progress` hub, which posts and edits
 //! at its own pace: the call never waits for the chat.
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use super::args::req_str;
-use super::{Tool, ToolContext, ToolError};
+use super::progress::{self, Target, MIN_EDIT_INTERVAL};
+use super::progress_text::{self, MAX_LINE};
 use crate::agent::provider::ToolSpec;
-use crate::subagents::progress::{self, Target, MIN_EDIT_INTERVAL};
-use crate::subagents::progress_text::{self, MAX_LINE};
+use crate::agent::tools::args::req_str;
+use crate::agent::tools::{Tool, ToolContext, ToolError};
 
 /// Longest text a call may give (the line shows at most `MAX_LINE` characters of it).
 const MAX_INPUT: usize = 2000;

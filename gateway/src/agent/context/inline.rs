@@ -38,7 +38,7 @@ pub async fn attach(
         let names: Vec<String> = m
             .content
             .lines()
-            .filter_map(super::note::image_name)
+            .filter_map(crate::media::note::image_name)
             .map(str::to_string)
             .take(MAX_IMAGES - count)
             .collect();
@@ -54,7 +54,7 @@ pub async fn attach(
     if wanted.is_empty() {
         return messages;
     }
-    let inbox = workspace.join(super::INBOX);
+    let inbox = workspace.join(crate::media::INBOX);
     let loaded = tokio::task::spawn_blocking(move || load(&inbox, wanted)).await;
     match loaded {
         Ok(loaded) => {
@@ -103,7 +103,7 @@ fn read_image(path: &PathBuf) -> Option<ImagePart> {
     if bytes.len() as u64 > MAX_IMAGE_BYTES {
         return None;
     }
-    let mime = super::sniff::image_type(&bytes)?;
+    let mime = crate::media::sniff::image_type(&bytes)?;
     let base64: Arc<str> = base64::engine::general_purpose::STANDARD
         .encode(&bytes)
         .into();

@@ -1,4 +1,4 @@
-//! The trust roots of the model providers' HTTPS client (`Runtime::http`): the Mozilla
+//! The trust roots of the model providers' HTTPS client (`runtime::Http`): the Mozilla
 //! roots compiled in (reqwest's webpki roots) plus the system's store — or, when set,
 //! `SSL_CERT_FILE` / `SSL_CERT_DIR` instead of the system's store — so a private model
 //! endpoint signed by an in-house CA works once its CA is installed on the host or named

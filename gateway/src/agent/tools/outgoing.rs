@@ -45,14 +45,14 @@ pub async fn prepare(
         )));
     }
     let photo_limit = channel.file_limit(FileKind::Photo).unwrap_or(0);
-    let name = super::names::sanitize(&shown, "file");
-    let dir = out_dir(&ctx.rt.state_dir).join(uuid::Uuid::new_v4().simple().to_string());
+    let name = crate::media::names::sanitize(&shown, "file");
+    let dir = out_dir(&ctx.rt.home.state_dir).join(uuid::Uuid::new_v4().simple().to_string());
     let copied = tokio::task::spawn_blocking(move || copy(file, len, &dir, &name))
         .await
         .map_err(|e| ToolError::Fatal(format!("file task failed: {e}")))?;
     let (path, name, size, head) =
         copied.map_err(|e| ToolError::Model(format!("cannot copy {shown}: {e}")))?;
-    let image = super::sniff::image_type(&head);
+    let image = crate::media::sniff::image_type(&head);
     let kind = match (as_photo, image) {
         (Some(true), None) => {
             return Err(ToolError::Model(format!(
@@ -94,7 +94,7 @@ fn copy(
     name: &str,
 ) -> std::io::Result<(PathBuf, String, u64, Vec<u8>)> {
     std::fs::create_dir_all(dir)?;
-    let (mut out, name) = super::names::create_unique(dir, name)?;
+    let (mut out, name) = crate::media::names::create_unique(dir, name)?;
     let mut src = file.take(len);
     let mut head = Vec::with_capacity(16);
     let mut buf = vec![0u8; 64 * 1024];

@@ -14,8 +14,8 @@
 //! token; answers `ws://127.0.0.1:PORT/link/?ticket=…`), `chat.postMessage`, `chat.update`,
 //! `chat.postEphemeral`, `files.getUploadURLExternal` + `POST /upload/<id>` +
 //! `files.completeUploadExternal`, `files.info`, and shared files' bytes at
-//! `GET /files-pri/…` (bot token only; `shared.rs`). Errors are HTTP 200 `{ok:false,error}`; [`Failure`]s
-//! are played per method; a 429 carries `Retry-After` and a call of that method before it
+//! `GET /files-pri/…` (bot token only; `shared.rs`). Errors are HTTP 200
+//! `{ok:false,error}`; [`Failure`]s are played per method; a 429 carries `Retry-After` and a call of that method before it
 //! ends is a violation. Violations also: unknown methods or paths, bodies neither JSON nor
 //! form, Block Kit Slack would refuse, text past 40,000 characters, a `thread_ts` of no
 //! message, upload lengths that differ from the declared one.

@@ -1,10 +1,11 @@
 //! Files people send on Slack end to end (docs/slack.md, docs/media.md): a photo shared
 //! without text lands in the agent's `inbox/` and reaches the model as an image part; a
-//! document lands under its name with the message's text and a note; a Slack Connect file
-//! (`file_access: "check_file_info"`) is fetched through `files.info`; every download
-//! carries the bot token. A file over `media.maxBytes` (declared, or lied about) is
-//! refused with a reply; a file URL off Slack's hosts is never fetched; a stranger's file
-//! and an unaddressed file in a channel are never fetched.
+//! document lands under its name with the message's text and a note; a voice clip shared
+//! in the bot's thread is transcribed; a Slack Connect file (`file_access:
+//! "check_file_info"`) is fetched through `files.info`; every download carries the bot
+//! token. A file over `media.maxBytes` (declared, or lied about) is refused with a reply;
+//! a file URL off Slack's hosts, or a redirect, is never followed; a stranger's file and
+//! an unaddressed file in a channel are never fetched.
 
 use serde_json::json;
 use switchboard_testkit::fake_model::{images_of, FakeModel};
@@ -18,12 +19,14 @@ use crate::slack::{
 
 /// Catches: a file-only message ignored, files dropped from a message with text, a file
 /// fetched without the bot token (Slack refuses it), a Slack Connect file given up on
-/// instead of asked of `files.info`, an image not reaching a vision model.
+/// instead of asked of `files.info`, an image not reaching a vision model, a voice clip in
+/// a thread not transcribed.
 #[tokio::test]
 async fn shared_files_land_in_the_inbox_and_photos_reach_the_model() {
     let fake = FakeModel::start().await.unwrap();
     let sl = FakeSlack::start(BOT_TOKEN, APP_TOKEN).await.unwrap();
-    let gw = gateway(&fake, &sl, json!({})).await;
+    let audio = json!({"media": {"audio": {"model": "fake/whisper-1"}}});
+    let gw = gateway_with(&fake, &sl, json!({}), audio).await;
     let inbox = gw.state_dir().join("workspace/inbox");
 
     // A photo alone, in a DM.
@@ -50,13 +53,32 @@ async fn shared_files_land_in_the_inbox_and_photos_reach_the_model() {
     // A document with text, mentioning the bot in a channel.
     let report = b"%PDF-1.4 quarterly".to_vec();
     let doc = sl.host_file(&ann(), "report.pdf", "application/pdf", report.clone());
-    sl.channel_message_with_files(GENERAL, &ann(), &mention("summarize this"), vec![doc]);
+    let top = sl.channel_message_with_files(GENERAL, &ann(), &mention("summarize this"), vec![doc]);
     let answer = post_with(&sl, "echo: summarize this").await;
+    assert_eq!(answer.thread_ts.as_deref(), Some(top.as_str()));
     assert_eq!(
         answer.text,
         "echo: summarize this\n[file received: inbox/report.pdf (application/pdf, 18 bytes)]"
     );
     assert_eq!(std::fs::read(inbox.join("report.pdf")).unwrap(), report);
+
+    // A voice clip in that thread (no mention needed there): transcribed.
+    let mut clip = sl.host_file(
+        &ann(),
+        "clip.webm",
+        "audio/webm",
+        b"webm voice bytes".to_vec(),
+    );
+    clip["subtype"] = json!("slack_audio");
+    sl.thread_reply_with_files(GENERAL, &top, &ann(), "", vec![clip]);
+    let answer = post_with(&sl, "echo: [voice note received").await;
+    assert_eq!(
+        answer.text,
+        "echo: [voice note received: inbox/clip.webm (audio/webm, 16 bytes); transcript below]\ntranscript of clip.webm (16 bytes)"
+    );
+    assert_eq!(answer.thread_ts.as_deref(), Some(top.as_str()));
+    let t = fake.transcriptions();
+    assert_eq!((t.len(), t[0].bytes), (1, 16));
 
     // A Slack Connect file: the event gives only its id; `files.info` gives its URL.
     let notes = sl.host_file(&ann(), "notes.txt", "text/plain", b"kumquat".to_vec());
@@ -76,7 +98,7 @@ async fn shared_files_land_in_the_inbox_and_photos_reach_the_model() {
     );
 
     let downloads = sl.downloads();
-    assert_eq!(downloads.len(), 3, "{downloads:?}");
+    assert_eq!(downloads.len(), 4, "{downloads:?}");
     assert!(
         downloads.iter().all(|d| d.authorized && d.status == 200),
         "{downloads:?}"
@@ -88,7 +110,7 @@ async fn shared_files_land_in_the_inbox_and_photos_reach_the_model() {
 
 /// Catches: a file past `media.maxBytes` taken (or its size lie believed, or refused in
 /// silence); a crafted URL off Slack's hosts fetched with the bot token (SSRF, a leaked
-/// token); a stranger's file, or a file in a channel not addressed to the bot, fetched.
+/// token), or a redirect off them followed; a stranger's file, or a file in a channel not addressed to the bot, fetched.
 #[tokio::test]
 async fn oversized_foreign_and_unwanted_files_are_not_fetched() {
     let fake = FakeModel::start().await.unwrap();
@@ -147,14 +169,31 @@ async fn oversized_foreign_and_unwanted_files_are_not_fetched() {
     );
     assert!(!inbox.join("secret.png").exists());
 
+    // A Slack URL answering with a redirect elsewhere: not followed.
+    let moved = sl.host_file(&ann(), "moved.png", "image/png", jpeg(1024));
+    sl.redirect_file(&moved, &elsewhere);
+    sl.dm_with_files(&ann(), "", vec![moved]);
+    post_with(&sl, "moved.png was not received").await;
+    let last = sl.posted().pop().unwrap();
+    assert_eq!(
+        last.text,
+        "⚠️ moved.png was not received: download failed: HTTP 302 Found."
+    );
+    assert_eq!(
+        fake.requests().len(),
+        before,
+        "the redirect was not followed"
+    );
+    assert!(!inbox.join("moved.png").exists());
+
     // A stranger's DM, and Ann's file in a channel without a mention: never fetched.
     let eves = sl.host_file(&eve(), "eve.jpg", "image/jpeg", jpeg(1024));
     sl.dm_with_files(&eve(), "look", vec![eves]);
     let unaddressed = sl.host_file(&ann(), "chat.jpg", "image/jpeg", jpeg(1024));
     sl.channel_message_with_files(GENERAL, &ann(), "look", vec![unaddressed]);
     sl.wait_all_acked(WAIT).await.unwrap();
-    assert_eq!(sl.downloads().len(), 1, "{:?}", sl.downloads());
-    assert_eq!(sl.posted().len(), 3, "{:?}", sl.posted());
+    assert_eq!(sl.downloads().len(), 2, "{:?}", sl.downloads());
+    assert_eq!(sl.posted().len(), 4, "{:?}", sl.posted());
     assert_eq!(fake.requests().len(), before, "nothing reached the agent");
     assert!(!inbox.join("eve.jpg").exists() && !inbox.join("chat.jpg").exists());
     sl.assert_no_violations();

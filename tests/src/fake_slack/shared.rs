@@ -1,8 +1,8 @@
 //! Files people share with the bot: the fake hosts their bytes at
 //! `GET /files-pri/<team>-<id>/…` (its own address standing in for `files.slack.com`),
 //! given only with the bot token (403 otherwise, as Slack refuses a file without
-//! `files:read` auth), answers `files.info` with the full file object, and posts
-//! `file_share` message events carrying them. Every fetch of a hosted file is recorded.
+//! `files:read` auth) or, when a test says so, a redirect elsewhere; answers `files.info`
+//! with the full file object, and posts `file_share` message events carrying them. Every fetch of a hosted file is recorded.
 
 use std::sync::Arc;
 
@@ -21,6 +21,8 @@ pub(super) struct Hosted {
     /// The full file object (`files.info`'s `file`).
     pub(super) object: Value,
     pub(super) bytes: Arc<Vec<u8>>,
+    /// Answer its URL with `302 Found` to here instead of the bytes.
+    pub(super) redirect: Option<String>,
 }
 
 /// One request for a hosted file's bytes.
@@ -62,6 +64,7 @@ impl FakeSlack {
                 Hosted {
                     object: object.clone(),
                     bytes: Arc::new(bytes),
+                    redirect: None,
                 },
             );
             object
@@ -83,6 +86,29 @@ impl FakeSlack {
         files: Vec<Value>,
     ) -> String {
         self.message_with(channel, "channel", user, text, None, files)
+    }
+
+    /// `user` shares `files` in the thread under `thread_ts` in `channel`, with `text`.
+    pub fn thread_reply_with_files(
+        &self,
+        channel: &str,
+        thread_ts: &str,
+        user: &SUser,
+        text: &str,
+        files: Vec<Value>,
+    ) -> String {
+        self.message_with(channel, "channel", user, text, Some(thread_ts), files)
+    }
+
+    /// Answer the URLs of hosted `file` with a redirect to `to` (a client that follows it
+    /// leaves Slack's hosts).
+    pub fn redirect_file(&self, file: &Value, to: &str) {
+        let id = file["id"].as_str().unwrap_or_default().to_owned();
+        self.state().change(|w| {
+            if let Some(h) = w.hosted.get_mut(&id) {
+                h.redirect = Some(to.to_owned());
+            }
+        });
     }
 
     /// Every request for a hosted file's bytes so far.
@@ -135,8 +161,15 @@ pub(super) async fn download(
         .unwrap_or_default()
         .to_owned();
     state.change(|w| {
-        let found = w.hosted.get(&id).map(|h| h.bytes.clone());
+        let found = w
+            .hosted
+            .get(&id)
+            .map(|h| (h.bytes.clone(), h.redirect.clone()));
         let (status, response) = match (found, authorized) {
+            (Some((_, Some(to))), true) => (
+                StatusCode::FOUND,
+                (StatusCode::FOUND, [("location", to)]).into_response(),
+            ),
             (None, _) => (
                 StatusCode::NOT_FOUND,
                 (StatusCode::NOT_FOUND, "file not found").into_response(),
@@ -145,7 +178,7 @@ pub(super) async fn download(
                 StatusCode::FORBIDDEN,
                 (StatusCode::FORBIDDEN, "not_authed").into_response(),
             ),
-            (Some(bytes), true) => (
+            (Some((bytes, None)), true) => (
                 StatusCode::OK,
                 (
                     [("content-type", "application/octet-stream")],

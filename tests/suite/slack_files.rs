@@ -13,9 +13,7 @@ use switchboard_testkit::fake_slack::{check_file_info, FakeSlack};
 
 use crate::common::WAIT;
 use crate::media_telegram::jpeg;
-use crate::slack::{
-    ann, eve, gateway, gateway_with, mention, post_with, APP_TOKEN, BOT_TOKEN, GENERAL,
-};
+use crate::slack::{ann, eve, gateway_with, mention, post_with, APP_TOKEN, BOT_TOKEN, GENERAL};
 
 /// Catches: a file-only message ignored, files dropped from a message with text, a file
 /// fetched without the bot token (Slack refuses it), a Slack Connect file given up on

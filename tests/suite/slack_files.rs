@@ -147,10 +147,11 @@ async fn oversized_foreign_and_unwanted_files_are_not_fetched() {
         "nothing half-written stays"
     );
 
-    // A URL on another host (the fake model's: reachable, but not Slack's).
+    // A URL on another host (the fake model's: reachable, but not Slack's; any request to
+    // that path would be a violation of the fake model).
     let before = fake.requests().len();
     let mut foreign = sl.host_file(&ann(), "secret.png", "image/png", jpeg(1024));
-    let elsewhere = format!("{}/v1/models", fake.origin());
+    let elsewhere = format!("{}/stolen/secret.png", fake.origin());
     foreign["url_private"] = json!(elsewhere);
     foreign["url_private_download"] = json!(elsewhere);
     sl.dm_with_files(&ann(), "", vec![foreign]);
@@ -160,11 +161,7 @@ async fn oversized_foreign_and_unwanted_files_are_not_fetched() {
         last.text,
         "⚠️ secret.png was not received: refused: the file URL is not on Slack's file host."
     );
-    assert_eq!(
-        fake.requests().len(),
-        before,
-        "nothing reached the model's host"
-    );
+    fake.assert_no_violations();
     assert!(!inbox.join("secret.png").exists());
 
     // A Slack URL answering with a redirect elsewhere: not followed.
@@ -177,11 +174,7 @@ async fn oversized_foreign_and_unwanted_files_are_not_fetched() {
         last.text,
         "⚠️ moved.png was not received: download failed: HTTP 302 Found."
     );
-    assert_eq!(
-        fake.requests().len(),
-        before,
-        "the redirect was not followed"
-    );
+    fake.assert_no_violations();
     assert!(!inbox.join("moved.png").exists());
 
     // A stranger's DM, and Ann's file in a channel without a mention: never fetched.

@@ -161,6 +161,40 @@ pub fn check_response(resp: &reqwest::Response, max: u64) -> Result<(), MediaErr
     }
 }
 
+/// Longest wait for a download's answer to start.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Whether a platform file `url` may be fetched (or receive an upload): HTTPS on one of the
+/// platform's `hosts` (default port), or the same scheme, host and port as the configured
+/// API base `api` (where a test's fake serves its files). Nothing else: no other host, no
+/// userinfo.
+pub fn allowed_url(url: &str, hosts: &[&str], api: &str) -> bool {
+    let (Ok(u), Ok(base)) = (reqwest::Url::parse(url), reqwest::Url::parse(api)) else {
+        return false;
+    };
+    if !u.username().is_empty() || u.password().is_some() {
+        return false;
+    }
+    let platform = u.scheme() == "https"
+        && u.port().is_none()
+        && u.host_str().is_some_and(|h| hosts.contains(&h));
+    let same_base = u.scheme() == base.scheme()
+        && u.host_str().is_some()
+        && u.host_str() == base.host_str()
+        && u.port_or_known_default() == base.port_or_known_default();
+    platform || same_base
+}
+
+/// A client for platform file downloads: no redirects (a redirect could leave the allowed
+/// hosts, or carry a bearer token elsewhere), bounded connect and total time.
+pub fn download_client() -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(CONNECT_TIMEOUT)
+        .timeout(DOWNLOAD_TIMEOUT)
+        .build()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,8 +13,9 @@
 //! Web API (`web.rs`): `POST {api_url}/<method>`; `auth.test`, `apps.connections.open` (app
 //! token; answers `ws://127.0.0.1:PORT/link/?ticket=…`), `chat.postMessage`, `chat.update`,
 //! `chat.postEphemeral`, `files.getUploadURLExternal` + `POST /upload/<id>` +
-//! `files.completeUploadExternal`. Errors are HTTP 200 `{ok:false,error}`; [`Failure`]s
-//! are played per method; a 429 carries `Retry-After` and a call of that method before it
+//! `files.completeUploadExternal`, `files.info`, and shared files' bytes at
+//! `GET /files-pri/…` (bot token only; `shared.rs`). Errors are HTTP 200
+//! `{ok:false,error}`; [`Failure`]s are played per method; a 429 carries `Retry-After` and a call of that method before it
 //! ends is a violation. Violations also: unknown methods or paths, bodies neither JSON nor
 //! form, Block Kit Slack would refuse, text past 40,000 characters, a `thread_ts` of no
 //! message, upload lengths that differ from the declared one.
@@ -26,6 +27,7 @@
 //! connection; acks of unknown envelopes and frames that are not JSON are violations.
 
 mod payloads;
+mod shared;
 mod socket;
 mod state;
 mod types;
@@ -39,6 +41,7 @@ use anyhow::Context as _;
 use tokio_util::task::AbortOnDropHandle;
 
 use crate::fake_support::ServerTask;
+pub use shared::{check_file_info, Download};
 use state::{Msg, State};
 pub use types::{
     Call, Envelope, Ephemeral, Failure, Posted, SUser, Update, Upload, APP_ID, BOT_ID, BOT_USER,
@@ -119,6 +122,19 @@ impl FakeSlack {
         text: &str,
         thread: Option<&str>,
     ) -> String {
+        self.message_with(channel, kind, user, text, thread, Vec::new())
+    }
+
+    /// [`FakeSlack::message`] carrying `files` (a `file_share`).
+    fn message_with(
+        &self,
+        channel: &str,
+        kind: &str,
+        user: &SUser,
+        text: &str,
+        thread: Option<&str>,
+        files: Vec<serde_json::Value>,
+    ) -> String {
         self.state().change(|w| {
             let ts = w.ts();
             w.channels.entry(channel.to_owned()).or_default().push(Msg {
@@ -128,13 +144,19 @@ impl FakeSlack {
             let ev = w.id("Ev");
             w.push_envelope(
                 "events_api",
-                payloads::message(&ev, channel, kind, user, text, &ts, thread),
+                shared::with_files(
+                    payloads::message(&ev, channel, kind, user, text, &ts, thread),
+                    &files,
+                ),
             );
             if kind != "im" && text.contains(&format!("<@{BOT_USER}>")) {
                 let ev = w.id("Ev");
                 w.push_envelope(
                     "events_api",
-                    payloads::app_mention(&ev, channel, user, text, &ts, thread),
+                    shared::with_files(
+                        payloads::app_mention(&ev, channel, user, text, &ts, thread),
+                        &files,
+                    ),
                 );
             }
             ts

@@ -69,6 +69,7 @@ mod security_ws;
 mod shared_runs;
 mod slack;
 mod slack_actions;
+mod slack_files;
 mod subagent_announce;
 mod subagent_commands;
 mod subagent_lifecycle;

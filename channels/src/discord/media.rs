@@ -3,8 +3,6 @@
 //! in tests), with no redirect followed, so a crafted attachment URL reaches nothing
 //! else —, and sending a file back (create message, multipart `files[0]`).
 
-use std::time::Duration;
-
 use serenity::all::Message;
 use tokio::io::AsyncWrite;
 
@@ -16,8 +14,6 @@ use crate::{ChannelError, DeliveryProgress, MediaKind, MediaRef, OutboundFile, O
 pub const UPLOAD_LIMIT: u64 = 25 * 1024 * 1024;
 /// The hosts Discord serves attachments from.
 pub const CDN_HOSTS: &[&str] = &["cdn.discordapp.com", "media.discordapp.net"];
-/// Longest wait for an attachment's answer to start.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The attachments of a message as references [`Discord::fetch`] can download (at most
 /// [`MAX_MEDIA_PER_MESSAGE`]); the type Discord reports picks the kind.
@@ -48,20 +44,7 @@ pub(super) fn attachments_of(msg: &Message) -> Vec<MediaRef> {
 /// host and port as the configured API base `api` (which is where a test's fake serves
 /// its attachments). Nothing else: no other host, no userinfo.
 pub fn allowed_url(url: &str, api: &str) -> bool {
-    let (Ok(u), Ok(base)) = (reqwest::Url::parse(url), reqwest::Url::parse(api)) else {
-        return false;
-    };
-    if !u.username().is_empty() || u.password().is_some() {
-        return false;
-    }
-    let cdn = u.scheme() == "https"
-        && u.port().is_none()
-        && u.host_str().is_some_and(|h| CDN_HOSTS.contains(&h));
-    let same_base = u.scheme() == base.scheme()
-        && u.host_str().is_some()
-        && u.host_str() == base.host_str()
-        && u.port_or_known_default() == base.port_or_known_default();
-    cdn || same_base
+    crate::media::allowed_url(url, CDN_HOSTS, api)
 }
 
 impl Discord {
@@ -128,16 +111,6 @@ impl Discord {
         })
         .await
     }
-}
-
-/// A client for attachment downloads: no redirects (a redirect could leave the allowed
-/// hosts), bounded connect and total time.
-pub(super) fn download_client() -> Result<reqwest::Client, reqwest::Error> {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(CONNECT_TIMEOUT)
-        .timeout(crate::media::DOWNLOAD_TIMEOUT)
-        .build()
 }
 
 #[cfg(test)]

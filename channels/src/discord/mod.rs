@@ -62,7 +62,7 @@ pub(crate) struct Inner {
     settings: DiscordSettings,
     http: Arc<Http>,
     rest: rest::Rest,
-    /// Attachment downloads (no redirects; `media::download_client`).
+    /// Attachment downloads (no redirects; `crate::media::download_client`).
     downloads: reqwest::Client,
     me: OnceLock<BotInfo>,
     typing: Mutex<HashMap<u64, AbortOnDropHandle<()>>>,
@@ -83,7 +83,8 @@ impl Discord {
             .build();
         let rest = rest::Rest::new(&base, &settings.token, !settings.link_preview)
             .map_err(|e| SetupError::Client(e.to_string()))?;
-        let downloads = media::download_client().map_err(|e| SetupError::Client(e.to_string()))?;
+        let downloads =
+            crate::media::download_client().map_err(|e| SetupError::Client(e.to_string()))?;
         Ok(Discord {
             inner: Arc::new(Inner {
                 settings,

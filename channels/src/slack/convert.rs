@@ -2,7 +2,8 @@
 //! against hostile JSON apart from the socket. A frame is `hello`, a `disconnect`, or an
 //! envelope (`events_api`, `slash_commands`, `interactive`) whose payload becomes an
 //! [`InboundMessage`] (a person's message, a slash command typed as its text, a button
-//! press) or nothing (a bot's own message, an edit, an event the gateway has no use for),
+//! press; a message's files as references, see `received`) or nothing (a bot's own
+//! message, an edit, an event the gateway has no use for),
 //! each with the key that deduplicates its deliveries. Ids and timestamps are checked;
 //! anything out of shape is ignored (and still acked), never trusted.
 
@@ -155,7 +156,7 @@ fn event(payload: &Value, me: Me<'_>) -> Item {
         return Item::Ignore("an event the adapter does not use");
     }
     match e["subtype"].as_str() {
-        None | Some("thread_broadcast") => {}
+        None | Some("thread_broadcast" | "file_share") => {}
         Some(_) => return Item::Ignore("a message subtype (an edit, a join, a bot message)"),
     }
     if !e["bot_id"].is_null() {
@@ -180,8 +181,10 @@ fn event(payload: &Value, me: Me<'_>) -> Item {
     let mention = format!("<@{}", me.user_id);
     let mentioned = ty == Some("app_mention") || raw.contains(&mention);
     let text = plain(raw, me.user_id);
-    if text.is_empty() {
-        return Item::Ignore("a message without text");
+    // A file without text is a message too.
+    let media = super::received::files_of(e);
+    if text.is_empty() && media.is_empty() {
+        return Item::Ignore("a message without text or files");
     }
     // A mention at the top of a channel opens a thread under it (its own session).
     let thread = match (thread_ts, kind) {
@@ -198,7 +201,7 @@ fn event(payload: &Value, me: Me<'_>) -> Item {
         message_id: Some(format!("{channel}:{ts}")),
         addressed: kind == ChatKind::Direct || mentioned,
         press: None,
-        media: Vec::new(),
+        media,
     };
     Item::Message {
         key: format!("msg:{channel}:{ts}"),

@@ -173,6 +173,40 @@ fn hello_and_disconnect_frames() {
     assert!(frame("not json", me(true)).is_err());
 }
 
+/// Catches: a message with only a file ignored, a `file_share` dropped as a subtype, a
+/// stranger's unaddressed file in a channel marked as addressed.
+#[test]
+fn a_shared_file_is_a_message_even_without_text() {
+    let file = json!({"id": "F1", "name": "cat.png", "mimetype": "image/png", "size": 10,
+        "url_private_download": "https://files.slack.com/files-pri/T1-F1/download/cat.png"});
+    let shared = |channel: &str, channel_type: &str, text: &str| {
+        envelope(
+            "events_api",
+            json!({"type": "event_callback", "event": {"type": "message", "subtype": "file_share",
+                "channel": channel, "channel_type": channel_type, "user": "U42", "text": text,
+                "ts": "1700000000.000200", "files": [file.clone()]}}),
+        )
+    };
+    let Item::Message { msg, .. } = item(&shared("D1", "im", ""), me(true)) else {
+        panic!("a file alone is a message");
+    };
+    assert_eq!(msg.text, "");
+    assert_eq!(msg.media.len(), 1);
+    assert_eq!(msg.media[0].name.as_deref(), Some("cat.png"));
+    assert!(msg.addressed);
+    let Item::Message { msg, .. } = item(&shared("C1", "channel", "look"), me(true)) else {
+        panic!("a file with text is a message");
+    };
+    assert!(!msg.addressed, "not mentioned in a channel");
+    let Item::Message { msg, .. } = item(&shared("C1", "channel", "<@UBOT1> look"), me(true))
+    else {
+        panic!("a mention with a file is a message");
+    };
+    assert!(msg.addressed);
+    assert_eq!(msg.text, "look");
+    assert_eq!(msg.media.len(), 1);
+}
+
 fn arb_json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
@@ -189,7 +223,10 @@ fn arb_json() -> impl Strategy<Value = Value> {
             Just("im"),
             Just("block_actions"),
             Just("/status"),
-            Just("app_mention")
+            Just("app_mention"),
+            Just("file_share"),
+            Just("F1"),
+            Just("https://files.slack.com/f/a.png")
         ]
         .prop_map(|s| Value::String(s.to_owned())),
     ];
@@ -216,7 +253,9 @@ fn arb_json() -> impl Strategy<Value = Value> {
                     Just("id"),
                     Just("subtype"),
                     Just("channel_type"),
-                    Just("message")
+                    Just("message"),
+                    Just("files"),
+                    Just("url_private")
                 ]
                 .prop_map(str::to_owned),
                 inner,
@@ -243,6 +282,10 @@ proptest! {
         let Ok(Frame::Envelope { item, .. }) = frame(&text, me) else {
             return Err(TestCaseError::fail("an envelope not read as one"));
         };
+        if let Item::Message { msg, .. } = &*item {
+            prop_assert!(!msg.text.is_empty() || !msg.media.is_empty());
+            prop_assert!(msg.media.len() <= crate::media::MAX_MEDIA_PER_MESSAGE);
+        }
         let msg = match *item {
             Item::Message { msg, .. } | Item::Command { msg, .. } | Item::Press { msg, .. } => msg,
             Item::Ignore(_) => return Ok(()),

@@ -9,24 +9,10 @@ use super::web::Body;
 use super::Inner;
 use crate::{ChannelError, OutboundFile};
 
-/// The host Slack serves upload URLs from.
-const UPLOAD_HOST: &str = "files.slack.com";
-
-/// Whether `url` may receive an upload: HTTPS on Slack's upload host, or the scheme, host
+/// Whether `url` may receive an upload: HTTPS on Slack's file host, or the scheme, host
 /// and port of the configured API base (a fake in tests).
 pub(super) fn allowed_upload_url(url: &str, api: &str) -> bool {
-    let (Ok(u), Ok(base)) = (reqwest::Url::parse(url), reqwest::Url::parse(api)) else {
-        return false;
-    };
-    if !u.username().is_empty() || u.password().is_some() {
-        return false;
-    }
-    let slack = u.scheme() == "https" && u.port().is_none() && u.host_str() == Some(UPLOAD_HOST);
-    let same = u.scheme() == base.scheme()
-        && u.host_str().is_some()
-        && u.host_str() == base.host_str()
-        && u.port_or_known_default() == base.port_or_known_default();
-    slack || same
+    super::received::allowed(url, api)
 }
 
 pub(super) async fn upload(

@@ -8,7 +8,8 @@
 //! envelope to the gateway and acking it), `dedup` (an envelope Slack delivers twice is
 //! handled once), `convert` (envelope → [`crate::InboundMessage`], pure), `mrkdwn`
 //! (Markdown → Slack mrkdwn), `send`, `actions` (Block Kit buttons, presses), `lines`
-//! (`post_line`/`edit_line`), `files` (upload).
+//! (`post_line`/`edit_line`), `files` (upload), `received` (files people send: read from
+//! the event, fetched with the bot token).
 
 mod actions;
 mod config;
@@ -20,6 +21,9 @@ mod envelope;
 mod files;
 mod lines;
 pub mod mrkdwn;
+mod received;
+#[cfg(test)]
+mod received_tests;
 mod send;
 mod socket;
 mod web;
@@ -99,6 +103,8 @@ impl Threads {
 pub(crate) struct Inner {
     settings: SlackSettings,
     web: web::Web,
+    /// File downloads (no redirects; `crate::media::download_client`).
+    downloads: reqwest::Client,
     /// The bot's user id, from `auth.test`.
     me: OnceLock<String>,
     threads: Mutex<Threads>,
@@ -114,10 +120,13 @@ impl Slack {
     pub fn new(settings: SlackSettings) -> Result<Slack, SetupError> {
         let web = web::Web::new(&settings.api_url, &settings.bot_token, &settings.app_token)
             .map_err(|e| SetupError::Client(e.to_string()))?;
+        let downloads =
+            crate::media::download_client().map_err(|e| SetupError::Client(e.to_string()))?;
         Ok(Slack {
             inner: Arc::new(Inner {
                 settings,
                 web,
+                downloads,
                 me: OnceLock::new(),
                 threads: Mutex::new(Threads::default()),
                 seen: dedup::Seen::default(),
@@ -151,6 +160,15 @@ impl Channel for Slack {
         progress: &dyn DeliveryProgress,
     ) -> Result<(), ChannelError> {
         send::send(&self.inner, self.text_limit(), msg, progress).await
+    }
+
+    async fn fetch_media(
+        &self,
+        media: &crate::MediaRef,
+        max_bytes: u64,
+        out: &mut (dyn tokio::io::AsyncWrite + Unpin + Send),
+    ) -> Result<u64, crate::MediaError> {
+        received::fetch(&self.inner, media, max_bytes, out).await
     }
 
     fn file_limit(&self, _kind: crate::FileKind) -> Option<u64> {

@@ -73,6 +73,9 @@ pub(super) struct World {
     /// Socket Mode connections opened so far.
     pub(super) connections: usize,
     pub(super) redeliver_after: Option<Duration>,
+    /// Files people shared, by id (`shared`).
+    pub(super) hosted: HashMap<String, super::shared::Hosted>,
+    pub(super) downloads: Vec<super::shared::Download>,
 }
 
 impl World {

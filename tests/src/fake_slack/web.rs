@@ -1,7 +1,7 @@
 //! The Web API: `POST /api/<method>` with a bearer token (the bot token `xoxb-…`, the app
 //! token `xapp-…` for `apps.connections.open`), JSON or form bodies, answers
 //! `{ok:true,…}` or `{ok:false,error}` (HTTP 200, as Slack does), 429 with `Retry-After`,
-//! and the upload URL of `files.getUploadURLExternal`.
+//! the upload URL of `files.getUploadURLExternal`, and shared files (`shared`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,7 +10,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State as Axum};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, post};
+use axum::routing::{any, get, post};
 use axum::Router;
 use serde_json::{json, Map, Value};
 
@@ -27,6 +27,7 @@ pub(super) fn router(state: Arc<State>) -> Router {
     Router::new()
         .route("/api/{method}", post(method))
         .route("/upload/{file}", post(upload))
+        .route("/files-pri/{*rest}", get(super::shared::download))
         .route("/link/", any(super::socket::upgrade))
         .fallback(unknown)
         .with_state(state)
@@ -187,6 +188,7 @@ fn call(
         "chat.postEphemeral" => ephemeral(w, &p),
         "files.getUploadURLExternal" => upload_url(w, &p, base),
         "files.completeUploadExternal" => complete_upload(w, &p),
+        "files.info" => super::shared::info(w, &p),
         other => {
             w.violation(format!("unknown Web API method {other}"));
             Err("unknown_method".to_owned())

@@ -85,5 +85,6 @@ pub(crate) const RETRY_CHAT_NOW: Sql = sql!(
 );
 
 /// A row's chat and texts (tests): key.
+#[cfg(test)]
 pub(crate) const CHAT_OF: Sql =
     sql!("SELECT channel, chat_id, thread_id, text, footer FROM outbox WHERE key = $1");

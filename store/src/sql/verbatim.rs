@@ -99,12 +99,19 @@ pub(super) fn literals(src: &str) -> Vec<String> {
     out
 }
 
-/// Whether a literal is a statement (or a script of several).
+/// Whether a literal is a statement (or a script of several), or the tail of one built
+/// with `format!` after a shared head (`"{SELECT} WHERE …"`).
 fn is_statement(lit: &str) -> bool {
-    let head = lit.trim_start().to_ascii_uppercase();
-    ["SELECT ", "INSERT ", "UPDATE ", "DELETE ", "WITH "]
-        .iter()
-        .any(|k| head.starts_with(k))
+    let lit = lit.trim_start();
+    let head = lit.to_ascii_uppercase();
+    let formatted = lit.starts_with('{')
+        && lit[1..].split_once('}').is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+        });
+    formatted
+        || ["SELECT ", "INSERT ", "UPDATE ", "DELETE ", "WITH "]
+            .iter()
+            .any(|k| head.starts_with(k))
 }
 
 /// A statement's text with whitespace collapsed and `?` / `?NNN` written `$n`.
@@ -244,4 +251,7 @@ fn the_scanner_reads_plain_and_raw_literals_and_numbers_placeholders() {
     assert_eq!(normalize(&lits[0]), "SELECT $1 FROM t");
     assert_eq!(normalize(&lits[1]), "UPDATE t SET x = $2, y = $1");
     assert_eq!(normalize("SELECT '?' , ?"), "SELECT '?' , $1");
+    assert!(is_statement("{SELECT} WHERE s.run_id = ?"));
+    assert!(!is_statement("{key} is not a statement"));
+    assert!(!is_statement("{}"));
 }

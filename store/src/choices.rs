@@ -20,16 +20,6 @@ pub enum Choice {
     Thinking,
 }
 
-impl Choice {
-    /// The column that holds it.
-    pub(super) fn column(self) -> &'static str {
-        match self {
-            Choice::Model => "model_override",
-            Choice::Thinking => "thinking_override",
-        }
-    }
-}
-
 engine_fns! {
     /// The choices of `key`'s active session (none when it has no active session).
     pub async fn session_choices(&self, key: &str) -> Result<SessionChoices>;

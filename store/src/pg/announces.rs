@@ -15,6 +15,7 @@ impl Pg {
     pub async fn ask_for_announce(&self, run_id: &str, session_id: &str, text: &str) -> Result<()> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
+        // Twin of SQLite's ANNOUNCE_PROMPT script: the UPDATE's row count gates the insert.
         let first = sqlx::query(
             "UPDATE subagent_runs SET announce_prompt_at = $1
              WHERE run_id = $2 AND announce_prompt_at IS NULL",
@@ -39,13 +40,10 @@ impl Pg {
     }
 
     pub async fn bump_announce_attempts(&self, run_id: &str) -> Result<i64> {
-        let r = sqlx::query(
-            "UPDATE subagent_runs SET announce_attempts = announce_attempts + 1
-             WHERE run_id = $1 RETURNING announce_attempts",
-        )
-        .bind(run_id)
-        .fetch_one(&self.pool)
-        .await?;
+        let r = sqlx::query(crate::sql::announces::BUMP_ATTEMPTS.pg)
+            .bind(run_id)
+            .fetch_one(&self.pool)
+            .await?;
         Ok(r.try_get("announce_attempts")?)
     }
 
@@ -81,6 +79,7 @@ impl Pg {
             AnnounceState::Skipped
         };
         let mut tx = self.pool.begin().await?;
+        // Twin of SQLite's COMPLETE_ANNOUNCE script: the UPDATE's row gates the rest.
         let moved = sqlx::query(
             "UPDATE subagent_runs SET announce_state = $1,
                  archive_at = CASE WHEN $2 THEN $3 ELSE archive_at END
@@ -143,13 +142,10 @@ impl Pg {
 
     /// Mark an announce failed for good (kept for `/subagents info`).
     pub async fn fail_announce(&self, run_id: &str) -> Result<()> {
-        sqlx::query(
-            "UPDATE subagent_runs SET announce_state = 'failed'
-             WHERE run_id = $1 AND announce_state = 'pending'",
-        )
-        .bind(run_id)
-        .execute(&self.pool)
-        .await?;
+        sqlx::query(crate::sql::announces::FAIL.pg)
+            .bind(run_id)
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 }

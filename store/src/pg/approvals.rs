@@ -13,30 +13,23 @@ impl Pg {
     /// row that made it conflict.
     pub async fn request_approval(&self, a: &NewApproval<'_>) -> Result<(ApprovalRow, bool)> {
         let mut tx = self.pool.begin().await?;
-        let inserted = sqlx::query(
-            "INSERT INTO approval_requests (id, run_id, tool_call_id, session_key, agent_id,
-                 label, channel, chat_id, origin, workdir, command, executables, created_at,
-                 expires_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-             ON CONFLICT (run_id, tool_call_id) DO NOTHING
-             RETURNING *",
-        )
-        .bind(a.id)
-        .bind(a.run_id)
-        .bind(a.tool_call_id)
-        .bind(a.session_key)
-        .bind(a.agent_id)
-        .bind(a.label)
-        .bind(&a.origin.channel)
-        .bind(&a.origin.chat_id)
-        .bind(to_json(a.origin)?)
-        .bind(a.workdir)
-        .bind(a.command)
-        .bind(to_json(&a.executables)?)
-        .bind(now_ms())
-        .bind(a.expires_at)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let inserted = sqlx::query(crate::sql::approvals::REQUEST.pg)
+            .bind(a.id)
+            .bind(a.run_id)
+            .bind(a.tool_call_id)
+            .bind(a.session_key)
+            .bind(a.agent_id)
+            .bind(a.label)
+            .bind(&a.origin.channel)
+            .bind(&a.origin.chat_id)
+            .bind(to_json(a.origin)?)
+            .bind(a.workdir)
+            .bind(a.command)
+            .bind(to_json(&a.executables)?)
+            .bind(now_ms())
+            .bind(a.expires_at)
+            .fetch_optional(&mut *tx)
+            .await?;
         let (row, created) = match inserted {
             Some(row) => (row, true),
             None => {

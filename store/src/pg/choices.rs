@@ -8,13 +8,10 @@ use crate::choices::{Choice, SessionChoices};
 
 impl Pg {
     pub async fn session_choices(&self, key: &str) -> Result<SessionChoices> {
-        let r = sqlx::query(
-            "SELECT model_override, thinking_override FROM sessions
-             WHERE key = $1 AND status = 'active'",
-        )
-        .bind(key)
-        .fetch_optional(&self.pool)
-        .await?;
+        let r = sqlx::query(crate::sql::choices::GET.pg)
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
         Ok(match r {
             Some(r) => SessionChoices {
                 model: r.try_get("model_override")?,
@@ -32,11 +29,7 @@ impl Pg {
         value: Option<&str>,
     ) -> Result<()> {
         self.ensure_session(key, agent_id, None).await?;
-        let sql = format!(
-            "UPDATE sessions SET {} = $1, updated_at = $2 WHERE key = $3 AND status = 'active'",
-            choice.column()
-        );
-        sqlx::query(&sql)
+        sqlx::query(crate::sql::choices::set(choice).pg)
             .bind(value)
             .bind(now_ms())
             .bind(key)

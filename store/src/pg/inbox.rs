@@ -47,6 +47,7 @@ pub(super) async fn claim_in(
     limit: Option<i64>,
     now: i64,
 ) -> Result<Vec<InboxItem>> {
+    // Twin of SQLite's claim statement in `claim_inbox`; the function is also the start's.
     let rows = sqlx::query(
         "SELECT inbox_id, origin, sender_id, content FROM switchboard_claim($1, $2, $3, $4, $5)",
     )
@@ -103,7 +104,7 @@ impl Pg {
 
     /// How many messages wait for `session_key`.
     pub async fn inbox_len(&self, session_key: &str) -> Result<i64> {
-        let r = sqlx::query("SELECT COUNT(*) AS n FROM inbox WHERE session_key = $1")
+        let r = sqlx::query(crate::sql::inbox::COUNT.pg)
             .bind(session_key)
             .fetch_one(&self.pool)
             .await?;
@@ -112,7 +113,7 @@ impl Pg {
 
     /// Drop every waiting message of `session_key`.
     pub async fn clear_inbox(&self, session_key: &str) -> Result<u64> {
-        let r = sqlx::query("DELETE FROM inbox WHERE session_key = $1")
+        let r = sqlx::query(crate::sql::inbox::CLEAR.pg)
             .bind(session_key)
             .execute(&self.pool)
             .await?;
@@ -121,17 +122,9 @@ impl Pg {
 
     /// Session keys that have waiting messages.
     pub async fn sessions_with_inbox(&self) -> Result<Vec<WaitingSession>> {
-        let rows = sqlx::query(
-            "SELECT k.key AS key,
-                 (SELECT s.agent_id FROM sessions s WHERE s.key = k.key
-                     ORDER BY s.status = 'active' DESC, s.created_at DESC, s.seq DESC LIMIT 1)
-                     AS agent_id,
-                 EXISTS (SELECT 1 FROM sessions s WHERE s.key = k.key AND s.status = 'active')
-                     AS active
-             FROM (SELECT DISTINCT session_key AS key FROM inbox) AS k",
-        )
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(crate::sql::inbox::WAITING.pg)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(decode_waiting).collect()
     }
 
@@ -230,45 +223,37 @@ pub(super) async fn insert_inbox(
     text: &str,
     now: i64,
 ) -> Result<i64> {
-    let r = sqlx::query(
-        "INSERT INTO inbox (session_key, origin, origin_channel, origin_chat_id,
-             origin_thread_id, sender_id, text, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-    )
-    .bind(session_key)
-    .bind(to_json(origin)?)
-    .bind(&origin.channel)
-    .bind(&origin.chat_id)
-    .bind(&origin.thread_id)
-    .bind(sender_id)
-    .bind(text)
-    .bind(now)
-    .fetch_one(&mut *c)
-    .await?;
+    let r = sqlx::query(crate::sql::inbox::INSERT.pg)
+        .bind(session_key)
+        .bind(to_json(origin)?)
+        .bind(&origin.channel)
+        .bind(&origin.chat_id)
+        .bind(&origin.thread_id)
+        .bind(sender_id)
+        .bind(text)
+        .bind(now)
+        .fetch_one(&mut *c)
+        .await?;
     Ok(r.try_get("id")?)
 }
 
 /// Insert a queued run.
 pub(super) async fn insert_run(c: &mut PgConnection, run: &NewRun<'_>, now: i64) -> Result<()> {
-    sqlx::query(
-        "INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin,
-             origin_channel, origin_chat_id, origin_thread_id, model, timeout_ms, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10, $11, $12, $13)",
-    )
-    .bind(run.id)
-    .bind(run.session_key)
-    .bind(run.session_id)
-    .bind(run.agent_id)
-    .bind(run.lane)
-    .bind(claim_text(run.claim_all))
-    .bind(run.origin.map(to_json).transpose()?)
-    .bind(run.origin.map(|o| o.channel.as_str()))
-    .bind(run.origin.map(|o| o.chat_id.as_str()))
-    .bind(run.origin.and_then(|o| o.thread_id.as_deref()))
-    .bind(run.model)
-    .bind(run.timeout_ms)
-    .bind(now)
-    .execute(&mut *c)
-    .await?;
+    sqlx::query(crate::sql::runs::INSERT.pg)
+        .bind(run.id)
+        .bind(run.session_key)
+        .bind(run.session_id)
+        .bind(run.agent_id)
+        .bind(run.lane)
+        .bind(claim_text(run.claim_all))
+        .bind(run.origin.map(to_json).transpose()?)
+        .bind(run.origin.map(|o| o.channel.as_str()))
+        .bind(run.origin.map(|o| o.chat_id.as_str()))
+        .bind(run.origin.and_then(|o| o.thread_id.as_deref()))
+        .bind(run.model)
+        .bind(run.timeout_ms)
+        .bind(now)
+        .execute(&mut *c)
+        .await?;
     Ok(())
 }

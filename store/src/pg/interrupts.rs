@@ -21,15 +21,11 @@ impl Pg {
 
     /// Mark a run cancelled that was taken off its lane before it started.
     pub async fn cancel_queued_run(&self, id: &str) -> Result<()> {
-        sqlx::query(
-            "UPDATE runs SET status = 'cancelled', error = 'stopped before it started',
-                 ended_at = $1
-             WHERE id = $2 AND status IN ('queued', 'running')",
-        )
-        .bind(now_ms())
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
+        sqlx::query(crate::sql::interrupts::CANCEL_UNSTARTED.pg)
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 
@@ -42,6 +38,7 @@ impl Pg {
         error: &str,
     ) -> Result<Vec<i64>> {
         let mut tx = self.pool.begin().await?;
+        // Twin of SQLite's UPDATE per id: one statement over the ids as an array.
         sqlx::query(
             "UPDATE runs SET status = 'cancelled', error = $1, ended_at = $2
              WHERE id = ANY($3) AND status IN ('queued', 'running')",
@@ -51,11 +48,10 @@ impl Pg {
         .bind(run_ids)
         .execute(&mut *tx)
         .await?;
-        let mut ids: Vec<i64> =
-            sqlx::query_scalar("DELETE FROM inbox WHERE session_key = $1 RETURNING id")
-                .bind(session_key)
-                .fetch_all(&mut *tx)
-                .await?;
+        let mut ids: Vec<i64> = sqlx::query_scalar(crate::sql::interrupts::DROP_WAITING.pg)
+            .bind(session_key)
+            .fetch_all(&mut *tx)
+            .await?;
         tx.commit().await?;
         ids.sort_unstable();
         Ok(ids)
@@ -63,13 +59,10 @@ impl Pg {
 
     /// The inbox ids of the messages a run claimed.
     pub async fn claimed_by(&self, run: &RunRow) -> Result<Vec<i64>> {
-        Ok(sqlx::query_scalar(
-            "SELECT inbox_id FROM messages
-             WHERE session_id = $1 AND run_id = $2 AND inbox_id IS NOT NULL ORDER BY seq",
-        )
-        .bind(&run.session_id)
-        .bind(&run.id)
-        .fetch_all(&self.pool)
-        .await?)
+        Ok(sqlx::query_scalar(crate::sql::interrupts::CLAIMED_BY.pg)
+            .bind(&run.session_id)
+            .bind(&run.id)
+            .fetch_all(&self.pool)
+            .await?)
     }
 }

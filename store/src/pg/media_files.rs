@@ -11,15 +11,11 @@ impl Pg {
         keep_channel: &str,
         kept_since: i64,
     ) -> Result<Vec<String>> {
-        let rows = sqlx::query(
-            "SELECT file FROM outbox WHERE file IS NOT NULL
-               AND (state IN ('pending', 'sending')
-                    OR (channel = $1 AND state = 'sent' AND COALESCE(sent_at, created_at) >= $2))",
-        )
-        .bind(keep_channel)
-        .bind(kept_since)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(crate::sql::media_files::KEPT.pg)
+            .bind(keep_channel)
+            .bind(kept_since)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter()
             .map(|r| r.try_get::<String, _>("file").map_err(Into::into))
             .collect()
@@ -27,11 +23,10 @@ impl Pg {
 
     /// The channel and `file` JSON of outbox row `key`, if it has a file.
     pub async fn outbox_file(&self, key: &str) -> Result<Option<(String, String)>> {
-        let row =
-            sqlx::query("SELECT channel, file FROM outbox WHERE key = $1 AND file IS NOT NULL")
-                .bind(key)
-                .fetch_optional(&self.pool)
-                .await?;
+        let row = sqlx::query(crate::sql::media_files::OF_KEY.pg)
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
         row.map(|r| Ok((r.try_get("channel")?, r.try_get("file")?)))
             .transpose()
     }

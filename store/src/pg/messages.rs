@@ -24,14 +24,11 @@ impl Pg {
 
     /// The last `limit` messages of a session, oldest first.
     pub async fn transcript_tail(&self, session_id: &str, limit: i64) -> Result<Vec<MessageRow>> {
-        let rows = sqlx::query(
-            "SELECT * FROM (SELECT * FROM messages WHERE session_id = $1
-                 ORDER BY seq DESC LIMIT $2) AS m ORDER BY seq",
-        )
-        .bind(session_id)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(crate::sql::messages::TAIL.pg)
+            .bind(session_id)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(decode_message).collect()
     }
 }
@@ -51,21 +48,17 @@ where
     } else {
         Some(to_json(&m.tool_calls)?)
     };
-    let r = sqlx::query(
-        "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id,
-             tool_name, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq",
-    )
-    .bind(session_id)
-    .bind(run_id)
-    .bind(m.role.as_str())
-    .bind(&m.content)
-    .bind(calls)
-    .bind(&m.tool_call_id)
-    .bind(&m.tool_name)
-    .bind(now_ms())
-    .fetch_one(ex)
-    .await?;
+    let r = sqlx::query(crate::sql::messages::INSERT.pg)
+        .bind(session_id)
+        .bind(run_id)
+        .bind(m.role.as_str())
+        .bind(&m.content)
+        .bind(calls)
+        .bind(&m.tool_call_id)
+        .bind(&m.tool_name)
+        .bind(now_ms())
+        .fetch_one(ex)
+        .await?;
     Ok(r.try_get("seq")?)
 }
 
@@ -74,7 +67,7 @@ pub(super) async fn transcript<'e, E>(ex: E, session_id: &str) -> Result<Vec<Mes
 where
     E: sqlx::PgExecutor<'e>,
 {
-    let rows = sqlx::query("SELECT * FROM messages WHERE session_id = $1 ORDER BY seq")
+    let rows = sqlx::query(crate::sql::messages::TRANSCRIPT.pg)
         .bind(session_id)
         .fetch_all(ex)
         .await?;

@@ -25,25 +25,21 @@ impl Pg {
         actions: &[Action],
     ) -> Result<bool> {
         let now = now_ms();
-        let r = sqlx::query(
-            "INSERT INTO outbox (key, channel, chat_id, thread_id, origin, text, actions,
-                 next_attempt_at, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (key) DO NOTHING",
-        )
-        .bind(key)
-        .bind(&origin.channel)
-        .bind(&origin.chat_id)
-        .bind(&origin.thread_id)
-        .bind(to_json(origin)?)
-        .bind(text)
-        .bind(if actions.is_empty() {
-            None
-        } else {
-            Some(to_json(&actions)?)
-        })
-        .bind(now)
-        .execute(&self.pool)
-        .await?;
+        let r = sqlx::query(crate::sql::outbox::INSERT_WITH_ACTIONS.pg)
+            .bind(key)
+            .bind(&origin.channel)
+            .bind(&origin.chat_id)
+            .bind(&origin.thread_id)
+            .bind(to_json(origin)?)
+            .bind(text)
+            .bind(if actions.is_empty() {
+                None
+            } else {
+                Some(to_json(&actions)?)
+            })
+            .bind(now)
+            .execute(&self.pool)
+            .await?;
         Ok(r.rows_affected() == 1)
     }
 
@@ -56,61 +52,41 @@ impl Pg {
         file: &switchboard_channels::OutboundFile,
     ) -> Result<bool> {
         let now = now_ms();
-        let r = sqlx::query(
-            "INSERT INTO outbox (key, channel, chat_id, thread_id, origin, text, file,
-                 next_attempt_at, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (key) DO NOTHING",
-        )
-        .bind(key)
-        .bind(&origin.channel)
-        .bind(&origin.chat_id)
-        .bind(&origin.thread_id)
-        .bind(to_json(origin)?)
-        .bind(text)
-        .bind(to_json(file)?)
-        .bind(now)
-        .execute(&self.pool)
-        .await?;
+        let r = sqlx::query(crate::sql::outbox::INSERT_WITH_FILE.pg)
+            .bind(key)
+            .bind(&origin.channel)
+            .bind(&origin.chat_id)
+            .bind(&origin.thread_id)
+            .bind(to_json(origin)?)
+            .bind(text)
+            .bind(to_json(file)?)
+            .bind(now)
+            .execute(&self.pool)
+            .await?;
         Ok(r.rows_affected() == 1)
     }
 
     /// Pending messages whose next attempt is due, oldest first, without any row that an
     /// earlier row of its chat holds back (one being sent, or pending and not yet due).
     pub async fn due_outbox(&self, limit: i64) -> Result<Vec<OutboxRow>> {
-        let rows = sqlx::query(
-            "SELECT id, key, origin, text, footer, actions, file, attempts, parts_sent FROM outbox o
-             WHERE state = 'pending' AND next_attempt_at <= $1
-               AND NOT EXISTS (SELECT 1 FROM outbox e
-                   WHERE e.channel = o.channel AND e.chat_id IS NOT DISTINCT FROM o.chat_id
-                     AND e.thread_id IS NOT DISTINCT FROM o.thread_id AND e.id < o.id
-                     AND e.state IN ('pending', 'sending')
-                     AND (e.state = 'sending' OR e.next_attempt_at > $1))
-             ORDER BY id LIMIT $2",
-        )
-        .bind(now_ms())
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(crate::sql::outbox::DUE.pg)
+            .bind(now_ms())
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(decode_outbox).collect()
     }
 
     /// When the earliest pending message that heads its chat is due (unix ms), if any.
     pub async fn next_outbox_due(&self) -> Result<Option<i64>> {
-        Ok(sqlx::query_scalar(
-            "SELECT MIN(next_attempt_at) FROM outbox o
-             WHERE state = 'pending'
-               AND NOT EXISTS (SELECT 1 FROM outbox e
-                   WHERE e.channel = o.channel AND e.chat_id IS NOT DISTINCT FROM o.chat_id
-                     AND e.thread_id IS NOT DISTINCT FROM o.thread_id AND e.id < o.id
-                     AND e.state IN ('pending', 'sending'))",
-        )
-        .fetch_one(&self.pool)
-        .await?)
+        Ok(sqlx::query_scalar(crate::sql::outbox::NEXT_DUE.pg)
+            .fetch_one(&self.pool)
+            .await?)
     }
 
     /// Record that the first `parts` parts of a message being sent were delivered.
     pub async fn mark_outbox_progress(&self, id: i64, parts: i64) -> Result<()> {
-        sqlx::query("UPDATE outbox SET parts_sent = $1 WHERE id = $2 AND state = 'sending'")
+        sqlx::query(crate::sql::outbox::PARTS_SENT.pg)
             .bind(parts)
             .bind(id)
             .execute(&self.pool)
@@ -120,13 +96,10 @@ impl Pg {
 
     /// Claim a pending row for sending; false if it is no longer pending.
     pub async fn claim_outbox(&self, id: i64) -> Result<bool> {
-        let r = sqlx::query(
-            "UPDATE outbox SET state = 'sending', attempts = attempts + 1
-             WHERE id = $1 AND state = 'pending'",
-        )
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
+        let r = sqlx::query(crate::sql::outbox::CLAIM.pg)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
         Ok(r.rows_affected() == 1)
     }
 
@@ -139,14 +112,14 @@ impl Pg {
               WHERE state = 'sending'
                 AND (lease_owner IS NULL OR lease_expires_at < switchboard_now_ms())"
         } else {
-            "UPDATE outbox SET state = 'pending' WHERE state = 'sending'"
+            crate::sql::outbox::RESET_SENDING.pg
         };
         let r = sqlx::query(sql).execute(&self.pool).await?;
         Ok(r.rows_affected())
     }
 
     pub async fn mark_outbox_sent(&self, id: i64) -> Result<()> {
-        sqlx::query("UPDATE outbox SET state = 'sent', sent_at = $1 WHERE id = $2")
+        sqlx::query(crate::sql::outbox::SENT.pg)
             .bind(now_ms())
             .bind(id)
             .execute(&self.pool)
@@ -163,18 +136,15 @@ impl Pg {
     ) -> Result<()> {
         match retry_at {
             Some(at) => {
-                sqlx::query(
-                    "UPDATE outbox SET state = 'pending', last_error = $1, next_attempt_at = $2
-                     WHERE id = $3",
-                )
-                .bind(error)
-                .bind(at)
-                .bind(id)
-                .execute(&self.pool)
-                .await?
+                sqlx::query(crate::sql::outbox::RETRY.pg)
+                    .bind(error)
+                    .bind(at)
+                    .bind(id)
+                    .execute(&self.pool)
+                    .await?
             }
             None => {
-                sqlx::query("UPDATE outbox SET last_error = $1, state = 'failed' WHERE id = $2")
+                sqlx::query(crate::sql::outbox::FAIL.pg)
                     .bind(error)
                     .bind(id)
                     .execute(&self.pool)
@@ -186,34 +156,27 @@ impl Pg {
 
     /// Count of outbox rows by state.
     pub async fn outbox_counts(&self) -> Result<Vec<(String, i64)>> {
-        Ok(
-            sqlx::query_as("SELECT state, COUNT(*) AS n FROM outbox GROUP BY state")
-                .fetch_all(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_as(crate::sql::outbox::COUNTS.pg)
+            .fetch_all(&self.pool)
+            .await?)
     }
 
     /// An outbox row's state and attempts by key.
     pub async fn outbox_state(&self, key: &str) -> Result<Option<(String, i64)>> {
-        Ok(
-            sqlx::query_as("SELECT state, attempts FROM outbox WHERE key = $1")
-                .bind(key)
-                .fetch_optional(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_as(crate::sql::outbox::STATE_OF.pg)
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
     /// Make pending messages for one chat due now. Returns how many rows moved forward.
     pub async fn retry_chat_now(&self, channel: &str, chat_id: &str) -> Result<u64> {
-        let r = sqlx::query(
-            "UPDATE outbox SET next_attempt_at = $1
-             WHERE state = 'pending' AND channel = $2 AND chat_id = $3 AND next_attempt_at > $1",
-        )
-        .bind(now_ms())
-        .bind(channel)
-        .bind(chat_id)
-        .execute(&self.pool)
-        .await?;
+        let r = sqlx::query(crate::sql::outbox::RETRY_CHAT_NOW.pg)
+            .bind(now_ms())
+            .bind(channel)
+            .bind(chat_id)
+            .execute(&self.pool)
+            .await?;
         Ok(r.rows_affected())
     }
 
@@ -222,11 +185,9 @@ impl Pg {
         &self,
         key: &str,
     ) -> Result<(String, String, Option<String>, String, Option<String>)> {
-        Ok(sqlx::query_as(
-            "SELECT channel, chat_id, thread_id, text, footer FROM outbox WHERE key = $1",
-        )
-        .bind(key)
-        .fetch_one(&self.pool)
-        .await?)
+        Ok(sqlx::query_as(crate::sql::outbox::CHAT_OF.pg)
+            .bind(key)
+            .fetch_one(&self.pool)
+            .await?)
     }
 }

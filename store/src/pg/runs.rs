@@ -25,7 +25,7 @@ impl Pg {
     }
 
     pub async fn get_run(&self, id: &str) -> Result<Option<RunRow>> {
-        let r = sqlx::query("SELECT * FROM runs WHERE id = $1")
+        let r = sqlx::query(crate::sql::runs::BY_ID.pg)
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
@@ -40,16 +40,13 @@ impl Pg {
         input_tokens: i64,
         output_tokens: i64,
     ) -> Result<()> {
-        sqlx::query(
-            "UPDATE runs SET steps = $1, input_tokens = $2, output_tokens = $3
-             WHERE id = $4 AND status = 'running'",
-        )
-        .bind(steps)
-        .bind(input_tokens)
-        .bind(output_tokens)
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
+        sqlx::query(crate::sql::runs::PROGRESS.pg)
+            .bind(steps)
+            .bind(input_tokens)
+            .bind(output_tokens)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 
@@ -117,33 +114,26 @@ impl Pg {
 
     /// Runs that were queued or running when the process stopped.
     pub async fn unfinished_runs(&self) -> Result<Vec<RunRow>> {
-        let rows = sqlx::query(
-            "SELECT * FROM runs WHERE status IN ('queued', 'running') ORDER BY created_at, seq",
-        )
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(crate::sql::runs::UNFINISHED.pg)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(decode_run).collect()
     }
 
     /// Each running run, whichever process runs it: its session key and id.
     pub async fn running_runs(&self) -> Result<Vec<(String, String)>> {
-        Ok(
-            sqlx::query_as("SELECT session_key, id FROM runs WHERE status = 'running'")
-                .fetch_all(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_as(crate::sql::runs::RUNNING.pg)
+            .fetch_all(&self.pool)
+            .await?)
     }
 
     /// The most recent runs of a session, newest first.
     pub async fn session_runs(&self, session_key: &str, limit: i64) -> Result<Vec<RunRow>> {
-        let rows = sqlx::query(
-            "SELECT * FROM runs WHERE session_key = $1
-             ORDER BY created_at DESC, seq DESC LIMIT $2",
-        )
-        .bind(session_key)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(crate::sql::runs::OF_SESSION.pg)
+            .bind(session_key)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(decode_run).collect()
     }
 }

@@ -29,6 +29,7 @@ impl Pg {
         origin: Option<&Origin>,
     ) -> Result<SessionRow> {
         let origin_json = origin.map(to_json).transpose()?;
+        // Twin of SQLite's ENSURE script: data-modifying CTEs instead of `changes()`.
         let sql = format!(
             "WITH ins AS (
                  INSERT INTO sessions (id, key, agent_id, origin, status, created_at, updated_at)
@@ -66,9 +67,7 @@ impl Pg {
 
     /// The active session for `key`, if any.
     pub async fn active_session(&self, key: &str) -> Result<Option<SessionRow>> {
-        let sql =
-            format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE key = $1 AND status = 'active'");
-        let r = sqlx::query(&sql)
+        let r = sqlx::query(crate::sql::sessions::ACTIVE.pg)
             .bind(key)
             .fetch_optional(&self.pool)
             .await?;
@@ -77,8 +76,7 @@ impl Pg {
 
     /// A session by its id (active or archived).
     pub async fn session_by_id(&self, id: &str) -> Result<Option<SessionRow>> {
-        let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = $1");
-        let r = sqlx::query(&sql)
+        let r = sqlx::query(crate::sql::sessions::BY_ID.pg)
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
@@ -87,11 +85,7 @@ impl Pg {
 
     /// The newest session row for `key`, active or archived.
     pub async fn latest_session(&self, key: &str) -> Result<Option<SessionRow>> {
-        let sql = format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions WHERE key = $1
-             ORDER BY created_at DESC, seq DESC LIMIT 1"
-        );
-        let r = sqlx::query(&sql)
+        let r = sqlx::query(crate::sql::sessions::LATEST.pg)
             .bind(key)
             .fetch_optional(&self.pool)
             .await?;
@@ -103,18 +97,14 @@ impl Pg {
     pub async fn archive_session(&self, key: &str) -> Result<Option<SessionRow>> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
-        let sql = format!(
-            "UPDATE sessions SET status = 'archived', archived_at = $1, updated_at = $1
-             WHERE key = $2 AND status = 'active' RETURNING {SESSION_COLUMNS}"
-        );
-        let r = sqlx::query(&sql)
+        let r = sqlx::query(crate::sql::sessions::ARCHIVE.pg)
             .bind(now)
             .bind(key)
             .fetch_optional(&mut *tx)
             .await?;
         if r.is_some() {
             // A sub-agent's progress line is edited only while it lives.
-            sqlx::query("DELETE FROM progress_lines WHERE child_session_key = $1")
+            sqlx::query(crate::sql::progress::DROP.pg)
                 .bind(key)
                 .execute(&mut *tx)
                 .await?;
@@ -130,19 +120,15 @@ impl Pg {
         include_archived: bool,
         limit: i64,
     ) -> Result<Vec<SessionRow>> {
-        let sql = format!(
-            "SELECT s.id, s.key, s.agent_id, s.origin::text AS origin, s.status, s.created_at,
-                 s.archived_at,
-                 GREATEST(s.updated_at, COALESCE((SELECT m.created_at FROM messages m
-                     WHERE m.session_id = s.id ORDER BY m.seq DESC LIMIT 1), 0)) AS updated_at
-             FROM sessions s {} ORDER BY updated_at DESC LIMIT $1",
-            if include_archived {
-                ""
-            } else {
-                "WHERE s.status = 'active'"
-            }
-        );
-        let rows = sqlx::query(&sql).bind(limit).fetch_all(&self.pool).await?;
+        let sql = if include_archived {
+            crate::sql::sessions::LIST_ALL
+        } else {
+            crate::sql::sessions::LIST_ACTIVE
+        };
+        let rows = sqlx::query(sql.pg)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(decode_session).collect()
     }
 }

@@ -11,11 +11,15 @@ use super::super::{
 use super::inbox::{insert_inbox, insert_run};
 use super::Pg;
 
-/// A registry row with what its child's run adds.
-const SELECT: &str =
-    "SELECT s.*, r.status AS status, r.started_at AS started_at, r.input_tokens AS input_tokens,
-         r.output_tokens AS output_tokens, r.cost_usd AS cost_usd, r.session_id AS session_id
-     FROM subagent_runs s JOIN runs r ON r.id = s.run_id";
+/// Pending announces without a live `announce:<run id>` lease (PostgreSQL's own: its
+/// leases are rows; SQLite's live in its one process).
+const ORPHANED: crate::sql::Sql = crate::sql::subagents::subagent_row!(
+    " WHERE s.announce_state = 'pending'
+       AND NOT EXISTS (SELECT 1 FROM leases l
+                        WHERE l.name = 'announce:' || s.run_id
+                          AND l.expires_at >= switchboard_now_ms())
+     ORDER BY s.ended_at, s.seq"
+);
 
 impl Pg {
     /// Register a spawn: child session, registry row, run row (queued) and the task as the
@@ -47,6 +51,7 @@ impl Pg {
             reply_handle: None,
         };
         let mut tx = self.pool.begin().await?;
+        // Twin of SQLite's SPAWN script (one round trip through its group-commit writer).
         sqlx::query(
             "INSERT INTO sessions (id, key, agent_id, origin, status, created_at, updated_at)
              VALUES ($1, $2, $3, NULL, 'active', $4, $4)",
@@ -98,7 +103,7 @@ impl Pg {
     }
 
     pub async fn subagent(&self, run_id: &str) -> Result<Option<SubagentRow>> {
-        let r = sqlx::query(&format!("{SELECT} WHERE s.run_id = $1"))
+        let r = sqlx::query(crate::sql::subagents::BY_RUN.pg)
             .bind(run_id)
             .fetch_optional(&self.pool)
             .await?;
@@ -107,7 +112,7 @@ impl Pg {
 
     /// The sub-agent whose child session is `key`, if any.
     pub async fn subagent_by_child(&self, key: &str) -> Result<Option<SubagentRow>> {
-        let r = sqlx::query(&format!("{SELECT} WHERE s.child_session_key = $1"))
+        let r = sqlx::query(crate::sql::subagents::BY_CHILD.pg)
             .bind(key)
             .fetch_optional(&self.pool)
             .await?;
@@ -116,83 +121,62 @@ impl Pg {
 
     /// The child a `task` tool call of the requester's run created, if any.
     pub async fn task_child(&self, run_id: &str, call_id: &str) -> Result<Option<SubagentRow>> {
-        let r = sqlx::query(&format!(
-            "{SELECT} WHERE s.requester_run_id = $1 AND s.task_call_id = $2"
-        ))
-        .bind(run_id)
-        .bind(call_id)
-        .fetch_optional(&self.pool)
-        .await?;
+        let r = sqlx::query(crate::sql::subagents::OF_TASK_CALL.pg)
+            .bind(run_id)
+            .bind(call_id)
+            .fetch_optional(&self.pool)
+            .await?;
         r.as_ref().map(decode_subagent).transpose()
     }
 
     /// Children spawned from `requester`, newest first.
     pub async fn subagents_of(&self, requester: &str, limit: i64) -> Result<Vec<SubagentRow>> {
-        let rows = sqlx::query(&format!(
-            "{SELECT} WHERE s.requester_session_key = $1
-             ORDER BY s.created_at DESC, s.seq DESC LIMIT $2"
-        ))
-        .bind(requester)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(crate::sql::subagents::OF_REQUESTER.pg)
+            .bind(requester)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(decode_subagent).collect()
     }
 
     /// All sub-agents, newest first.
     pub async fn all_subagents(&self, limit: i64) -> Result<Vec<SubagentRow>> {
-        let rows = sqlx::query(&format!(
-            "{SELECT} ORDER BY s.created_at DESC, s.seq DESC LIMIT $1"
-        ))
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(crate::sql::subagents::ALL.pg)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(decode_subagent).collect()
     }
 
     /// Sub-agents whose run ended and whose announce is not yet queued.
     pub async fn pending_announces(&self) -> Result<Vec<SubagentRow>> {
-        let rows = sqlx::query(&format!(
-            "{SELECT} WHERE s.announce_state = 'pending' ORDER BY s.ended_at, s.seq"
-        ))
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(crate::sql::subagents::PENDING_ANNOUNCES.pg)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(decode_subagent).collect()
     }
 
     /// Pending announces without a live `announce:<run id>` lease.
     pub async fn orphaned_announces(&self) -> Result<Vec<SubagentRow>> {
-        let rows = sqlx::query(&format!(
-            "{SELECT} WHERE s.announce_state = 'pending'
-               AND NOT EXISTS (SELECT 1 FROM leases l
-                                WHERE l.name = 'announce:' || s.run_id
-                                  AND l.expires_at >= switchboard_now_ms())
-             ORDER BY s.ended_at, s.seq"
-        ))
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(ORPHANED.pg).fetch_all(&self.pool).await?;
         rows.iter().map(decode_subagent).collect()
     }
 
     /// Who stopped a child, for its announce's Notes.
     pub async fn set_stop_note(&self, run_id: &str, note: &str) -> Result<()> {
-        sqlx::query(
-            "UPDATE subagent_runs SET stop_note = $1 WHERE run_id = $2 AND outcome IS NULL",
-        )
-        .bind(note)
-        .bind(run_id)
-        .execute(&self.pool)
-        .await?;
+        sqlx::query(crate::sql::subagents::STOP_NOTE.pg)
+            .bind(note)
+            .bind(run_id)
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 
     /// The earliest timer: (id, kind, target, due_at).
     pub async fn next_timer(&self) -> Result<Option<(i64, String, String, i64)>> {
-        Ok(sqlx::query_as(
-            "SELECT id, kind, target, due_at FROM timers ORDER BY due_at, id LIMIT 1",
-        )
-        .fetch_optional(&self.pool)
-        .await?)
+        Ok(sqlx::query_as(crate::sql::subagents::NEXT_TIMER.pg)
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
     /// Fire an archive timer: drop the timer, archive the session and stamp the registry,
@@ -201,29 +185,23 @@ impl Pg {
     pub async fn fire_archive_timer(&self, timer_id: i64, session_key: &str) -> Result<bool> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
-        let timer = sqlx::query("DELETE FROM timers WHERE id = $1")
+        let timer = sqlx::query(crate::sql::subagents::DROP_TIMER.pg)
             .bind(timer_id)
             .execute(&mut *tx)
             .await?;
         if timer.rows_affected() == 0 {
             return Ok(false); // fired already (by another process)
         }
-        sqlx::query(
-            "UPDATE sessions SET status = 'archived', archived_at = $1, updated_at = $1
-             WHERE key = $2 AND status = 'active'",
-        )
-        .bind(now)
-        .bind(session_key)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query(
-            "UPDATE subagent_runs SET archived_at = $1
-             WHERE child_session_key = $2 AND archived_at IS NULL",
-        )
-        .bind(now)
-        .bind(session_key)
-        .execute(&mut *tx)
-        .await?;
+        sqlx::query(crate::sql::subagents::ARCHIVE_SESSION.pg)
+            .bind(now)
+            .bind(session_key)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(crate::sql::subagents::STAMP_ARCHIVED.pg)
+            .bind(now)
+            .bind(session_key)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(true)
     }

@@ -1,9 +1,21 @@
 //! Exec approvals' statements (`approval_requests`, `exec_allowlist`), the same on both
-//! engines. Recording a request (PostgreSQL answers the insert's row with `RETURNING`),
-//! the allow-always list written from an array, and a chat's newest session stay beside
-//! each engine's twin.
+//! engines. The allow-always list written from an array (PostgreSQL's `UNNEST`; SQLite has
+//! no array parameters) and a chat's newest session (JSON paths) stay beside each
+//! engine's twin.
 
 use super::{sql, Sql};
+
+/// Record a tool call's request unless it has one, the row returned when inserted: id,
+/// run_id, tool_call_id, session_key, agent_id, label, channel, chat_id, origin, workdir,
+/// command, executables, now, expires_at.
+pub(crate) const REQUEST: Sql = sql!(
+    "INSERT INTO approval_requests (id, run_id, tool_call_id, session_key, agent_id,
+         label, channel, chat_id, origin, workdir, command, executables, created_at,
+         expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+     ON CONFLICT (run_id, tool_call_id) DO NOTHING
+     RETURNING *"
+);
 
 /// A tool call's request: run_id, tool_call_id.
 pub(crate) const OF_CALL: Sql =

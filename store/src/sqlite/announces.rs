@@ -19,6 +19,7 @@ pub(super) use crate::announces::*;
 /// Fan-in: the first statement records the announce in the requester's active session
 /// (when the caller gives its text), under the same `pending` guard, so a restart neither
 /// loses nor doubles it.
+/// Twin of `Pg::complete_announce_fan_in` (single statements gated by `RETURNING`: no `changes()` there).
 static COMPLETE_ANNOUNCE: Script = script!(
     "INSERT INTO messages (session_id, run_id, role, content, created_at)
          SELECT s.id, NULL, 'user', ?, ? FROM subagent_runs r
@@ -43,6 +44,7 @@ static COMPLETE_ANNOUNCE: Script = script!(
 
 /// Asking the child for its announce: the prompt is stored in its transcript only the
 /// first time (the registry records when), however often the step runs.
+/// Twin of `Pg::ask_for_announce` (gated by the UPDATE's row count there).
 static ANNOUNCE_PROMPT: Script = script!(
     "INSERT INTO messages (session_id, run_id, role, content, created_at)
          SELECT ?, NULL, 'user', ?, ? WHERE EXISTS
@@ -164,7 +166,7 @@ impl Sqlite {
     }
 
     pub async fn bump_announce_attempts(&self, run_id: &str) -> Result<i64> {
-        let r = sqlx::query("UPDATE subagent_runs SET announce_attempts = announce_attempts + 1 WHERE run_id = ? RETURNING announce_attempts")
+        let r = sqlx::query(crate::sql::announces::BUMP_ATTEMPTS.sqlite)
             .bind(run_id)
             .fetch_one(&mut *self.writer().await)
             .await?;
@@ -210,7 +212,7 @@ impl Sqlite {
 
     /// Mark an announce failed for good (kept for `/subagents info`).
     pub async fn fail_announce(&self, run_id: &str) -> Result<()> {
-        sqlx::query("UPDATE subagent_runs SET announce_state = 'failed' WHERE run_id = ? AND announce_state = 'pending'")
+        sqlx::query(crate::sql::announces::FAIL.sqlite)
             .bind(run_id)
             .execute(&mut *self.writer().await)
             .await?;

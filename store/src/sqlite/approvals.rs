@@ -14,35 +14,36 @@ impl Sqlite {
     pub async fn request_approval(&self, a: &NewApproval<'_>) -> Result<(ApprovalRow, bool)> {
         let mut w = self.writer().await;
         let mut tx = begin_write(&mut w).await?;
-        let r = sqlx::query(
-            "INSERT INTO approval_requests (id, run_id, tool_call_id, session_key, agent_id, label,
-                channel, chat_id, origin, workdir, command, executables, created_at, expires_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT(run_id, tool_call_id) DO NOTHING",
-        )
-        .bind(a.id)
-        .bind(a.run_id)
-        .bind(a.tool_call_id)
-        .bind(a.session_key)
-        .bind(a.agent_id)
-        .bind(a.label)
-        .bind(&a.origin.channel)
-        .bind(&a.origin.chat_id)
-        .bind(to_json(a.origin)?)
-        .bind(a.workdir)
-        .bind(a.command)
-        .bind(to_json(&a.executables)?)
-        .bind(now_ms())
-        .bind(a.expires_at)
-        .execute(&mut *tx)
-        .await?;
-        let row = sqlx::query(crate::sql::approvals::OF_CALL.sqlite)
+        let inserted = sqlx::query(crate::sql::approvals::REQUEST.sqlite)
+            .bind(a.id)
             .bind(a.run_id)
             .bind(a.tool_call_id)
-            .fetch_one(&mut *tx)
+            .bind(a.session_key)
+            .bind(a.agent_id)
+            .bind(a.label)
+            .bind(&a.origin.channel)
+            .bind(&a.origin.chat_id)
+            .bind(to_json(a.origin)?)
+            .bind(a.workdir)
+            .bind(a.command)
+            .bind(to_json(&a.executables)?)
+            .bind(now_ms())
+            .bind(a.expires_at)
+            .fetch_optional(&mut *tx)
             .await?;
+        let (row, created) = match inserted {
+            Some(row) => (row, true),
+            None => {
+                let row = sqlx::query(crate::sql::approvals::OF_CALL.sqlite)
+                    .bind(a.run_id)
+                    .bind(a.tool_call_id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                (row, false)
+            }
+        };
         tx.commit().await?;
-        Ok((decode_approval(&row)?, r.rows_affected() == 1))
+        Ok((decode_approval(&row)?, created))
     }
 
     pub async fn approval(&self, id: &str) -> Result<Option<ApprovalRow>> {

@@ -7,13 +7,10 @@ use crate::choices::{Choice, SessionChoices};
 
 impl Sqlite {
     pub async fn session_choices(&self, key: &str) -> Result<SessionChoices> {
-        let r = sqlx::query(
-            "SELECT model_override, thinking_override FROM sessions
-             WHERE key = ? AND status = 'active'",
-        )
-        .bind(key)
-        .fetch_optional(&mut *self.reader().await)
-        .await?;
+        let r = sqlx::query(crate::sql::choices::GET.sqlite)
+            .bind(key)
+            .fetch_optional(&mut *self.reader().await)
+            .await?;
         Ok(match r {
             Some(r) => SessionChoices {
                 model: r.try_get("model_override")?,
@@ -31,11 +28,7 @@ impl Sqlite {
         value: Option<&str>,
     ) -> Result<()> {
         self.ensure_session(key, agent_id, None).await?;
-        let sql = format!(
-            "UPDATE sessions SET {} = ?, updated_at = ? WHERE key = ? AND status = 'active'",
-            choice.column()
-        );
-        sqlx::query(&sql)
+        sqlx::query(crate::sql::choices::set(choice).sqlite)
             .bind(value)
             .bind(now_ms())
             .bind(key)

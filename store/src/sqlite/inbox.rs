@@ -23,20 +23,17 @@ pub(super) async fn insert_inbox<'e, E>(
 where
     E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
 {
-    let r = sqlx::query(
-        "INSERT INTO inbox (session_key, origin, origin_channel, origin_chat_id, origin_thread_id, sender_id, text, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-    )
-    .bind(session_key)
-    .bind(to_json(origin)?)
-    .bind(&origin.channel)
-    .bind(&origin.chat_id)
-    .bind(&origin.thread_id)
-    .bind(sender_id)
-    .bind(text)
-    .bind(now_ms())
-    .fetch_one(ex)
-    .await?;
+    let r = sqlx::query(crate::sql::inbox::INSERT.sqlite)
+        .bind(session_key)
+        .bind(to_json(origin)?)
+        .bind(&origin.channel)
+        .bind(&origin.chat_id)
+        .bind(&origin.thread_id)
+        .bind(sender_id)
+        .bind(text)
+        .bind(now_ms())
+        .fetch_one(ex)
+        .await?;
     Ok(r.try_get("id")?)
 }
 
@@ -58,6 +55,7 @@ impl Sqlite {
             Claim::All => -1,
             Claim::Oldest => 1,
         };
+        // Twin of PostgreSQL's `switchboard_claim` (which locks the rows it copies: SQLite has one writer).
         let rows = sqlx::query(
             "INSERT INTO messages (session_id, run_id, role, content, created_at, inbox_id, origin,
                  origin_channel, origin_chat_id, origin_thread_id, sender_id)
@@ -103,7 +101,7 @@ impl Sqlite {
 
     /// How many messages wait for `session_key`.
     pub async fn inbox_len(&self, session_key: &str) -> Result<i64> {
-        let r = sqlx::query("SELECT COUNT(*) AS n FROM inbox WHERE session_key = ?")
+        let r = sqlx::query(crate::sql::inbox::COUNT.sqlite)
             .bind(session_key)
             .fetch_one(&mut *self.reader().await)
             .await?;
@@ -112,7 +110,7 @@ impl Sqlite {
 
     /// Drop every waiting message of `session_key` (used by `/stop` and `/new`).
     pub async fn clear_inbox(&self, session_key: &str) -> Result<u64> {
-        let r = sqlx::query("DELETE FROM inbox WHERE session_key = ?")
+        let r = sqlx::query(crate::sql::inbox::CLEAR.sqlite)
             .bind(session_key)
             .execute(&mut *self.writer().await)
             .await?;
@@ -123,15 +121,9 @@ impl Sqlite {
 impl Sqlite {
     /// Session keys that have waiting messages.
     pub async fn sessions_with_inbox(&self) -> Result<Vec<WaitingSession>> {
-        let rows = sqlx::query(
-            "SELECT k.key AS key,
-                 (SELECT s.agent_id FROM sessions s WHERE s.key = k.key
-                     ORDER BY s.status = 'active' DESC, s.created_at DESC, s.rowid DESC LIMIT 1) AS agent_id,
-                 EXISTS (SELECT 1 FROM sessions s WHERE s.key = k.key AND s.status = 'active') AS active
-             FROM (SELECT DISTINCT session_key AS key FROM inbox) k",
-        )
-        .fetch_all(&mut *self.reader().await)
-        .await?;
+        let rows = sqlx::query(crate::sql::inbox::WAITING.sqlite)
+            .fetch_all(&mut *self.reader().await)
+            .await?;
         rows.iter().map(decode_waiting).collect()
     }
 }
@@ -152,10 +144,11 @@ macro_rules! accept_sql {
     };
 }
 
+/// Accepting a message (and its run). Twin of PostgreSQL's function `switchboard_accept`.
 static ACCEPT: Script = script!(accept_sql!());
 
 /// Accepting a message with a run that starts at once: the accept, then the start (which
-/// finds the run queued only if the accept inserted it).
+/// finds the run queued only if the accept inserted it). Twin of `switchboard_accept_and_start`.
 static ACCEPT_START: Script = script!(concat!(accept_sql!(), start_sql!()));
 
 /// Accepting a message (and maybe its run): the parameters of `accept_sql!` ([`ACCEPT`],

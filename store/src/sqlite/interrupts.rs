@@ -28,7 +28,7 @@ impl Sqlite {
     /// Mark a run cancelled that was taken off its lane before it started (queued, or
     /// `running` but not yet resumed after a restart).
     pub async fn cancel_queued_run(&self, id: &str) -> Result<()> {
-        sqlx::query("UPDATE runs SET status = 'cancelled', error = 'stopped before it started', ended_at = ? WHERE id = ? AND status IN ('queued', 'running')")
+        sqlx::query(crate::sql::interrupts::CANCEL_UNSTARTED.sqlite)
             .bind(now_ms())
             .bind(id)
             .execute(&mut *self.writer().await)
@@ -48,6 +48,7 @@ impl Sqlite {
         let now = now_ms();
         let mut w = self.writer().await;
         let mut tx = super::begin_write(&mut w).await?;
+        // Twin of PostgreSQL's one UPDATE over `= ANY($3)`: SQLite has no array parameters.
         for id in run_ids {
             sqlx::query("UPDATE runs SET status = 'cancelled', error = ?, ended_at = ? WHERE id = ? AND status IN ('queued', 'running')")
                 .bind(error)
@@ -56,7 +57,7 @@ impl Sqlite {
                 .execute(&mut *tx)
                 .await?;
         }
-        let rows = sqlx::query("DELETE FROM inbox WHERE session_key = ? RETURNING id")
+        let rows = sqlx::query(crate::sql::interrupts::DROP_WAITING.sqlite)
             .bind(session_key)
             .fetch_all(&mut *tx)
             .await?;
@@ -72,13 +73,11 @@ impl Sqlite {
     /// The inbox ids of the messages a run claimed (for a `run.ended` event written after
     /// the run's own code stopped, e.g. by a panic).
     pub async fn claimed_by(&self, run: &RunRow) -> Result<Vec<i64>> {
-        let rows = sqlx::query(
-            "SELECT inbox_id FROM messages WHERE session_id = ? AND run_id = ? AND inbox_id IS NOT NULL ORDER BY seq",
-        )
-        .bind(&run.session_id)
-        .bind(&run.id)
-        .fetch_all(&mut *self.reader().await)
-        .await?;
+        let rows = sqlx::query(crate::sql::interrupts::CLAIMED_BY.sqlite)
+            .bind(&run.session_id)
+            .bind(&run.id)
+            .fetch_all(&mut *self.reader().await)
+            .await?;
         rows.iter().map(|r| Ok(r.try_get("inbox_id")?)).collect()
     }
 }

@@ -21,20 +21,17 @@ where
     } else {
         Some(to_json(&m.tool_calls)?)
     };
-    let r = sqlx::query(
-        "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-    )
-    .bind(session_id)
-    .bind(run_id)
-    .bind(m.role.as_str())
-    .bind(&m.content)
-    .bind(calls)
-    .bind(&m.tool_call_id)
-    .bind(&m.tool_name)
-    .bind(now_ms())
-    .fetch_one(ex)
-    .await?;
+    let r = sqlx::query(crate::sql::messages::INSERT.sqlite)
+        .bind(session_id)
+        .bind(run_id)
+        .bind(m.role.as_str())
+        .bind(&m.content)
+        .bind(calls)
+        .bind(&m.tool_call_id)
+        .bind(&m.tool_name)
+        .bind(now_ms())
+        .fetch_one(ex)
+        .await?;
     Ok(r.try_get("seq")?)
 }
 
@@ -66,7 +63,7 @@ impl Sqlite {
 
     /// The whole transcript of a session, oldest first.
     pub async fn transcript(&self, session_id: &str) -> Result<Vec<MessageRow>> {
-        let rows = sqlx::query("SELECT * FROM messages WHERE session_id = ? ORDER BY seq")
+        let rows = sqlx::query(crate::sql::messages::TRANSCRIPT.sqlite)
             .bind(session_id)
             .fetch_all(&mut *self.reader().await)
             .await?;
@@ -75,13 +72,11 @@ impl Sqlite {
 
     /// The last `limit` messages of a session, oldest first.
     pub async fn transcript_tail(&self, session_id: &str, limit: i64) -> Result<Vec<MessageRow>> {
-        let rows = sqlx::query(
-            "SELECT * FROM (SELECT * FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq",
-        )
-        .bind(session_id)
-        .bind(limit)
-        .fetch_all(&mut *self.reader().await)
-        .await?;
+        let rows = sqlx::query(crate::sql::messages::TAIL.sqlite)
+            .bind(session_id)
+            .bind(limit)
+            .fetch_all(&mut *self.reader().await)
+            .await?;
         rows.iter().map(decode_message).collect()
     }
 }

@@ -23,21 +23,21 @@ where
     E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
 {
     let now = now_ms();
-    let r = sqlx::query(
-        "INSERT INTO outbox (key, channel, chat_id, thread_id, origin, text, actions, next_attempt_at, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING",
-    )
-    .bind(m.key)
-    .bind(&m.origin.channel)
-    .bind(&m.origin.chat_id)
-    .bind(&m.origin.thread_id)
-    .bind(to_json(m.origin)?)
-    .bind(m.text)
-    .bind(if m.actions.is_empty() { None } else { Some(to_json(&m.actions)?) })
-    .bind(now)
-    .bind(now)
-    .execute(ex)
-    .await?;
+    let r = sqlx::query(crate::sql::outbox::INSERT_WITH_ACTIONS.sqlite)
+        .bind(m.key)
+        .bind(&m.origin.channel)
+        .bind(&m.origin.chat_id)
+        .bind(&m.origin.thread_id)
+        .bind(to_json(m.origin)?)
+        .bind(m.text)
+        .bind(if m.actions.is_empty() {
+            None
+        } else {
+            Some(to_json(&m.actions)?)
+        })
+        .bind(now)
+        .execute(ex)
+        .await?;
     Ok(r.rows_affected() == 1)
 }
 
@@ -74,21 +74,17 @@ impl Sqlite {
         file: &switchboard_channels::OutboundFile,
     ) -> Result<bool> {
         let now = now_ms();
-        let r = sqlx::query(
-            "INSERT INTO outbox (key, channel, chat_id, thread_id, origin, text, file, next_attempt_at, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING",
-        )
-        .bind(key)
-        .bind(&origin.channel)
-        .bind(&origin.chat_id)
-        .bind(&origin.thread_id)
-        .bind(to_json(origin)?)
-        .bind(text)
-        .bind(to_json(file)?)
-        .bind(now)
-        .bind(now)
-        .execute(&mut *self.writer().await)
-        .await?;
+        let r = sqlx::query(crate::sql::outbox::INSERT_WITH_FILE.sqlite)
+            .bind(key)
+            .bind(&origin.channel)
+            .bind(&origin.chat_id)
+            .bind(&origin.thread_id)
+            .bind(to_json(origin)?)
+            .bind(text)
+            .bind(to_json(file)?)
+            .bind(now)
+            .execute(&mut *self.writer().await)
+            .await?;
         Ok(r.rows_affected() == 1)
     }
 
@@ -96,45 +92,27 @@ impl Sqlite {
     /// earlier row of its chat holds back (one being sent, or pending and not yet due). A
     /// chat's due rows come in order; the caller sends them in that order.
     pub async fn due_outbox(&self, limit: i64) -> Result<Vec<OutboxRow>> {
-        let now = now_ms();
-        let rows = sqlx::query(
-            "SELECT id, key, origin, text, footer, actions, file, attempts, parts_sent FROM outbox o
-             WHERE state = 'pending' AND next_attempt_at <= ?
-               AND NOT EXISTS (SELECT 1 FROM outbox e
-                   WHERE e.channel = o.channel AND e.chat_id IS o.chat_id
-                     AND e.thread_id IS o.thread_id AND e.id < o.id
-                     AND e.state IN ('pending', 'sending')
-                     AND (e.state = 'sending' OR e.next_attempt_at > ?))
-             ORDER BY id LIMIT ?",
-        )
-        .bind(now)
-        .bind(now)
-        .bind(limit)
-        .fetch_all(&mut *self.reader().await)
-        .await?;
+        let rows = sqlx::query(crate::sql::outbox::DUE.sqlite)
+            .bind(now_ms())
+            .bind(limit)
+            .fetch_all(&mut *self.reader().await)
+            .await?;
         rows.iter().map(decode_outbox).collect()
     }
 
     /// When the earliest pending message that heads its chat is due (unix ms), if any. (A
     /// row behind an earlier one of its chat waits for that one, not for its own time.)
     pub async fn next_outbox_due(&self) -> Result<Option<i64>> {
-        let r = sqlx::query(
-            "SELECT MIN(next_attempt_at) AS t FROM outbox o
-             WHERE state = 'pending'
-               AND NOT EXISTS (SELECT 1 FROM outbox e
-                   WHERE e.channel = o.channel AND e.chat_id IS o.chat_id
-                     AND e.thread_id IS o.thread_id AND e.id < o.id
-                     AND e.state IN ('pending', 'sending'))",
-        )
-        .fetch_one(&mut *self.reader().await)
-        .await?;
+        let r = sqlx::query(crate::sql::outbox::NEXT_DUE.sqlite)
+            .fetch_one(&mut *self.reader().await)
+            .await?;
         Ok(r.try_get("t")?)
     }
 
     /// Record that the first `parts` parts of a message being sent were delivered, so a
     /// later attempt (after a failure or a crash) resumes after them.
     pub async fn mark_outbox_progress(&self, id: i64, parts: i64) -> Result<()> {
-        sqlx::query("UPDATE outbox SET parts_sent = ? WHERE id = ? AND state = 'sending'")
+        sqlx::query(crate::sql::outbox::PARTS_SENT.sqlite)
             .bind(parts)
             .bind(id)
             .execute(&mut *self.writer().await)
@@ -145,26 +123,24 @@ impl Sqlite {
     /// Claim a pending row for sending (state `sending`). Returns false if another worker
     /// claimed it or it is no longer pending, so a stale read never sends a row twice.
     pub async fn claim_outbox(&self, id: i64) -> Result<bool> {
-        let r = sqlx::query(
-            "UPDATE outbox SET state = 'sending', attempts = attempts + 1 WHERE id = ? AND state = 'pending'",
-        )
-        .bind(id)
-        .execute(&mut *self.writer().await)
-        .await?;
+        let r = sqlx::query(crate::sql::outbox::CLAIM.sqlite)
+            .bind(id)
+            .execute(&mut *self.writer().await)
+            .await?;
         Ok(r.rows_affected() == 1)
     }
 
     /// At start: rows that were being sent when the process died go back to pending. (The
     /// channel may or may not have received them; this is the one at-least-once window.)
     pub async fn reset_sending_outbox(&self) -> Result<u64> {
-        let r = sqlx::query("UPDATE outbox SET state = 'pending' WHERE state = 'sending'")
+        let r = sqlx::query(crate::sql::outbox::RESET_SENDING.sqlite)
             .execute(&mut *self.writer().await)
             .await?;
         Ok(r.rows_affected())
     }
 
     pub async fn mark_outbox_sent(&self, id: i64) -> Result<()> {
-        sqlx::query("UPDATE outbox SET state = 'sent', sent_at = ? WHERE id = ?")
+        sqlx::query(crate::sql::outbox::SENT.sqlite)
             .bind(now_ms())
             .bind(id)
             .execute(&mut *self.writer().await)
@@ -181,7 +157,7 @@ impl Sqlite {
     ) -> Result<()> {
         match retry_at {
             Some(at) => {
-                sqlx::query("UPDATE outbox SET state = 'pending', last_error = ?, next_attempt_at = ? WHERE id = ?")
+                sqlx::query(crate::sql::outbox::RETRY.sqlite)
                     .bind(error)
                     .bind(at)
                     .bind(id)
@@ -189,7 +165,7 @@ impl Sqlite {
                     .await?
             }
             None => {
-                sqlx::query("UPDATE outbox SET last_error = ?, state = 'failed' WHERE id = ?")
+                sqlx::query(crate::sql::outbox::FAIL.sqlite)
                     .bind(error)
                     .bind(id)
                     .execute(&mut *self.writer().await)
@@ -201,7 +177,7 @@ impl Sqlite {
 
     /// Count of outbox rows by state (for metrics).
     pub async fn outbox_counts(&self) -> Result<Vec<(String, i64)>> {
-        let rows = sqlx::query("SELECT state, COUNT(*) AS n FROM outbox GROUP BY state")
+        let rows = sqlx::query(crate::sql::outbox::COUNTS.sqlite)
             .fetch_all(&mut *self.reader().await)
             .await?;
         rows.iter()
@@ -211,7 +187,7 @@ impl Sqlite {
 
     /// Look up an outbox row's state and attempts by key (tests and diagnostics).
     pub async fn outbox_state(&self, key: &str) -> Result<Option<(String, i64)>> {
-        let r = sqlx::query("SELECT state, attempts FROM outbox WHERE key = ?")
+        let r = sqlx::query(crate::sql::outbox::STATE_OF.sqlite)
             .bind(key)
             .fetch_optional(&mut *self.reader().await)
             .await?;
@@ -224,16 +200,12 @@ impl Sqlite {
     /// Make pending messages for one chat due now (its recipient just came back, e.g. a
     /// browser reconnected). Returns how many rows were moved forward.
     pub async fn retry_chat_now(&self, channel: &str, chat_id: &str) -> Result<u64> {
-        let r = sqlx::query(
-            "UPDATE outbox SET next_attempt_at = ?
-             WHERE state = 'pending' AND channel = ? AND chat_id = ? AND next_attempt_at > ?",
-        )
-        .bind(now_ms())
-        .bind(channel)
-        .bind(chat_id)
-        .bind(now_ms())
-        .execute(&mut *self.writer().await)
-        .await?;
+        let r = sqlx::query(crate::sql::outbox::RETRY_CHAT_NOW.sqlite)
+            .bind(now_ms())
+            .bind(channel)
+            .bind(chat_id)
+            .execute(&mut *self.writer().await)
+            .await?;
         Ok(r.rows_affected())
     }
 }
@@ -244,11 +216,9 @@ impl Sqlite {
         &self,
         key: &str,
     ) -> Result<(String, String, Option<String>, String, Option<String>)> {
-        Ok(sqlx::query_as(
-            "SELECT channel, chat_id, thread_id, text, footer FROM outbox WHERE key = ?",
-        )
-        .bind(key)
-        .fetch_one(&mut *self.reader().await)
-        .await?)
+        Ok(sqlx::query_as(crate::sql::outbox::CHAT_OF.sqlite)
+            .bind(key)
+            .fetch_one(&mut *self.reader().await)
+            .await?)
     }
 }

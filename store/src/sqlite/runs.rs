@@ -16,26 +16,22 @@ pub(super) async fn insert_run<'e, E>(ex: E, run: &NewRun<'_>) -> Result<()>
 where
     E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
 {
-    sqlx::query(
-        "INSERT INTO runs (id, session_key, session_id, agent_id, lane, claim, status, origin,
-             origin_channel, origin_chat_id, origin_thread_id, model, timeout_ms, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(run.id)
-    .bind(run.session_key)
-    .bind(run.session_id)
-    .bind(run.agent_id)
-    .bind(run.lane)
-    .bind(if run.claim_all { "all" } else { "one" })
-    .bind(run.origin.map(to_json).transpose()?)
-    .bind(run.origin.map(|o| o.channel.as_str()))
-    .bind(run.origin.map(|o| o.chat_id.as_str()))
-    .bind(run.origin.and_then(|o| o.thread_id.as_deref()))
-    .bind(run.model)
-    .bind(run.timeout_ms)
-    .bind(now_ms())
-    .execute(ex)
-    .await?;
+    sqlx::query(crate::sql::runs::INSERT.sqlite)
+        .bind(run.id)
+        .bind(run.session_key)
+        .bind(run.session_id)
+        .bind(run.agent_id)
+        .bind(run.lane)
+        .bind(if run.claim_all { "all" } else { "one" })
+        .bind(run.origin.map(to_json).transpose()?)
+        .bind(run.origin.map(|o| o.channel.as_str()))
+        .bind(run.origin.map(|o| o.chat_id.as_str()))
+        .bind(run.origin.and_then(|o| o.thread_id.as_deref()))
+        .bind(run.model)
+        .bind(run.timeout_ms)
+        .bind(now_ms())
+        .execute(ex)
+        .await?;
     Ok(())
 }
 
@@ -49,7 +45,7 @@ where
 /// from Rust when it was stored), never from the origin's JSON. `changes()` in the outbox
 /// INSERT is the run UPDATE's count, in the last statement the registry UPDATE's. Rows
 /// back: `run` (always, when the run was unfinished), `reply` (a reply was queued in the
-/// outbox), `child` (a sub-agent's end recorded now).
+/// outbox), `child` (a sub-agent's end recorded now). Twin of `switchboard_finish_run`.
 static FINISH: Script = script!(
     "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
          SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ?
@@ -149,7 +145,7 @@ impl Sqlite {
     }
 
     pub async fn get_run(&self, id: &str) -> Result<Option<RunRow>> {
-        let r = sqlx::query("SELECT * FROM runs WHERE id = ?")
+        let r = sqlx::query(crate::sql::runs::BY_ID.sqlite)
             .bind(id)
             .fetch_optional(&mut *self.reader().await)
             .await?;
@@ -165,10 +161,8 @@ impl Sqlite {
         input_tokens: i64,
         output_tokens: i64,
     ) -> Result<()> {
-        sqlx::query(
-            "UPDATE runs SET steps = ?, input_tokens = ?, output_tokens = ? WHERE id = ? AND status = 'running'",
-        )
-        .bind(steps)
+        sqlx::query(crate::sql::runs::PROGRESS.sqlite)
+            .bind(steps)
             .bind(input_tokens)
             .bind(output_tokens)
             .bind(id)
@@ -226,32 +220,26 @@ impl Sqlite {
     }
 
     pub async fn unfinished_runs(&self) -> Result<Vec<RunRow>> {
-        let rows = sqlx::query(
-            "SELECT * FROM runs WHERE status IN ('queued', 'running') ORDER BY created_at, rowid",
-        )
-        .fetch_all(&mut *self.reader().await)
-        .await?;
+        let rows = sqlx::query(crate::sql::runs::UNFINISHED.sqlite)
+            .fetch_all(&mut *self.reader().await)
+            .await?;
         rows.iter().map(decode_run).collect()
     }
 
     /// Each running run, whichever process runs it: its session key and id.
     pub async fn running_runs(&self) -> Result<Vec<(String, String)>> {
-        Ok(
-            sqlx::query_as("SELECT session_key, id FROM runs WHERE status = 'running'")
-                .fetch_all(&mut *self.reader().await)
-                .await?,
-        )
+        Ok(sqlx::query_as(crate::sql::runs::RUNNING.sqlite)
+            .fetch_all(&mut *self.reader().await)
+            .await?)
     }
 
     /// The most recent runs of a session, newest first.
     pub async fn session_runs(&self, session_key: &str, limit: i64) -> Result<Vec<RunRow>> {
-        let rows = sqlx::query(
-            "SELECT * FROM runs WHERE session_key = ? ORDER BY created_at DESC, rowid DESC LIMIT ?",
-        )
-        .bind(session_key)
-        .bind(limit)
-        .fetch_all(&mut *self.reader().await)
-        .await?;
+        let rows = sqlx::query(crate::sql::runs::OF_SESSION.sqlite)
+            .bind(session_key)
+            .bind(limit)
+            .fetch_all(&mut *self.reader().await)
+            .await?;
         rows.iter().map(decode_run).collect()
     }
 }

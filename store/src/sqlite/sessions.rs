@@ -15,6 +15,7 @@ pub(super) use crate::sessions::*;
 
 /// The active session of a key: inserted if there is none, else its origin updated if a
 /// different one is given (`changes()`: only if nothing was inserted), then read.
+/// Twin of `Pg::ensure_session` (data-modifying CTEs, which SQLite has not).
 static ENSURE: Script = script!(
     "INSERT INTO sessions (id, key, agent_id, origin, status, created_at, updated_at)
          SELECT ?, ?, ?, ?, 'active', ?, ?
@@ -111,7 +112,7 @@ impl Sqlite {
 
     /// The active session for `key`, if any.
     pub async fn active_session(&self, key: &str) -> Result<Option<SessionRow>> {
-        let r = sqlx::query("SELECT * FROM sessions WHERE key = ? AND status = 'active'")
+        let r = sqlx::query(crate::sql::sessions::ACTIVE.sqlite)
             .bind(key)
             .fetch_optional(&mut *self.reader().await)
             .await?;
@@ -120,7 +121,7 @@ impl Sqlite {
 
     /// A session by its id (active or archived).
     pub async fn session_by_id(&self, id: &str) -> Result<Option<SessionRow>> {
-        let r = sqlx::query("SELECT * FROM sessions WHERE id = ?")
+        let r = sqlx::query(crate::sql::sessions::BY_ID.sqlite)
             .bind(id)
             .fetch_optional(&mut *self.reader().await)
             .await?;
@@ -129,12 +130,10 @@ impl Sqlite {
 
     /// The newest session row for `key`, active or archived.
     pub async fn latest_session(&self, key: &str) -> Result<Option<SessionRow>> {
-        let r = sqlx::query(
-            "SELECT * FROM sessions WHERE key = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
-        )
-        .bind(key)
-        .fetch_optional(&mut *self.reader().await)
-        .await?;
+        let r = sqlx::query(crate::sql::sessions::LATEST.sqlite)
+            .bind(key)
+            .fetch_optional(&mut *self.reader().await)
+            .await?;
         r.as_ref().map(decode_session).transpose()
     }
 
@@ -144,18 +143,14 @@ impl Sqlite {
         let now = now_ms();
         let mut w = self.writer().await;
         let mut tx = super::begin_write(&mut w).await?;
-        let r = sqlx::query(
-            "UPDATE sessions SET status = 'archived', archived_at = ?, updated_at = ?
-             WHERE key = ? AND status = 'active' RETURNING *",
-        )
-        .bind(now)
-        .bind(now)
-        .bind(key)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let r = sqlx::query(crate::sql::sessions::ARCHIVE.sqlite)
+            .bind(now)
+            .bind(key)
+            .fetch_optional(&mut *tx)
+            .await?;
         if r.is_some() {
             // A sub-agent's progress line is edited only while it lives.
-            sqlx::query("DELETE FROM progress_lines WHERE child_session_key = ?")
+            sqlx::query(crate::sql::progress::DROP.sqlite)
                 .bind(key)
                 .execute(&mut *tx)
                 .await?;
@@ -176,18 +171,12 @@ impl Sqlite {
         include_archived: bool,
         limit: i64,
     ) -> Result<Vec<SessionRow>> {
-        let sql = format!(
-            "SELECT s.id, s.key, s.agent_id, s.origin, s.status, s.created_at, s.archived_at,
-                 MAX(s.updated_at, COALESCE((SELECT m.created_at FROM messages m WHERE m.session_id = s.id
-                                             ORDER BY m.seq DESC LIMIT 1), 0)) AS updated_at
-             FROM sessions s {} ORDER BY updated_at DESC LIMIT ?",
-            if include_archived {
-                ""
-            } else {
-                "WHERE s.status = 'active'"
-            }
-        );
-        let rows = sqlx::query(&sql)
+        let sql = if include_archived {
+            crate::sql::sessions::LIST_ALL
+        } else {
+            crate::sql::sessions::LIST_ACTIVE
+        };
+        let rows = sqlx::query(sql.sqlite)
             .bind(limit)
             .fetch_all(&mut *self.reader().await)
             .await?;

@@ -41,6 +41,7 @@ macro_rules! start_sql {
 }
 pub(super) use start_sql;
 
+/// A run's start. Twin of PostgreSQL's function `switchboard_start_run`.
 static START: Script = script!(start_sql!());
 
 /// A run's start: the parameters of `start_sql!` ([`START`], and the second half of the

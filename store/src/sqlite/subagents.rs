@@ -12,13 +12,9 @@ use super::writer::{script, Args, Params, Script};
 use super::{now_ms, to_json, Result, Sqlite};
 pub(super) use crate::subagents::*;
 
-const SELECT: &str =
-    "SELECT s.*, r.status AS status, r.started_at AS started_at, r.input_tokens AS input_tokens,
-    r.output_tokens AS output_tokens, r.cost_usd AS cost_usd, r.session_id AS session_id
-    FROM subagent_runs s JOIN runs r ON r.id = s.run_id";
-
 /// A spawn: the child's session, its registry row, its first run (queued) and the task as
-/// its first message, in one transaction.
+/// its first message, in one transaction. Twin of `Pg::create_subagent` (a transaction of
+/// single statements there; one round trip through the group-commit writer here).
 static SPAWN: Script = script!(
     "INSERT INTO sessions (id, key, agent_id, origin, status, created_at, updated_at)
          VALUES (?, ?, ?, NULL, 'active', ?, ?);
@@ -152,7 +148,7 @@ impl Sqlite {
     }
 
     pub async fn subagent(&self, run_id: &str) -> Result<Option<SubagentRow>> {
-        let r = sqlx::query(&format!("{SELECT} WHERE s.run_id = ?"))
+        let r = sqlx::query(crate::sql::subagents::BY_RUN.sqlite)
             .bind(run_id)
             .fetch_optional(&mut *self.reader().await)
             .await?;
@@ -161,7 +157,7 @@ impl Sqlite {
 
     /// The sub-agent whose child session is `key`, if any.
     pub async fn subagent_by_child(&self, key: &str) -> Result<Option<SubagentRow>> {
-        let r = sqlx::query(&format!("{SELECT} WHERE s.child_session_key = ?"))
+        let r = sqlx::query(crate::sql::subagents::BY_CHILD.sqlite)
             .bind(key)
             .fetch_optional(&mut *self.reader().await)
             .await?;
@@ -171,19 +167,17 @@ impl Sqlite {
     /// The child a `task` tool call (`call_id` of the requester's run `run_id`) created, if
     /// any: a resumed requester waits for it instead of creating another.
     pub async fn task_child(&self, run_id: &str, call_id: &str) -> Result<Option<SubagentRow>> {
-        let r = sqlx::query(&format!(
-            "{SELECT} WHERE s.requester_run_id = ? AND s.task_call_id = ?"
-        ))
-        .bind(run_id)
-        .bind(call_id)
-        .fetch_optional(&mut *self.reader().await)
-        .await?;
+        let r = sqlx::query(crate::sql::subagents::OF_TASK_CALL.sqlite)
+            .bind(run_id)
+            .bind(call_id)
+            .fetch_optional(&mut *self.reader().await)
+            .await?;
         r.as_ref().map(decode_subagent).transpose()
     }
 
     /// Children spawned from `requester`, newest first.
     pub async fn subagents_of(&self, requester: &str, limit: i64) -> Result<Vec<SubagentRow>> {
-        let rows = sqlx::query(&format!("{SELECT} WHERE s.requester_session_key = ? ORDER BY s.created_at DESC, s.rowid DESC LIMIT ?"))
+        let rows = sqlx::query(crate::sql::subagents::OF_REQUESTER.sqlite)
             .bind(requester)
             .bind(limit)
             .fetch_all(&mut *self.reader().await)
@@ -193,22 +187,18 @@ impl Sqlite {
 
     /// All sub-agents, newest first.
     pub async fn all_subagents(&self, limit: i64) -> Result<Vec<SubagentRow>> {
-        let rows = sqlx::query(&format!(
-            "{SELECT} ORDER BY s.created_at DESC, s.rowid DESC LIMIT ?"
-        ))
-        .bind(limit)
-        .fetch_all(&mut *self.reader().await)
-        .await?;
+        let rows = sqlx::query(crate::sql::subagents::ALL.sqlite)
+            .bind(limit)
+            .fetch_all(&mut *self.reader().await)
+            .await?;
         rows.iter().map(decode_subagent).collect()
     }
 
     /// Sub-agents whose run ended and whose announce is not yet queued.
     pub async fn pending_announces(&self) -> Result<Vec<SubagentRow>> {
-        let rows = sqlx::query(&format!(
-            "{SELECT} WHERE s.announce_state = 'pending' ORDER BY s.ended_at"
-        ))
-        .fetch_all(&mut *self.reader().await)
-        .await?;
+        let rows = sqlx::query(crate::sql::subagents::PENDING_ANNOUNCES.sqlite)
+            .fetch_all(&mut *self.reader().await)
+            .await?;
         rows.iter().map(decode_subagent).collect()
     }
 
@@ -222,7 +212,7 @@ impl Sqlite {
 
     /// Who stopped a child, for its announce's Notes (set before the cancel fires).
     pub async fn set_stop_note(&self, run_id: &str, note: &str) -> Result<()> {
-        sqlx::query("UPDATE subagent_runs SET stop_note = ? WHERE run_id = ? AND outcome IS NULL")
+        sqlx::query(crate::sql::subagents::STOP_NOTE.sqlite)
             .bind(note)
             .bind(run_id)
             .execute(&mut *self.writer().await)
@@ -232,7 +222,7 @@ impl Sqlite {
 
     /// The earliest timer: (id, kind, target, due_at).
     pub async fn next_timer(&self) -> Result<Option<(i64, String, String, i64)>> {
-        let r = sqlx::query("SELECT id, kind, target, due_at FROM timers ORDER BY due_at LIMIT 1")
+        let r = sqlx::query(crate::sql::subagents::NEXT_TIMER.sqlite)
             .fetch_optional(&mut *self.reader().await)
             .await?;
         r.map(|r| {
@@ -252,7 +242,7 @@ impl Sqlite {
         let now = now_ms();
         let mut w = self.writer().await;
         let mut tx = super::begin_write(&mut w).await?;
-        let timer = sqlx::query("DELETE FROM timers WHERE id = ?")
+        let timer = sqlx::query(crate::sql::subagents::DROP_TIMER.sqlite)
             .bind(timer_id)
             .execute(&mut *tx)
             .await?;
@@ -261,16 +251,16 @@ impl Sqlite {
         }
         // Before the commit: see `ensure_session`.
         self.sessions.forget(session_key);
-        let archived: Option<String> = sqlx::query_scalar("UPDATE sessions SET status = 'archived', archived_at = ?, updated_at = ? WHERE key = ? AND status = 'active' RETURNING id")
-            .bind(now)
-            .bind(now)
-            .bind(session_key)
-            .fetch_optional(&mut *tx)
-            .await?;
+        let archived: Option<String> =
+            sqlx::query_scalar(crate::sql::subagents::ARCHIVE_SESSION.sqlite)
+                .bind(now)
+                .bind(session_key)
+                .fetch_optional(&mut *tx)
+                .await?;
         if let Some(id) = &archived {
             self.transcripts.forget(id);
         }
-        sqlx::query("UPDATE subagent_runs SET archived_at = ? WHERE child_session_key = ? AND archived_at IS NULL")
+        sqlx::query(crate::sql::subagents::STAMP_ARCHIVED.sqlite)
             .bind(now)
             .bind(session_key)
             .execute(&mut *tx)

@@ -3,18 +3,9 @@
 use super::super::usage::{decode_totals, UsageTotals};
 use super::{Result, Sqlite};
 
-/// The totals' columns over the rows a `WHERE` picks.
-const TOTALS: &str = "SELECT COUNT(*) AS runs, COALESCE(SUM(input_tokens), 0) AS input_tokens,
-        COALESCE(SUM(output_tokens), 0) AS output_tokens, SUM(cost_usd) AS cost_usd FROM runs";
-
-/// [`TOTALS`] per model (a run without one counts as `?`).
-const TOTALS_BY_MODEL: &str = "SELECT COALESCE(model, '?') AS model, COUNT(*) AS runs,
-        COALESCE(SUM(input_tokens), 0) AS input_tokens,
-        COALESCE(SUM(output_tokens), 0) AS output_tokens, SUM(cost_usd) AS cost_usd FROM runs";
-
 impl Sqlite {
     pub async fn record_context_tokens(&self, run_id: &str, tokens: i64) -> Result<()> {
-        sqlx::query("UPDATE runs SET context_tokens = ? WHERE id = ?")
+        sqlx::query(crate::sql::usage::CONTEXT_TOKENS.sqlite)
             .bind(tokens)
             .bind(run_id)
             .execute(&mut *self.writer().await)
@@ -28,14 +19,12 @@ impl Sqlite {
         tokens: i64,
         cost_usd: Option<f64>,
     ) -> Result<()> {
-        sqlx::query(
-            "UPDATE runs SET context_tokens = ?, cost_usd = ? WHERE id = ? AND status = 'running'",
-        )
-        .bind(tokens)
-        .bind(cost_usd)
-        .bind(run_id)
-        .execute(&mut *self.writer().await)
-        .await?;
+        sqlx::query(crate::sql::usage::MODEL_CALL.sqlite)
+            .bind(tokens)
+            .bind(cost_usd)
+            .bind(run_id)
+            .execute(&mut *self.writer().await)
+            .await?;
         Ok(())
     }
 
@@ -43,7 +32,7 @@ impl Sqlite {
         &self,
         session_id: &str,
     ) -> Result<Vec<(String, UsageTotals)>> {
-        let rows = sqlx::query(&format!("{TOTALS_BY_MODEL} WHERE session_id = ? GROUP BY model ORDER BY SUM(cost_usd) DESC, model"))
+        let rows = sqlx::query(crate::sql::usage::SESSION_BY_MODEL.sqlite)
             .bind(session_id)
             .fetch_all(&mut *self.reader().await)
             .await?;
@@ -58,7 +47,7 @@ impl Sqlite {
     }
 
     pub async fn session_usage(&self, session_id: &str) -> Result<UsageTotals> {
-        let row = sqlx::query(&format!("{TOTALS} WHERE session_id = ?"))
+        let row = sqlx::query(crate::sql::usage::SESSION.sqlite)
             .bind(session_id)
             .fetch_one(&mut *self.reader().await)
             .await?;
@@ -66,25 +55,19 @@ impl Sqlite {
     }
 
     pub async fn session_context_tokens(&self, session_id: &str) -> Result<Option<i64>> {
-        let tokens: Option<i64> = sqlx::query_scalar(
-            "SELECT context_tokens FROM runs WHERE session_id = ? AND context_tokens IS NOT NULL
-             ORDER BY COALESCE(started_at, created_at) DESC, rowid DESC LIMIT 1",
-        )
-        .bind(session_id)
-        .fetch_optional(&mut *self.reader().await)
-        .await?;
+        let tokens: Option<i64> = sqlx::query_scalar(crate::sql::usage::SESSION_CONTEXT.sqlite)
+            .bind(session_id)
+            .fetch_optional(&mut *self.reader().await)
+            .await?;
         Ok(tokens)
     }
 
     pub async fn usage_since(&self, agent_id: Option<&str>, since_ms: i64) -> Result<UsageTotals> {
-        let row = sqlx::query(&format!(
-            "{TOTALS} WHERE created_at >= ? AND (? IS NULL OR agent_id = ?)"
-        ))
-        .bind(since_ms)
-        .bind(agent_id)
-        .bind(agent_id)
-        .fetch_one(&mut *self.reader().await)
-        .await?;
+        let row = sqlx::query(crate::sql::usage::SINCE.sqlite)
+            .bind(since_ms)
+            .bind(agent_id)
+            .fetch_one(&mut *self.reader().await)
+            .await?;
         decode_totals(&row)
     }
 }

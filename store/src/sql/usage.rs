@@ -1,0 +1,41 @@
+//! Usage and cost statements (read back from `runs`), the same on both engines. The sums
+//! are cast to `BIGINT`: PostgreSQL's sum of `BIGINT` is `NUMERIC`.
+
+use super::{sql, Sql};
+
+/// A run's last context size: tokens, run_id.
+pub(crate) const CONTEXT_TOKENS: Sql = sql!("UPDATE runs SET context_tokens = $1 WHERE id = $2");
+
+/// A model call's context size and the run's cost so far: tokens, cost_usd, run_id.
+pub(crate) const MODEL_CALL: Sql =
+    sql!("UPDATE runs SET context_tokens = $1, cost_usd = $2 WHERE id = $3 AND status = 'running'");
+
+/// `sql!` of the totals' columns over the rows the tail picks, after `head`'s columns.
+macro_rules! totals {
+    ($head:literal; $($tail:tt)+) => {
+        sql!($head "COUNT(*) AS runs,
+                 CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT) AS input_tokens,
+                 CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT) AS output_tokens,
+                 SUM(cost_usd) AS cost_usd FROM runs" $($tail)+)
+    };
+}
+
+/// A session's totals per model (a run without one counts as `?`), the costliest first:
+/// session_id.
+pub(crate) const SESSION_BY_MODEL: Sql = totals!("SELECT COALESCE(model, '?') AS model, ";
+    " WHERE session_id = $1 GROUP BY model ORDER BY SUM(cost_usd) DESC NULLS LAST, model"
+);
+
+/// A session's totals: session_id.
+pub(crate) const SESSION: Sql = totals!("SELECT "; " WHERE session_id = $1");
+
+/// The totals since a time, of one agent or all: since, agent_id.
+pub(crate) const SINCE: Sql = totals!("SELECT ";
+    " WHERE created_at >= $1 AND (" [cast 2 text] " IS NULL OR agent_id = $2)"
+);
+
+/// A session's newest context size: session_id.
+pub(crate) const SESSION_CONTEXT: Sql = sql!(
+    "SELECT context_tokens FROM runs WHERE session_id = $1 AND context_tokens IS NOT NULL
+     ORDER BY COALESCE(started_at, created_at) DESC, " [rowid] " DESC LIMIT 1"
+);

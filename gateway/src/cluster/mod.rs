@@ -26,7 +26,6 @@ pub mod running;
 pub mod stop;
 pub mod takeover;
 pub mod wire;
-mod wire_convert;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,5 +1,7 @@
 //! The bus's wire form (shared mode, `cluster::bus`): what one process tells the others
-//! over `NOTIFY` — an event it emitted, or a stop — as JSON in a bounded payload.
+//! over `NOTIFY` — an event it emitted, or a stop — as JSON in a bounded payload. An event
+//! travels in the JSON it derives (`events.rs`), the one clients read: there is no wire
+//! twin of it, and a change of that JSON is a change of [`VERSION`].
 //!
 //! PostgreSQL refuses a `NOTIFY` payload of 8000 bytes or more, so every payload here is at
 //! most [`MAX_PAYLOAD`] bytes. An event that does not fit whole is sent shrunk:

@@ -61,7 +61,12 @@ fn approval_requested() -> impl Strategy<Value = ApprovalRequested> {
     (
         (text(), text(), text(), text(), text()),
         (prop::option::of(text()), text(), text()),
-        (prop::collection::vec(text(), 0..4), any::<i64>(), text(), text()),
+        (
+            prop::collection::vec(text(), 0..4),
+            any::<i64>(),
+            text(),
+            text(),
+        ),
     )
         .prop_map(
             |(
@@ -110,16 +115,18 @@ pub(crate) fn any_event() -> impl Strategy<Value = Event> {
             any::<u64>(),
             prop::option::of(text())
         )
-            .prop_map(|((session_key, run_id, tool, call_id), duration_ms, error)| {
-                Event::RunTool(ToolFinished {
-                    session_key,
-                    run_id,
-                    tool,
-                    call_id,
-                    duration_ms,
-                    error,
-                })
-            }),
+            .prop_map(
+                |((session_key, run_id, tool, call_id), duration_ms, error)| {
+                    Event::RunTool(ToolFinished {
+                        session_key,
+                        run_id,
+                        tool,
+                        call_id,
+                        duration_ms,
+                        error,
+                    })
+                }
+            ),
         run_ended().prop_map(Event::RunEnded),
         (text(), text(), text()).prop_map(|(requester, child_session_key, run_id)| {
             Event::SubagentSpawned {

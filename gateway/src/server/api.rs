@@ -10,10 +10,10 @@ use axum::response::IntoResponse;
 use serde::Deserialize;
 use switchboard_channels::{ChatKind, Origin};
 
+use super::answers::{MessageAnswer, SessionList, StoppedRun, StoppedTree, SubagentList};
 use super::error::{push_line, ApiError, Json};
 use super::layers::MAX_WAIT;
 use super::message_body;
-use super::answers::{MessageAnswer, SessionList, StoppedRun, StoppedTree, SubagentList};
 use super::views::{CompactionView, MessageView, RunView, SessionView, SubagentView};
 use super::AppState;
 use crate::agent::dispatch;

@@ -201,6 +201,8 @@ fn the_events_frame_wraps_the_event() {
     };
     assert_eq!(
         events_frame(&event).ok().as_deref(),
-        Some(r#"{"event":{"runId":"r1","sessionKey":"agent:main:main","type":"run.started"},"type":"event"}"#)
+        Some(
+            r#"{"event":{"runId":"r1","sessionKey":"agent:main:main","type":"run.started"},"type":"event"}"#
+        )
     );
 }

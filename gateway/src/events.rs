@@ -1,8 +1,15 @@
 //! The live events: one typed enum for everything the gateway publishes as it works (a
 //! run's start, steps, tool calls and end; a sub-agent's spawn, announce and archive; a
 //! delivery; an exec approval asked and settled; a reply as it streams). `Runtime::emit` takes an [`Event`];
-//! waiters match on its variants; only `server` (`server/event_json.rs`) turns one into
-//! the JSON that `/ws` and `/api/events` clients read.
+//! waiters match on its variants.
+//!
+//! One definition, one JSON: the serde attributes here are the event's JSON shape (a
+//! `type` tag, camelCase fields), the one that `/ws` and `/api/events` clients read
+//! (`server/event_json.rs` writes it with its keys sorted) and the one the cluster bus
+//! carries between processes (`cluster/wire.rs`, inside its bounded envelope). The few
+//! fields a client reads that the enum does not hold (`ok`, the `sessionKey` of a spawn,
+//! announce and archive) and the checkpoint's `run.ended` without `error` and `reply` are
+//! written by the helpers in `events/shape.rs`.
 //!
 //! Each event knows whose it is ([`Event::scope`]): the scope comes from the variant, so a
 //! publisher cannot pair an event with the wrong session.
@@ -10,20 +17,29 @@
 //! Adding an event:
 //! 1. a variant here, with typed fields (a struct of its own when it has more than three),
 //!    and its arm in [`Event::scope`] — usually `Scope::Session` of the session it is about;
-//! 2. its wire shape in `server/event_json.rs` (the `type` name and camelCase fields, keys
-//!    in alphabetical order as clients have always received them) and a golden test there;
+//! 2. its `type` name (`#[serde(rename = "…")]`; fields are camelCase) and a golden test
+//!    in `server/event_json_tests.rs` (and an arm in `events/shape_tests.rs`'s strategy);
 //! 3. publish it with `rt.emit(Event::…)`; list it in `docs/events.md`.
 //!
 //! The compiler points at every `match` that must learn the new variant.
 
+use serde::{Deserialize, Serialize};
+
 use crate::store::{ApprovalStatus, RunStatus};
 
+mod shape;
+#[cfg(test)]
+pub(crate) mod shape_tests;
+
 /// A live event. Cheap to move; the bus shares one copy among its subscribers.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all_fields = "camelCase")]
 pub enum Event {
     /// `run.started`: a run began (or resumed) its loop.
+    #[serde(rename = "run.started")]
     RunStarted { session_key: String, run_id: String },
     /// `run.step`: a run calls the model for the `step`th time.
+    #[serde(rename = "run.step")]
     RunStep {
         session_key: String,
         run_id: String,
@@ -32,6 +48,7 @@ pub enum Event {
     /// `run.delta`: a piece of the reply as the model writes it (a preview: the stored
     /// reply replaces it). `text` follows what came before in this model call, or starts it
     /// over when `reset`.
+    #[serde(rename = "run.delta")]
     RunDelta {
         session_key: String,
         run_id: String,
@@ -39,56 +56,79 @@ pub enum Event {
         text: String,
     },
     /// `run.tool`: a tool call finished.
+    #[serde(rename = "run.tool")]
     RunTool(ToolFinished),
     /// `run.ended`: a run ended (or was checkpointed at shutdown). Also handed to the
     /// waiters of its session (`runtime::run_ends`).
+    #[serde(rename = "run.ended")]
     RunEnded(RunEnded),
     /// `subagent.spawned`: `requester`'s event; from now on the child's events are seen
     /// wherever the requester's are.
+    #[serde(rename = "subagent.spawned")]
     SubagentSpawned {
+        /// Written again as `sessionKey` (the event is the requester's).
+        #[serde(flatten, with = "shape::requester")]
         requester: String,
         child_session_key: String,
         run_id: String,
     },
     /// `subagent.announced`: a child's announce was committed (the child's event).
+    #[serde(rename = "subagent.announced")]
     SubagentAnnounced {
+        /// Written again as `sessionKey` (the event is the child's).
+        #[serde(flatten, with = "shape::child")]
         child_session_key: String,
         run_id: String,
     },
     /// `subagent.archived`: a child's session was archived (its last event).
-    SubagentArchived { child_session_key: String },
+    #[serde(rename = "subagent.archived")]
+    SubagentArchived {
+        /// Written again as `sessionKey` (the event is the child's).
+        #[serde(flatten, with = "shape::child")]
+        child_session_key: String,
+    },
     /// `outbox.sent`: a message (all its parts) was delivered to a chat.
+    #[serde(rename = "outbox.sent")]
     OutboxSent {
         channel: String,
         chat_id: String,
         key: String,
     },
     /// `approval.requested`: a run asks its chat to approve a command.
+    #[serde(rename = "approval.requested")]
     ApprovalRequested(ApprovalRequested),
     /// `approval.resolved`: an approval request was settled.
+    #[serde(rename = "approval.resolved")]
     ApprovalResolved(ApprovalResolved),
 }
 
 /// How a tool call went (`run.tool`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolFinished {
     pub session_key: String,
     pub run_id: String,
     pub tool: String,
     pub call_id: String,
     pub duration_ms: u64,
-    /// `None`: the call succeeded.
+    /// `None`: the call succeeded. Written with `ok` beside it.
+    #[serde(flatten, with = "shape::tool_outcome")]
     pub error: Option<String>,
 }
 
-/// A run's end (`run.ended`), as its waiters and followers learn it.
-#[derive(Debug, Clone, PartialEq)]
+/// A run's end (`run.ended`), as its waiters and followers learn it. Serialized by
+/// `events/shape.rs` (a checkpoint names neither `error` nor `reply`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RunEnded {
     pub session_key: String,
     /// `None` only for waiting messages dropped with no run to take them (to waiters alone).
     pub run_id: Option<String>,
+    #[serde(deserialize_with = "shape::run_status")]
     pub status: RunStatus,
+    #[serde(default)]
     pub error: Option<String>,
+    #[serde(default)]
     pub reply: Option<String>,
     /// The inbox ids of the messages the run took (or that were dropped with it).
     pub claimed: Vec<i64>,
@@ -102,7 +142,8 @@ impl RunEnded {
 }
 
 /// An exec approval request (`approval.requested`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ApprovalRequested {
     pub session_key: String,
     pub id: String,
@@ -121,11 +162,13 @@ pub struct ApprovalRequested {
 }
 
 /// An approval request settled (`approval.resolved`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ApprovalResolved {
     pub session_key: String,
     pub id: String,
     pub run_id: String,
+    #[serde(with = "shape::approval_status")]
     pub decision: ApprovalStatus,
     /// Who answered (`None`: it expired or its run was stopped).
     pub by: Option<String>,

@@ -240,10 +240,7 @@ async fn take(rt: &Arc<Runtime>, bus: &Bus, payload: &str) {
         Msg::Stop(stop) => {
             super::stop::apply(rt, &stop);
         }
-        Msg::Event(event) => match event.into_received() {
-            Ok(received) => deliver(rt, received).await,
-            Err(e) => refuse(bus, &e),
-        },
+        Msg::Event(carried) => deliver(rt, carried.into_received()).await,
     }
 }
 

@@ -26,6 +26,5 @@ pub mod running;
 pub mod stop;
 pub mod takeover;
 pub mod wire;
-mod wire_convert;
 
 pub use crate::runtime::Member;

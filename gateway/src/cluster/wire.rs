@@ -1,5 +1,7 @@
 //! The bus's wire form (shared mode, `cluster::bus`): what one process tells the others
-//! over `NOTIFY` — an event it emitted, or a stop — as JSON in a bounded payload.
+//! over `NOTIFY` — an event it emitted, or a stop — as JSON in a bounded payload. An event
+//! travels in the JSON it derives (`events.rs`), the one clients read: there is no wire
+//! twin of it, and a change of that JSON is a change of [`VERSION`].
 //!
 //! PostgreSQL refuses a `NOTIFY` payload of 8000 bytes or more, so every payload here is at
 //! most [`MAX_PAYLOAD`] bytes. An event that does not fit whole is sent shrunk:
@@ -33,7 +35,8 @@ pub const CLAIMED_PER_PART: usize = 200;
 const EXECUTABLES: usize = 16;
 /// The wire form's version; a payload of another version is refused (a rolling upgrade
 /// across a change of it loses the live events between the two builds, nothing stored).
-const VERSION: u8 = 1;
+/// 2: the event in its derived JSON (`type` tag, camelCase), the same as clients read.
+const VERSION: u8 = 2;
 
 /// One notification: who sent it, its number among the sender's (notifications that are
 /// alike are never folded into one by PostgreSQL), and what it says.
@@ -52,7 +55,7 @@ pub struct Envelope {
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Msg {
     /// Boxed: an event is several times the size of a stop.
-    Event(Box<WireEvent>),
+    Event(Box<Carried>),
     Stop(Stop),
 }
 
@@ -65,85 +68,41 @@ pub struct Stop {
     pub runs: Vec<String>,
 }
 
-/// An [`Event`] on the wire, field for field; statuses as their stored names.
+/// An [`Event`] on the wire: the event in its own JSON (the one clients read, derived in
+/// `events.rs`), and how it was shrunk to fit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum WireEvent {
-    RunStarted {
-        session_key: String,
-        run_id: String,
-    },
-    RunStep {
-        session_key: String,
-        run_id: String,
-        step: u64,
-    },
-    RunDelta {
-        session_key: String,
-        run_id: String,
-        reset: bool,
-        text: String,
-    },
-    RunTool {
-        session_key: String,
-        run_id: String,
-        tool: String,
-        call_id: String,
-        duration_ms: u64,
-        error: Option<String>,
-    },
-    RunEnded {
-        session_key: String,
-        run_id: Option<String>,
-        status: String,
-        error: Option<String>,
-        reply: Option<String>,
-        /// The reply (and the error) are to be read from the run's row.
-        #[serde(default)]
-        reply_in_store: bool,
-        claimed: Vec<i64>,
-        /// 0: the event; 1…: more of its claimed ids, for waiters only.
-        #[serde(default)]
-        part: u32,
-    },
-    SubagentSpawned {
-        requester: String,
-        child_session_key: String,
-        run_id: String,
-    },
-    SubagentAnnounced {
-        child_session_key: String,
-        run_id: String,
-    },
-    SubagentArchived {
-        child_session_key: String,
-    },
-    OutboxSent {
-        channel: String,
-        chat_id: String,
-        key: String,
-    },
-    ApprovalRequested {
-        session_key: String,
-        id: String,
-        run_id: String,
-        tool_call_id: String,
-        agent_id: String,
-        label: Option<String>,
-        workdir: String,
-        command: String,
-        executables: Vec<String>,
-        expires_at: i64,
-        channel: String,
-        chat_id: String,
-    },
-    ApprovalResolved {
-        session_key: String,
-        id: String,
-        run_id: String,
-        decision: String,
-        by: Option<String>,
-    },
+#[serde(deny_unknown_fields)]
+pub struct Carried {
+    pub event: Event,
+    /// A `run.ended` whose reply (and error) are to be read from the run's row.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reply_in_store: bool,
+    /// 0: the event; 1…: more of a `run.ended`'s claimed ids, for waiters only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub part: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl Carried {
+    fn whole(event: Event) -> Carried {
+        Carried {
+            event,
+            reply_in_store: false,
+            part: 0,
+        }
+    }
+
+    /// The event as a receiving process takes it.
+    pub fn into_received(self) -> Received {
+        Received {
+            event: self.event,
+            reply_in_store: self.reply_in_store,
+            waiters_only: self.part > 0,
+        }
+    }
 }
 
 /// An event as a receiving process takes it.
@@ -165,8 +124,6 @@ pub enum WireError {
     Json(#[from] serde_json::Error),
     #[error("wire version {0} (this build speaks {VERSION})")]
     Version(u8),
-    #[error("unknown status `{0}`")]
-    Status(String),
 }
 
 /// Reads one payload: an envelope of this version, or why not.
@@ -189,11 +146,11 @@ pub fn encode_stop(from: &str, seq: u64, stop: &Stop) -> Option<String> {
 /// An event's payloads: one when it fits whole, else its shrunk parts (module doc); none
 /// when even those do not fit. `seq` gives each payload its number.
 pub fn encode_event(from: &str, mut seq: impl FnMut() -> u64, event: &Event) -> Vec<String> {
-    let wire = WireEvent::from(event);
-    if let Some(whole) = encode(from, seq(), Msg::Event(Box::new(wire.clone()))) {
+    let whole = Carried::whole(event.clone());
+    if let Some(whole) = encode(from, seq(), Msg::Event(Box::new(whole))) {
         return vec![whole];
     }
-    wire.shrunk()
+    shrunk(event.clone())
         .into_iter()
         .filter_map(|part| encode(from, seq(), Msg::Event(Box::new(part))))
         .collect()
@@ -206,75 +163,62 @@ fn encode(from: &str, seq: u64, msg: Msg) -> Option<String> {
         seq,
         msg,
     };
-    serde_json::to_string(&env)
-        .ok()
-        .filter(|p| p.len() <= MAX_PAYLOAD)
+    match serde_json::to_string(&env) {
+        Ok(p) => Some(p).filter(|p| p.len() <= MAX_PAYLOAD),
+        Err(e) => {
+            tracing::error!(error = %e, "bus: cannot write a message as JSON");
+            None
+        }
+    }
 }
 
-impl WireEvent {
-    /// The event with its previews cut, its reply by reference, and its claimed ids split
-    /// into parts (one part for every other event).
-    fn shrunk(mut self) -> Vec<WireEvent> {
-        match &mut self {
-            WireEvent::RunDelta { text, .. } => cut(text, PREVIEW),
-            WireEvent::RunTool { error, .. } => cut_opt(error, PREVIEW),
-            WireEvent::ApprovalRequested {
-                label,
-                workdir,
-                command,
-                executables,
-                ..
-            } => {
-                cut_opt(label, PREVIEW);
-                cut(workdir, PREVIEW);
-                cut(command, PREVIEW);
-                executables.truncate(EXECUTABLES);
-                for e in executables.iter_mut() {
-                    cut(e, PREVIEW / EXECUTABLES);
-                }
+/// The event with its previews cut, its reply by reference, and its claimed ids split
+/// into parts (one part for every other event).
+fn shrunk(mut event: Event) -> Vec<Carried> {
+    match &mut event {
+        Event::RunDelta { text, .. } => cut(text, PREVIEW),
+        Event::RunTool(t) => cut_opt(&mut t.error, PREVIEW),
+        Event::ApprovalRequested(a) => {
+            cut_opt(&mut a.label, PREVIEW);
+            cut(&mut a.workdir, PREVIEW);
+            cut(&mut a.command, PREVIEW);
+            a.executables.truncate(EXECUTABLES);
+            for e in a.executables.iter_mut() {
+                cut(e, PREVIEW / EXECUTABLES);
             }
-            WireEvent::RunEnded {
-                run_id,
-                error,
-                reply,
-                reply_in_store,
-                claimed,
-                ..
-            } => {
-                if run_id.is_some() {
-                    *reply = None;
-                    *error = None;
-                    *reply_in_store = true;
-                } else {
-                    cut_opt(reply, PREVIEW);
-                    cut_opt(error, PREVIEW);
-                }
-                let all = std::mem::take(claimed);
-                let parts: Vec<&[i64]> = if all.is_empty() {
-                    vec![&[]]
-                } else {
-                    all.chunks(CLAIMED_PER_PART).collect()
-                };
-                return parts
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, ids)| {
-                        let mut part = self.clone();
-                        if let WireEvent::RunEnded {
-                            claimed, part: n, ..
-                        } = &mut part
-                        {
-                            *claimed = ids.to_vec();
-                            *n = u32::try_from(i).unwrap_or(u32::MAX);
-                        }
-                        part
-                    })
-                    .collect();
-            }
-            _ => {}
         }
-        vec![self]
+        Event::RunEnded(end) => {
+            let reply_in_store = end.run_id.is_some();
+            if reply_in_store {
+                end.reply = None;
+                end.error = None;
+            } else {
+                cut_opt(&mut end.reply, PREVIEW);
+                cut_opt(&mut end.error, PREVIEW);
+            }
+            let all = std::mem::take(&mut end.claimed);
+            let parts: Vec<&[i64]> = if all.is_empty() {
+                vec![&[]]
+            } else {
+                all.chunks(CLAIMED_PER_PART).collect()
+            };
+            return parts
+                .into_iter()
+                .enumerate()
+                .map(|(i, ids)| {
+                    let mut part = end.clone();
+                    part.claimed = ids.to_vec();
+                    Carried {
+                        event: Event::RunEnded(part),
+                        reply_in_store,
+                        part: u32::try_from(i).unwrap_or(u32::MAX),
+                    }
+                })
+                .collect();
+        }
+        _ => {}
     }
+    vec![Carried::whole(event)]
 }
 
 /// Bytes `c` takes inside a JSON string as serde_json writes it.

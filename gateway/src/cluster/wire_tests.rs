@@ -28,7 +28,7 @@ fn received(payloads: &[String]) -> Vec<Received> {
             let env = decode(p).unwrap();
             assert_eq!(env.from, ME);
             match env.msg {
-                Msg::Event(e) => e.into_received().unwrap(),
+                Msg::Event(e) => e.into_received(),
                 Msg::Stop(s) => panic!("a stop: {s:?}"),
             }
         })
@@ -246,25 +246,54 @@ fn identical_events_make_distinct_payloads() {
     assert_ne!(a, b);
 }
 
+/// Catches: the wire form changed without its version (a process of the other build would
+/// misread it): the bytes of one envelope, the event in the JSON clients read.
+#[test]
+fn the_wire_form_is_pinned() {
+    let event = every_variant().remove(3);
+    assert_eq!(
+        encode_event(ME, seq(), &event),
+        vec![
+            r#"{"v":2,"from":"host:1:abc","seq":1,"msg":{"event":{"event":{"type":"run.tool","sessionKey":"agent:main:main","runId":"r1","tool":"exec","callId":"c1","durationMs":12,"error":"exit 1","ok":false}}}}"#
+        ]
+    );
+    // The whole event was tried first (seq 1) and did not fit.
+    let parts = encode_event(
+        ME,
+        seq(),
+        &Event::RunEnded(ended(Some("r1"), Some("y".repeat(9_000)), vec![5])),
+    );
+    assert_eq!(
+        parts,
+        vec![
+            r#"{"v":2,"from":"host:1:abc","seq":2,"msg":{"event":{"event":{"type":"run.ended","sessionKey":"agent:main:main","runId":"r1","status":"succeeded","error":null,"reply":null,"claimed":[5]},"reply_in_store":true}}}"#
+        ]
+    );
+}
+
 #[test]
 fn foreign_payloads_are_refused_with_a_reason() {
     for bad in [
         "",
         "NOTIFY",
         "{}",
-        r#"{"v":2,"from":"x","seq":1,"msg":{"stop":{"session_key":"k","runs":[]}}}"#,
-        r#"{"v":1,"from":"x","seq":1,"msg":{"event":{"run_ended":{"session_key":"k","run_id":null,"status":"weird","error":null,"reply":null,"claimed":[]}}}}"#,
+        r#"{"v":3,"from":"x","seq":1,"msg":{"stop":{"session_key":"k","runs":[]}}}"#,
+        // Version 1's form of an event.
+        r#"{"v":1,"from":"x","seq":1,"msg":{"event":{"run_started":{"session_key":"k","run_id":"r"}}}}"#,
+        r#"{"v":2,"from":"x","seq":1,"msg":{"event":{"event":{"type":"run.ended","sessionKey":"k","runId":null,"status":"weird","error":null,"reply":null,"claimed":[]}}}}"#,
+        r#"{"v":2,"from":"x","seq":1,"msg":{"event":{"event":{"type":"run.exploded","sessionKey":"k"}}}}"#,
+        r#"{"v":2,"from":"x","seq":1,"msg":{"event":{"event":{"type":"approval.resolved","sessionKey":"k","id":"a","runId":"r","decision":"maybe","by":null}}}}"#,
+        r#"{"v":2,"from":"x","seq":1,"msg":{"event":{"event":{"type":"run.step","sessionKey":"k","runId":"r","step":-1}}}}"#,
+        r#"{"v":2,"from":"x","seq":1,"msg":{"event":{"event":{"type":"run.started","sessionKey":"k","runId":"r"},"extra":1}}}"#,
     ] {
-        let refused = decode(bad).and_then(|env| match env.msg {
-            Msg::Event(e) => e.into_received().map(|_| ()),
-            Msg::Stop(_) => Ok(()),
-        });
-        assert!(refused.is_err(), "{bad}");
+        assert!(decode(bad).is_err(), "{bad}");
     }
     assert!(matches!(
         decode(&"x".repeat(MAX_PAYLOAD + 1)),
         Err(WireError::TooLong(_))
     ));
+    let deep = format!("{}{}", "[".repeat(3_000), "]".repeat(3_000));
+    assert!(matches!(decode(&deep), Err(WireError::Json(_))));
 }
 
 fn text(max: usize) -> impl Strategy<Value = String> {
@@ -344,11 +373,7 @@ proptest! {
     #[test]
     fn any_payload_is_taken_or_refused_never_a_panic(bytes in prop::collection::vec(any::<u8>(), 0..9_000)) {
         let payload = String::from_utf8_lossy(&bytes);
-        if let Ok(env) = decode(&payload) {
-            if let Msg::Event(e) = env.msg {
-                let _ = e.into_received();
-            }
-        }
+        let _ = decode(&payload);
     }
 
     /// The same for payloads that are almost right: a valid one with bytes changed.
@@ -361,11 +386,7 @@ proptest! {
             let i = i.index(bytes.len());
             bytes[i] = b;
         }
-        if let Ok(env) = decode(&String::from_utf8_lossy(&bytes)) {
-            if let Msg::Event(e) = env.msg {
-                let _ = e.into_received();
-            }
-        }
+        let _ = decode(&String::from_utf8_lossy(&bytes));
     }
 
     /// Every payload fits PostgreSQL's limit; what is sent keeps the event's identity,
@@ -373,7 +394,7 @@ proptest! {
     #[test]
     fn every_payload_fits_and_keeps_the_events_identity(event in event()) {
         let payloads = encode_event(ME, seq(), &event);
-        let whole = serde_json::to_string(&WireEvent::from(&event)).unwrap().len() < 7_900;
+        let whole = serde_json::to_string(&event).unwrap().len() < 7_900;
         let small_ids = serde_json::to_string(&identity(&event)).unwrap().len() < 1_000;
         prop_assert!(!(whole || small_ids) || !payloads.is_empty());
         for r in received(&payloads) {
@@ -382,5 +403,16 @@ proptest! {
                 prop_assert_eq!(&r.event, &event);
             }
         }
+    }
+
+    /// Catches: any event of any variant changed on its way to another process (a field
+    /// lost, renamed or read as another): encode → decode gives the event back, whole.
+    #[test]
+    fn any_event_goes_over_the_wire_and_back(event in crate::events::shape_tests::any_event()) {
+        let payloads = encode_event(ME, seq(), &event);
+        prop_assert_eq!(
+            received(&payloads),
+            vec![Received { event, reply_in_store: false, waiters_only: false }]
+        );
     }
 }

@@ -7,12 +7,11 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::IntoResponse;
-use axum::Json;
 use serde::Deserialize;
-use serde_json::{json, Value};
 use switchboard_channels::{ChatKind, Origin};
 
-use super::error::ApiError;
+use super::answers::{MessageAnswer, SessionList, StoppedRun, StoppedTree, SubagentList};
+use super::error::{push_line, ApiError, Json};
 use super::layers::MAX_WAIT;
 use super::message_body;
 use super::views::{CompactionView, MessageView, RunView, SessionView, SubagentView};
@@ -38,7 +37,7 @@ pub struct ListQuery {
 pub async fn list_sessions(
     State(state): State<AppState>,
     Query(q): Query<ListQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<SessionList>, ApiError> {
     let rows = state
         .rt
         .store
@@ -49,7 +48,7 @@ pub async fn list_sessions(
         .iter()
         .map(|s| SessionView::new(s, running.get(&s.key).cloned()))
         .collect();
-    Ok(Json(json!({ "sessions": sessions })))
+    Ok(Json(SessionList { sessions }))
 }
 
 #[derive(Deserialize)]
@@ -90,16 +89,13 @@ pub async fn transcript(
     let mut next = compactions.iter().peekable();
     let mut out = String::new();
     for m in &rows {
-        out.push_str(&serde_json::to_string(&MessageView::from(m)).unwrap_or_default());
-        out.push('\n');
+        push_line(&mut out, &MessageView::from(m))?;
         while let Some(c) = next.next_if(|c| c.through_seq <= m.seq) {
-            out.push_str(&serde_json::to_string(&CompactionView::from(c)).unwrap_or_default());
-            out.push('\n');
+            push_line(&mut out, &CompactionView::from(c))?;
         }
     }
     for c in next {
-        out.push_str(&serde_json::to_string(&CompactionView::from(c)).unwrap_or_default());
-        out.push('\n');
+        push_line(&mut out, &CompactionView::from(c))?;
     }
     Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], out))
 }
@@ -155,16 +151,14 @@ pub async fn post_message(
     if !body.wait {
         return Ok((
             StatusCode::ACCEPTED,
-            Json(json!({"status": "accepted", "inboxId": sub.inbox_id, "runId": sub.run_id})),
+            Json(MessageAnswer::waiting("accepted", &sub)),
         ));
     }
     let limit = body.timeout.unwrap_or(DEFAULT_WAIT).min(MAX_WAIT);
     match run_ends.wait_for_claiming_run(sub.inbox_id, limit).await {
         RunWait::Ended(end) => Ok((
             StatusCode::OK,
-            Json(
-                json!({"status": end.status.as_str(), "inboxId": sub.inbox_id, "runId": end.run_id, "reply": end.reply, "error": end.error}),
-            ),
+            Json(MessageAnswer::ended(sub.inbox_id, &end)),
         )),
         RunWait::Closed => Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -172,7 +166,7 @@ pub async fn post_message(
         )),
         RunWait::TimedOut => Ok((
             StatusCode::ACCEPTED,
-            Json(json!({"status": "pending", "inboxId": sub.inbox_id, "runId": sub.run_id})),
+            Json(MessageAnswer::waiting("pending", &sub)),
         )),
     }
 }
@@ -180,16 +174,14 @@ pub async fn post_message(
 pub async fn get_run(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<RunView>, ApiError> {
     let run = state
         .rt
         .store
         .get_run(&id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no run `{id}`")))?;
-    Ok(Json(
-        serde_json::to_value(RunView::from(run)).unwrap_or_default(),
-    ))
+    Ok(Json(RunView::from(run)))
 }
 
 /// `application/json` or `application/<something>+json`, parameters ignored.
@@ -223,35 +215,33 @@ pub struct SubagentsQuery {
 pub async fn list_subagents(
     State(state): State<AppState>,
     Query(q): Query<SubagentsQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<SubagentList>, ApiError> {
     let limit = q.limit.unwrap_or(100).clamp(1, 10_000);
     let rows = match q.requester {
         Some(r) => state.rt.store.subagents_of(&r, limit).await?,
         None => state.rt.store.all_subagents(limit).await?,
     };
-    let rows: Vec<SubagentView> = rows.into_iter().map(SubagentView::from).collect();
-    Ok(Json(json!({ "subagents": rows })))
+    let subagents: Vec<SubagentView> = rows.into_iter().map(SubagentView::from).collect();
+    Ok(Json(SubagentList { subagents }))
 }
 
 pub async fn get_subagent(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<SubagentView>, ApiError> {
     let row = state
         .rt
         .store
         .subagent(&id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no sub-agent run `{id}`")))?;
-    Ok(Json(
-        serde_json::to_value(SubagentView::from(row)).unwrap_or_default(),
-    ))
+    Ok(Json(SubagentView::from(row)))
 }
 
 pub async fn stop_subagent(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<StoppedRun>, ApiError> {
     let row = state
         .rt
         .store
@@ -260,15 +250,21 @@ pub async fn stop_subagent(
         .ok_or_else(|| ApiError::not_found(format!("no sub-agent run `{id}`")))?;
     let stopped =
         crate::subagents::control::stop_child(&state.rt, &row, "stopped through the API").await?;
-    Ok(Json(json!({"runId": id, "stopped": stopped})))
+    Ok(Json(StoppedRun {
+        run_id: id,
+        stopped,
+    }))
 }
 
 /// Stops the whole tree under a requester session: its children and theirs.
 pub async fn stop_tree(
     State(state): State<AppState>,
     Path(key): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<StoppedTree>, ApiError> {
     let stopped =
         crate::subagents::control::stop_tree(&state.rt, &key, "stopped through the API").await?;
-    Ok(Json(json!({"sessionKey": key, "stopped": stopped})))
+    Ok(Json(StoppedTree {
+        session_key: key,
+        stopped,
+    }))
 }

@@ -1,8 +1,11 @@
-//! API errors as JSON `{"error": "..."}` with a fitting status code.
+//! API errors as JSON `{"error": "..."}` with a fitting status code, and [`Json`], the
+//! answer of a typed view: a view that cannot be written is a 500 with a logged error,
+//! never `null` or an empty object.
 
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::Json as AxumJson;
+use serde::Serialize;
 
 #[derive(Debug)]
 pub struct ApiError {
@@ -29,7 +32,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         (
             self.status,
-            Json(serde_json::json!({"error": self.message})),
+            AxumJson(serde_json::json!({"error": self.message})),
         )
             .into_response()
     }
@@ -57,3 +60,42 @@ impl From<crate::store::StoreError> for ApiError {
 pub async fn not_found() -> ApiError {
     ApiError::not_found("no such endpoint")
 }
+
+/// An API answer: a view struct written as JSON with its keys in alphabetical order (through
+/// a `serde_json::Value`, as the API has always answered). Unlike axum's `Json`, a view
+/// that cannot be written is logged (with the view's type) and answered as a 500
+/// [`ApiError`].
+#[derive(Debug)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> IntoResponse for Json<T> {
+    fn into_response(self) -> Response {
+        match to_sorted_json(&self.0) {
+            Ok(body) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
+            Err(e) => unwritable::<T>(&e).into_response(),
+        }
+    }
+}
+
+/// `view` as JSON bytes, keys sorted.
+fn to_sorted_json<T: Serialize>(view: &T) -> Result<Vec<u8>, serde_json::Error> {
+    serde_json::to_vec(&serde_json::to_value(view)?)
+}
+
+/// A JSON Lines answer's next line (`view` and a newline), or the 500 of a view that
+/// cannot be written. Keys in declaration order, as the transcript's lines have always had.
+pub fn push_line<T: Serialize>(out: &mut String, view: &T) -> Result<(), ApiError> {
+    let line = serde_json::to_string(view).map_err(|e| unwritable::<T>(&e))?;
+    out.push_str(&line);
+    out.push('\n');
+    Ok(())
+}
+
+fn unwritable<T>(e: &serde_json::Error) -> ApiError {
+    tracing::error!(error = %e, view = std::any::type_name::<T>(), "cannot write an API answer as JSON");
+    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
+}
+
+#[cfg(test)]
+#[path = "error_tests.rs"]
+mod tests;

@@ -33,7 +33,13 @@ async fn serve(state: AppState, mut socket: WebSocket) {
                     }
                     Err(RecvError::Closed) => break,
                 };
-                let frame = event_json::events_frame(&event);
+                let frame = match event_json::events_frame(&event) {
+                    Ok(frame) => frame,
+                    Err(e) => {
+                        tracing::error!(error = %e, scope = ?event.scope(), "cannot write an event as JSON; not sent");
+                        continue;
+                    }
+                };
                 if socket.send(Message::Text(frame.into())).await.is_err() {
                     break;
                 }

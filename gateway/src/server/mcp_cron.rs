@@ -6,10 +6,9 @@
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::Json;
-use serde_json::{json, Value};
 
-use super::error::ApiError;
+use super::answers::{CronList, CronRemoved, CronStarted, McpList, McpServerView};
+use super::error::{ApiError, Json};
 use super::views::CronJobView;
 use super::AppState;
 use crate::config::CronJobConfig;
@@ -20,34 +19,31 @@ use crate::store::JobSource;
 /// Largest job body accepted, in bytes.
 const MAX_BODY: usize = 64 * 1024;
 
-pub async fn list_mcp(State(state): State<AppState>) -> Json<Value> {
+pub async fn list_mcp(State(state): State<AppState>) -> Json<McpList> {
     let (running, disabled) = state.rt.parts.get::<crate::mcp::McpHub>().status();
-    let mut servers: Vec<Value> = running
-        .iter()
-        .map(|s| {
-            json!({
-                "name": s.name,
-                "transport": s.transport,
-                "state": s.state.as_str(),
-                "tools": s.tools,
-                "restarts": s.restarts,
-                // An MCP server's error may quote its URL or headers.
-                "lastError": s.last_error.as_deref().map(|e| crate::secrets::scrub(e).into_owned()),
-                "pid": s.pid,
-            })
+    let mut servers: Vec<McpServerView> = running
+        .into_iter()
+        .map(|s| McpServerView::Running {
+            name: s.name,
+            transport: s.transport,
+            state: s.state.as_str(),
+            tools: s.tools,
+            restarts: s.restarts,
+            // An MCP server's error may quote its URL or headers.
+            last_error: s
+                .last_error
+                .as_deref()
+                .map(|e| crate::secrets::scrub(e).into_owned()),
+            pid: s.pid,
         })
         .collect();
-    servers.extend(
-        disabled
-            .iter()
-            .map(|n| json!({"name": n, "state": "disabled", "tools": [], "restarts": 0})),
-    );
-    Json(json!({ "servers": servers }))
-}
-
-/// A job's answer (through a `Value`: keys in alphabetical order).
-fn job_json(j: &crate::store::CronJobRow) -> Value {
-    serde_json::to_value(CronJobView::from(j)).unwrap_or_default()
+    servers.extend(disabled.into_iter().map(|n| McpServerView::Disabled {
+        name: n,
+        state: "disabled",
+        tools: [],
+        restarts: 0,
+    }));
+    Json(McpList { servers })
 }
 
 impl From<JobError> for ApiError {
@@ -62,23 +58,23 @@ impl From<JobError> for ApiError {
     }
 }
 
-pub async fn list_cron(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let list: Vec<Value> = state
+pub async fn list_cron(State(state): State<AppState>) -> Result<Json<CronList>, ApiError> {
+    let jobs: Vec<CronJobView> = state
         .rt
         .store
         .cron_jobs()
         .await?
         .iter()
-        .map(job_json)
+        .map(CronJobView::from)
         .collect();
-    Ok(Json(json!({ "jobs": list })))
+    Ok(Json(CronList { jobs }))
 }
 
 /// Add a job: the body is a job as written in `cron.jobs[]`.
 pub async fn add_cron(
     State(state): State<AppState>,
     body: Bytes,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<CronJobView>), ApiError> {
     if body.len() > MAX_BODY {
         return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -90,18 +86,20 @@ pub async fn add_cron(
     let cfg = state.rt.config();
     let row = jobs::add(&state.rt.store, &cfg, &job, JobSource::Cli).await?;
     state.rt.tasks.cron_wake.notify_one();
-    Ok((StatusCode::CREATED, Json(job_json(&row))))
+    Ok((StatusCode::CREATED, Json(CronJobView::from(&row))))
 }
 
 pub async fn run_cron(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<CronStarted>, ApiError> {
     let row = jobs::found(&state.rt.store, &id).await?;
     match fire(&state.rt, &row, true).await? {
-        Fired::Queued { session_key, .. } => Ok(Json(
-            json!({"id": id, "status": "started", "sessionKey": session_key}),
-        )),
+        Fired::Queued { session_key, .. } => Ok(Json(CronStarted {
+            id,
+            status: "started",
+            session_key,
+        })),
         Fired::Skipped => Err(ApiError::new(
             StatusCode::CONFLICT,
             format!("the job `{id}` is still running"),
@@ -112,28 +110,31 @@ pub async fn run_cron(
 pub async fn remove_cron(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<CronRemoved>, ApiError> {
     let row = jobs::remove(&state.rt.store, &id).await?;
     state.rt.tasks.cron_wake.notify_one();
-    Ok(Json(json!({"id": row.id, "status": "removed"})))
+    Ok(Json(CronRemoved {
+        id: row.id,
+        status: "removed",
+    }))
 }
 
 pub async fn enable_cron(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<CronJobView>, ApiError> {
     switch(state, id, true).await
 }
 
 pub async fn disable_cron(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<CronJobView>, ApiError> {
     switch(state, id, false).await
 }
 
-async fn switch(state: AppState, id: String, on: bool) -> Result<Json<Value>, ApiError> {
+async fn switch(state: AppState, id: String, on: bool) -> Result<Json<CronJobView>, ApiError> {
     let row = jobs::set_enabled(&state.rt.store, &id, on).await?;
     state.rt.tasks.cron_wake.notify_one();
-    Ok(Json(job_json(&row)))
+    Ok(Json(CronJobView::from(&row)))
 }

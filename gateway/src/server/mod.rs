@@ -5,6 +5,7 @@
 //!
 //! Architecture invariant: only `server` knows HTTP and the API's JSON wire shapes.
 
+mod answers;
 mod api;
 mod auth;
 mod error;

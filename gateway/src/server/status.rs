@@ -3,10 +3,9 @@
 //! runtime's structures never leave `server` as they are.
 
 use axum::extract::State;
-use axum::Json;
 use serde::Serialize;
 
-use super::error::ApiError;
+use super::error::{ApiError, Json};
 use super::AppState;
 
 #[derive(Debug, Serialize)]

@@ -1,8 +1,8 @@
 //! The API's answers (and the CLI's `--json` output of store rows) as view structs: the
 //! public JSON shapes, written out field by field from store rows, which do not serialize,
-//! so a column rename cannot change the API. Where an answer goes through a
-//! `serde_json::Value` (`json!`, `to_value`) its keys come out in alphabetical order;
-//! elsewhere (the transcript's lines, `pairing approve --json`) in declaration order.
+//! so a column rename cannot change the API. An API answer (`error::Json`) has its keys
+//! in alphabetical order; the transcript's lines and `pairing approve --json` in
+//! declaration order. The answers around these rows are in `answers.rs`.
 
 use serde::Serialize;
 use switchboard_channels::Origin;
@@ -245,27 +245,27 @@ impl<'a> From<&'a PairingRow> for PairingView<'a> {
 /// A session as `GET /api/sessions` lists it (`running`: its active run, if any).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionView<'a> {
-    pub session_key: &'a str,
-    pub session_id: &'a str,
-    pub agent_id: &'a str,
+pub struct SessionView {
+    pub session_key: String,
+    pub session_id: String,
+    pub agent_id: String,
     pub status: &'static str,
-    pub origin: Option<&'a Origin>,
+    pub origin: Option<Origin>,
     pub created_at: i64,
     pub updated_at: i64,
     pub archived_at: Option<i64>,
     pub running: Option<String>,
 }
 
-impl<'a> SessionView<'a> {
+impl SessionView {
     /// `s` with `running`, the id of its active run.
-    pub fn new(s: &'a SessionRow, running: Option<String>) -> SessionView<'a> {
+    pub fn new(s: &SessionRow, running: Option<String>) -> SessionView {
         SessionView {
-            session_key: &s.key,
-            session_id: &s.id,
-            agent_id: &s.agent_id,
+            session_key: s.key.clone(),
+            session_id: s.id.clone(),
+            agent_id: s.agent_id.clone(),
             status: s.status.as_str(),
-            origin: s.origin.as_ref(),
+            origin: s.origin.clone(),
             created_at: s.created_at,
             updated_at: s.updated_at,
             archived_at: s.archived_at,
@@ -278,10 +278,10 @@ impl<'a> SessionView<'a> {
 /// `summary`: its schedule in words).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CronJobView<'a> {
-    pub id: &'a str,
+pub struct CronJobView {
+    pub id: String,
     pub source: &'static str,
-    pub job: &'a CronJobConfig,
+    pub job: CronJobConfig,
     pub enabled: bool,
     pub next_run_at: Option<i64>,
     pub last_run_at: Option<i64>,
@@ -290,12 +290,12 @@ pub struct CronJobView<'a> {
     pub summary: String,
 }
 
-impl<'a> From<&'a CronJobRow> for CronJobView<'a> {
-    fn from(j: &'a CronJobRow) -> CronJobView<'a> {
+impl From<&CronJobRow> for CronJobView {
+    fn from(j: &CronJobRow) -> CronJobView {
         CronJobView {
-            id: &j.id,
+            id: j.id.clone(),
             source: j.source.as_str(),
-            job: &j.spec,
+            job: j.spec.clone(),
             enabled: j.enabled,
             next_run_at: j.next_run_at,
             last_run_at: j.last_run_at,

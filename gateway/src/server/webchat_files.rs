@@ -10,12 +10,12 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use futures::{stream, StreamExt};
 use switchboard_channels::webchat::files::valid_id;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::error::ApiError;
+use super::answers::Uploaded;
+use super::error::{ApiError, Json};
 use super::AppState;
 
 /// Bytes read at a time from a file served.
@@ -50,7 +50,7 @@ pub(super) async fn upload(
     State(state): State<AppState>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<Uploaded>, ApiError> {
     let max = state.rt.config().media.max_bytes;
     let claimed = headers
         .get(header::CONTENT_LENGTH)
@@ -88,7 +88,7 @@ pub(super) async fn upload(
     tokio::fs::rename(&part, dir.join(&id))
         .await
         .map_err(internal)?;
-    Ok(Json(serde_json::json!({"id": id, "size": size})))
+    Ok(Json(Uploaded { id, size }))
 }
 
 /// Copy the request body into `file`, refused at the first chunk past `max`.

@@ -128,7 +128,13 @@ async fn serve(state: AppState, mut socket: WebSocket, chat: String) {
             }
             ev = events.recv() => {
                 let event = match ev {
-                    Ok(ev) if visible.admits(ev.scope()) => event_json::to_value(&ev),
+                    Ok(ev) if visible.admits(ev.scope()) => match event_json::to_value(&ev) {
+                        Ok(event) => event,
+                        Err(e) => {
+                            tracing::error!(error = %e, scope = ?ev.scope(), "cannot write an event as JSON; not sent");
+                            continue;
+                        }
+                    },
                     Ok(_) => continue,
                     // A socket too slow for the bus misses events, not messages.
                     Err(RecvError::Lagged(n)) => {

@@ -49,7 +49,8 @@ command -v valgrind >/dev/null || {
 # With its symbols (SWITCHBOARD_STRIP=0): the same code as the stripped build.
 SWITCHBOARD_STRIP=0 cargo build --release -p switchboard-gateway
 cargo build --release -p switchboard-bench
-bin=$PWD/target/release/switchboard
+target=${CARGO_TARGET_DIR:-$PWD/target}
+bin=$target/release/switchboard
 out=gateway/link/hot-code.ld
 mkdir -p "$(dirname "$out")"
 
@@ -59,7 +60,7 @@ source bench/callgrind.sh
 trap 'callgrind_stop "$work"; rm -rf "$work"' EXIT
 callgrind_wrapper "$work" "$work/callgrind" "$bin" --demangle=no
 
-target/release/switchboard-bench idle-rss turn-latency spawn-announce \
+"$target/release/switchboard-bench" idle-rss turn-latency spawn-announce \
     --idle-secs 1 --warmup 10 --samples 50 --timeout-secs 300 \
     --bin "$work/daemon" --out "$work/report.json" >/dev/null
 callgrind_stop "$work"

@@ -21,7 +21,11 @@ import statistics
 import subprocess
 import sys
 
-BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "target", "release", "switchboard-bench")
+BENCH = os.path.join(
+    os.environ.get("CARGO_TARGET_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "target"),
+    "release",
+    "switchboard-bench",
+)
 
 
 def parse_arm(text):

@@ -14,4 +14,4 @@ SWITCHBOARD_STRIP=0 cargo build --release -p switchboard-gateway
 cargo build --release -p switchboard-bench
 # Idle memory depends on the hot-code linker script matching this binary: say when not.
 bash bench/hot-code.sh --check || true
-exec target/release/switchboard-bench "$@"
+exec "${CARGO_TARGET_DIR:-target}/release/switchboard-bench" "$@"

@@ -11,7 +11,9 @@
 # the debug file matches the shipped binary. The hot-code linker script is checked against
 # that build last: a stale one fails the run (bench/hot-code.sh --check). Needs objcopy (binutils)
 # and cargo-deb, installed on first use (`cargo install cargo-deb --locked`).
-# .ci/run runs it when SWITCHBOARD_CI_RELEASE=1.
+# .ci/run runs it unless SWITCHBOARD_CI_RELEASE=0. On a fresh Debian machine it installs
+# what it needs: binutils and systemd with apt-get (through sudo when not root), cargo-deb
+# with cargo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-$PWD/target}
@@ -19,6 +21,16 @@ out=dist
 # A known version (its own Cargo.lock with --locked); CARGO_DEB_VERSION picks another.
 cargo_deb_version=${CARGO_DEB_VERSION:-3.8.0}
 
+# apt_install PKG...: Debian's packages for a tool this script needs.
+apt_install() {
+    local sudo=()
+    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+    echo "== installing $* (apt-get)" >&2
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+}
+command -v objcopy >/dev/null || apt_install binutils
+command -v systemd-analyze >/dev/null || apt_install systemd
 command -v objcopy >/dev/null || {
     echo "package.sh needs objcopy: apt-get install binutils" >&2
     exit 1

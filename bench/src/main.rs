@@ -27,7 +27,7 @@ use crate::rig::Settings;
 #[command(name = "switchboard-bench")]
 struct Cli {
     /// Scenarios to run: all, startup, idle-rss, turn-latency, throughput, spawn-announce,
-    /// task-overhead, burst; and, only when named, failover and shared-failover (with
+    /// task-overhead, burst, sessions-rss; and, only when named, failover and shared-failover (with
     /// --postgres).
     #[arg(default_value = "all")]
     scenarios: Vec<String>,

@@ -4,6 +4,7 @@ mod burst;
 mod events;
 mod failover;
 mod idle_rss;
+mod sessions_rss;
 mod shared_failover;
 mod spawn_announce;
 mod startup;
@@ -27,6 +28,7 @@ pub const ALL: &[&str] = &[
     "spawn-announce",
     task_overhead::NAME,
     burst::NAME,
+    sessions_rss::NAME,
 ];
 
 /// Scenarios run only when named, not by `all`: they need `--postgres`.
@@ -76,6 +78,7 @@ async fn dispatch(
         "spawn-announce" => spawn_announce::run(settings, report).await,
         task_overhead::NAME => task_overhead::run(settings, report).await,
         burst::NAME => burst::run(settings, report).await,
+        sessions_rss::NAME => sessions_rss::run(settings, report).await,
         failover::NAME => failover::run(settings, report).await,
         throughput::SHARED => throughput::run_shared(settings, report).await,
         shared_failover::NAME => shared_failover::run(settings, report).await,

@@ -47,7 +47,21 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 /// been started over for a while: the checkpoint catches up on the writer.
 const CATCH_UP_AFTER: i64 = 4096;
 
-/// Checkpoint the WAL every `every` (`CHECKPOINT_EVERY`) on `reader` until `cancel`.
+/// Each reader's page cache, in KiB (SQLite's default is 2,000 per connection). Readers
+/// serve the occasional lookup (a turn's writes and reads go through the writer's
+/// scripts), and what one misses comes from the OS page cache; five full default caches
+/// were 10 MB of the daemon's resident memory after a day's turns (docs/performance.md,
+/// "Memory after use").
+const READER_CACHE_KIB: u32 = 256;
+
+/// Quiet checkpoint ticks (no write in between) after which every connection gives its
+/// page cache back (`PRAGMA shrink_memory`): a daemon that went quiet keeps little more
+/// than it did at start.
+const SHRINK_AFTER_QUIET_TICKS: u32 = 5;
+
+/// Checkpoint the WAL every `every` (`CHECKPOINT_EVERY`) on the first of `readers` until
+/// `cancel`; once the database has been quiet for `SHRINK_AFTER_QUIET_TICKS` ticks, the
+/// page caches of the writer and the readers are released (once per quiet spell).
 ///
 /// Why not SQLite's automatic checkpoint: it runs inside the commit that crosses 1,000
 /// WAL pages, on the writer, with an fsync of the database file: one turn in a hundred
@@ -63,21 +77,51 @@ const CATCH_UP_AFTER: i64 = 4096;
 /// starts the WAL over (unless a reader still reads an older snapshot; then the next
 /// tick tries again). The WAL stays within about a second's writes.
 pub(super) async fn checkpoints(
-    reader: Arc<Mutex<SqliteConnection>>,
+    readers: Vec<Arc<Mutex<SqliteConnection>>>,
     writer: Arc<Mutex<SqliteConnection>>,
     every: Duration,
     cancel: CancellationToken,
 ) {
+    let Some(reader) = readers.first().cloned() else {
+        return;
+    };
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The WAL's length is the same from one tick to the next exactly when nothing was
+    // written in between (a write appends to it or starts it over).
+    let (mut last_wal, mut quiet) = (-1, 0u32);
     loop {
         tokio::select! {
             _ = cancel.cancelled() => return,
             _ = tick.tick() => {}
         }
-        if checkpoint(&mut *reader.lock().await).await > CATCH_UP_AFTER {
+        let wal = checkpoint(&mut *reader.lock().await).await;
+        if wal > CATCH_UP_AFTER {
             checkpoint(&mut *writer.lock().await).await;
         }
+        quiet = if wal == last_wal {
+            quiet.saturating_add(1)
+        } else {
+            0
+        };
+        last_wal = wal;
+        if quiet == SHRINK_AFTER_QUIET_TICKS {
+            shrink(&writer).await;
+            for r in &readers {
+                shrink(r).await;
+            }
+        }
+    }
+}
+
+/// Give `conn`'s unused page cache memory back (`PRAGMA shrink_memory`); an error is
+/// logged.
+async fn shrink(conn: &Mutex<SqliteConnection>) {
+    if let Err(e) = sqlx::query("PRAGMA shrink_memory")
+        .execute(&mut *conn.lock().await)
+        .await
+    {
+        tracing::warn!(error = %e, "cannot release the database's cache");
     }
 }
 
@@ -115,12 +159,15 @@ impl Conns {
             sqlx::query("PRAGMA wal_autocheckpoint = 0")
                 .execute(&mut *writer.lock().await)
                 .await?;
+            let reader_opts = opts
+                .clone()
+                .pragma("cache_size", format!("-{READER_CACHE_KIB}"));
             for _ in 0..READERS {
-                conns.push(Arc::new(Mutex::new(opts.connect().await?)));
+                conns.push(Arc::new(Mutex::new(reader_opts.connect().await?)));
             }
             let cancel = CancellationToken::new();
             tokio::spawn(checkpoints(
-                conns[0].clone(),
+                conns.clone(),
                 writer.clone(),
                 CHECKPOINT_EVERY,
                 cancel.clone(),

@@ -11,11 +11,14 @@ use std::sync::Arc;
 use hashlink::LruCache;
 use parking_lot::{Mutex, MutexGuard};
 
-use super::messages::MessageRow;
+use super::messages::{MessageRow, ToolCallRecord};
 
-/// Most bytes of message text held; past it the transcripts started least recently go
-/// first (one longer than the whole budget is not kept).
-const MAX_BYTES: usize = 32 << 20;
+/// Most bytes held (the rows and their strings, as allocated); past it the transcripts
+/// started least recently go first (one longer than the whole budget is not kept). It is
+/// what a daemon keeps resident after its sessions go quiet, so it is a share of the idle
+/// memory budget (docs/performance.md, "Memory after use"): 4 MB holds ~12,000 short
+/// messages; a session whose transcript was dropped reads it whole at its next start.
+const MAX_BYTES: usize = 4 << 20;
 
 /// Cached transcripts by session id, weighed by [`size`], least recently used out first.
 #[derive(Clone)]
@@ -35,14 +38,27 @@ impl Default for TranscriptCache {
     }
 }
 
-/// What a transcript counts for against `MAX_BYTES`.
+/// What a transcript counts for against `MAX_BYTES`: each row and the strings it owns,
+/// as allocated (the ids are strings of their own in every row).
 fn size(rows: &[MessageRow]) -> usize {
+    let text = |s: &str| s.len().next_multiple_of(16);
+    let opt = |s: &Option<String>| s.as_deref().map_or(0, text);
     rows.iter()
         .map(|m| {
-            128 + m.content.len()
+            std::mem::size_of::<MessageRow>()
+                + text(&m.session_id)
+                + opt(&m.run_id)
+                + text(&m.content)
+                + opt(&m.tool_call_id)
+                + opt(&m.tool_name)
                 + m.tool_calls
                     .iter()
-                    .map(|c| c.arguments.len() + 64)
+                    .map(|c| {
+                        std::mem::size_of::<ToolCallRecord>()
+                            + text(&c.id)
+                            + text(&c.name)
+                            + text(&c.arguments)
+                    })
                     .sum::<usize>()
         })
         .sum()
@@ -132,6 +148,19 @@ mod tests {
         cache.forget("s");
         assert!(cache.get("s").is_empty());
         assert_eq!(cache.lock().bytes, 0);
+    }
+
+    /// Catches: a row weighed by its text alone, while its ids are strings of their own
+    /// in every row: the cache then held twice its budget in short messages.
+    #[test]
+    fn a_row_weighs_its_ids_and_itself() {
+        let id = "0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b";
+        let mut row = rows(1, "hi").remove(0);
+        row.session_id = id.into();
+        row.run_id = Some(id.into());
+        let weight = size(std::slice::from_ref(&row));
+        assert!(weight >= std::mem::size_of::<MessageRow>() + 2 * id.len() + "hi".len());
+        assert!(weight < std::mem::size_of::<MessageRow>() + 2 * 48 + 16 + 1);
     }
 
     #[test]

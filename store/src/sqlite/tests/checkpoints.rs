@@ -39,7 +39,7 @@ async fn a_writer_that_never_pauses_still_gets_its_wal_started_over() {
     let reader = Arc::new(Mutex::new(opts.connect().await.unwrap()));
     let cancel = CancellationToken::new();
     let task = tokio::spawn(checkpoints(
-        reader,
+        vec![reader],
         writer.clone(),
         Duration::from_millis(20),
         cancel.clone(),
@@ -86,4 +86,26 @@ async fn sqlite_is_built_without_its_allocation_statistics() {
         options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
         "{options:?}"
     );
+}
+
+/// Catches: readers opened with SQLite's default page cache (2,000 KiB each, five
+/// connections: 10 MB of the daemon's memory once a day's turns filled them), or the
+/// writer's cache cut with them (every turn's writes go through it).
+#[tokio::test]
+async fn readers_keep_a_small_page_cache_and_the_writer_the_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    let db = super::super::Sqlite::open(&url).await.unwrap();
+    let cache_size = "PRAGMA cache_size";
+    let reader: i64 = sqlx::query_scalar(cache_size)
+        .fetch_one(&mut *db.reader().await)
+        .await
+        .unwrap();
+    let writer: i64 = sqlx::query_scalar(cache_size)
+        .fetch_one(&mut *db.writer().await)
+        .await
+        .unwrap();
+    assert_eq!(reader, -256, "KiB");
+    assert_eq!(writer, -2000, "SQLite's default");
+    db.close().await;
 }

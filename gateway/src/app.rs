@@ -194,7 +194,6 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         tracing::warn!("tools.message.allowAnyChat is an old key: it lets runs write to any chat, as tools.message.allowTargets: [\"*\"] does; list the chats instead");
     }
     crate::agent::tools::exec::sandbox::set_config_file(&opts.config_path);
-    crate::agent::tools::exec::sandbox::announce(&cfg).await;
 
     match spawn_watcher(
         opts.config_path.clone(),
@@ -315,6 +314,17 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     announce_token(local, &token.source);
     println!("switchboard listening on http://{local}");
     tracing::info!(addr = %local, startup_ms = started.elapsed().as_millis() as u64, "switchboard ready");
+    // What the sandbox settings do on this host, said once the daemon serves: the probe
+    // starts bubblewrap (milliseconds), and commands probe for themselves anyway.
+    let (sandbox_cfg, stop) = (rt.config(), accept_cancel.clone());
+    tasks.spawn(async move {
+        tokio::select! {
+            _ = stop.cancelled() => {}
+            _ = crate::agent::tools::exec::sandbox::announce(&sandbox_cfg) => {}
+        }
+    });
+    // Memory a burst of work freed goes back to the OS once the daemon is quiet.
+    tasks.spawn(crate::memory::release_when_quiet(accept_cancel.clone()));
     // MCP servers start once the daemon serves: nothing waits for them, and their start
     // (a child process each) does not take CPU from the daemon's own.
     rt.parts.get::<crate::mcp::McpHub>().start(

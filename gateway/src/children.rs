@@ -36,7 +36,7 @@ pub fn die_with_daemon(cmd: &mut tokio::process::Command) {
     // SAFETY: `pre_exec` runs the closure in the forked child before `exec`, where only
     // async-signal-safe work is allowed. It makes two system calls (`prctl`, `getppid`)
     // through rustix's raw wrappers, takes no lock and allocates nothing (the error is a
-    // raw OS error code). The one `unsafe` of the crate (see `lib.rs`).
+    // raw OS error code). One of the crate's two audited `unsafe` (see `lib.rs`).
     #[allow(unsafe_code)]
     unsafe {
         cmd.pre_exec(arm);

@@ -1,8 +1,9 @@
 //! Switchboard: a chat gateway daemon for LLM agents. Channel adapters feed inbound
 //! messages through routing into lanes of agent runs; replies, announces and command
 //! answers leave through a durable outbox. See ARCHITECTURE.md for the map, docs/internals.md for the detail.
-// One audited exception: `children::die_with_daemon` (a `pre_exec` hook, which Rust
-// marks unsafe) ties child processes to the daemon's life.
+// Audited exceptions: `children::die_with_daemon` (a `pre_exec` hook, which Rust marks
+// unsafe) ties child processes to the daemon's life; `memory` calls the allocators'
+// release functions (`mi_collect`, `malloc_trim`), which take no pointer.
 #![deny(unsafe_code)]
 
 pub mod adapters;
@@ -21,6 +22,7 @@ pub mod latency;
 pub mod logging;
 pub mod mcp;
 pub mod media;
+pub mod memory;
 pub mod outbox;
 #[cfg(test)]
 mod proptest_cases;

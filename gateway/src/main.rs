@@ -82,6 +82,9 @@ fn main() -> ExitCode {
     let env: config::SharedEnv = Arc::new(config::process_env);
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // After a quiet spell each worker gives its allocator's free pages back
+        // (`memory::release_when_quiet`, started by `app`).
+        .on_thread_park(switchboard::memory::on_park)
         .build()
     {
         Ok(rt) => rt,

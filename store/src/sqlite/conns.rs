@@ -26,8 +26,12 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::writer::{Params, Writer};
 use super::Result;
 
-/// Reader connections. Readers never block each other or the writer in WAL mode.
-const READERS: usize = 4;
+/// Reader connections. Readers never block each other or the writer in WAL mode. A
+/// turn's reads and writes go through the writer's scripts, so readers serve the
+/// occasional lookup (an API view, a command, the checkpoint); each one more costs a
+/// thread, a page cache and its own prepared statements (docs/performance.md, "Memory
+/// after use").
+const READERS: usize = 2;
 
 pub(super) struct Conns {
     writer: Arc<Mutex<SqliteConnection>>,
@@ -162,9 +166,10 @@ impl Conns {
             let reader_opts = opts
                 .clone()
                 .pragma("cache_size", format!("-{READER_CACHE_KIB}"));
-            for _ in 0..READERS {
-                conns.push(Arc::new(Mutex::new(reader_opts.connect().await?)));
-            }
+            // Side by side: each opens on its own thread (a start waits for one, not all).
+            let opened =
+                futures::future::try_join_all((0..READERS).map(|_| reader_opts.connect())).await?;
+            conns.extend(opened.into_iter().map(|c| Arc::new(Mutex::new(c))));
             let cancel = CancellationToken::new();
             tokio::spawn(checkpoints(
                 conns.clone(),

@@ -12,6 +12,9 @@
 # and compare `bash bench/run.sh idle-rss` before and after. Needs valgrind
 # (`apt-get install valgrind`).
 #
+# `bash bench/hot-code.sh --bin BINARY` profiles a release daemon already built with its
+# symbols instead of building one.
+#
 # `bash bench/hot-code.sh --check [BINARY]` only compares the script with a release binary
 # built with its symbols (SWITCHBOARD_STRIP=0; default target/release/switchboard): it names
 # functions exactly (with their hashes), and a change that renamed or moved some of them
@@ -44,13 +47,19 @@ command -v valgrind >/dev/null || {
     echo "hot-code.sh needs valgrind: apt-get install valgrind" >&2
     exit 1
 }
-# Built on their own: together, Cargo would unify the features of the dependencies they
-# share, and the daemon (its symbol names) would differ from the one users build.
-# With its symbols (SWITCHBOARD_STRIP=0): the same code as the stripped build.
-SWITCHBOARD_STRIP=0 cargo build --release -p switchboard-gateway
-cargo build --release -p switchboard-bench
 target=${CARGO_TARGET_DIR:-$PWD/target}
-bin=$target/release/switchboard
+if [[ ${1:-} == --bin ]]; then
+    # `--bin PATH`: profile that release daemon (built with its symbols, from this source
+    # and profile) with the bench already built, instead of building both here.
+    bin=$2
+else
+    # Built on their own: together, Cargo would unify the features of the dependencies
+    # they share, and the daemon (its symbol names) would differ from the one users build.
+    # With its symbols (SWITCHBOARD_STRIP=0): the same code as the stripped build.
+    SWITCHBOARD_STRIP=0 cargo build --release -p switchboard-gateway
+    cargo build --profile bench-driver -p switchboard-bench
+    bin=$target/release/switchboard
+fi
 out=gateway/link/hot-code.ld
 mkdir -p "$(dirname "$out")"
 
@@ -60,7 +69,7 @@ source bench/callgrind.sh
 trap 'callgrind_stop "$work"; rm -rf "$work"' EXIT
 callgrind_wrapper "$work" "$work/callgrind" "$bin" --demangle=no
 
-"$target/release/switchboard-bench" idle-rss turn-latency spawn-announce \
+"$target/bench-driver/switchboard-bench" idle-rss turn-latency spawn-announce \
     --idle-secs 1 --warmup 10 --samples 50 --timeout-secs 300 \
     --bin "$work/daemon" --out "$work/report.json" >/dev/null
 callgrind_stop "$work"

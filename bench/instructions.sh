@@ -28,8 +28,8 @@ command -v valgrind >/dev/null || {
     echo "instructions.sh needs valgrind: apt-get install valgrind" >&2
     exit 1
 }
-bench=target/release/switchboard-bench
-[[ -x $bench ]] || cargo build --release -p switchboard-bench
+bench=${CARGO_TARGET_DIR:-target}/bench-driver/switchboard-bench
+[[ -x $bench ]] || cargo build --profile bench-driver -p switchboard-bench
 work=$(mktemp -d)
 # shellcheck source=bench/callgrind.sh
 source bench/callgrind.sh

@@ -23,7 +23,7 @@ import sys
 
 BENCH = os.path.join(
     os.environ.get("CARGO_TARGET_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "target"),
-    "release",
+    "bench-driver",
     "switchboard-bench",
 )
 

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 # With its symbols (SWITCHBOARD_STRIP=0, gateway/build.rs): the same code as the stripped
 # binary users build, and the hot-code check below can read its names.
 SWITCHBOARD_STRIP=0 cargo build --release -p switchboard-gateway
-cargo build --release -p switchboard-bench
+cargo build --profile bench-driver -p switchboard-bench
 # Idle memory depends on the hot-code linker script matching this binary: say when not.
 bash bench/hot-code.sh --check || true
-exec "${CARGO_TARGET_DIR:-target}/release/switchboard-bench" "$@"
+exec "${CARGO_TARGET_DIR:-target}/bench-driver/switchboard-bench" "$@"

@@ -75,4 +75,4 @@ mod tests;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod verbatim;
+pub(crate) mod verbatim;

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 /// The Rust files under `dir`, recursively, in a stable order.
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
@@ -30,7 +30,7 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 /// The string literals of a Rust source (plain and raw), comments and char literals skipped.
 /// A plain literal's `\` line continuations and escapes are kept as written: SQL texts have
 /// none, and both sides are read the same way.
-pub(super) fn literals(src: &str) -> Vec<String> {
+pub(crate) fn literals(src: &str) -> Vec<String> {
     let b = src.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -115,7 +115,7 @@ fn is_statement(lit: &str) -> bool {
 }
 
 /// A statement's text with whitespace collapsed and `?` / `?NNN` written `$n`.
-pub(super) fn normalize(sql: &str) -> String {
+pub(crate) fn normalize(sql: &str) -> String {
     let mut out = String::new();
     let mut next = 1;
     let mut quote = None;

@@ -153,7 +153,7 @@ fn make_private(file: &std::path::Path) {
 }
 
 /// Apply the embedded migrations (on the writer, before any reader opens).
-async fn migrate(w: &mut sqlx::SqliteConnection) -> Result<()> {
+pub(crate) async fn migrate(w: &mut sqlx::SqliteConnection) -> Result<()> {
     MIGRATOR.run(w).await?;
     Ok(())
 }

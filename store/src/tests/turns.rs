@@ -345,6 +345,9 @@ pub(super) async fn a_child_run_s_end_is_recorded_and_its_archive_timer_armed_on
     let row = store.subagent("c1").await.unwrap().unwrap();
     assert_eq!(row.outcome, Some(Outcome::Success));
     assert_eq!(row.announce_state, AnnounceState::Pending);
+    // Found by its session too (each of its turns asks), the same row.
+    let by_child = store.subagent_by_child(&target).await.unwrap().unwrap();
+    assert_eq!(by_child.run_id, row.run_id);
 
     // Ending it again records nothing and leaves the timer as it was.
     let later = RunEnd {
@@ -362,6 +365,18 @@ pub(super) async fn a_child_run_s_end_is_recorded_and_its_archive_timer_armed_on
     assert_eq!(store.next_timer().await.unwrap().unwrap().3, due);
     let row = store.subagent("c1").await.unwrap().unwrap();
     assert_eq!(row.outcome, Some(Outcome::Success));
+
+    // The timer archives the child's session and stamps its row, once.
+    let (timer, _, target, _) = store.next_timer().await.unwrap().unwrap();
+    assert!(store.fire_archive_timer(timer, &target).await.unwrap());
+    assert!(store
+        .subagent("c1")
+        .await
+        .unwrap()
+        .unwrap()
+        .archived_at
+        .is_some());
+    assert!(store.next_timer().await.unwrap().is_none());
 }
 
 pub(super) async fn an_announce_completes_once(db: Db) {

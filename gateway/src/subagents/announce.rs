@@ -4,13 +4,14 @@
 //! a pending announce survives restarts (it is re-scheduled at start), and one is worked
 //! on at most once at a time in the process.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
 use parking_lot::Mutex;
+use tokio::sync::OwnedSemaphorePermit;
 
 use crate::agent::models;
 use crate::agent::provider::{complete_with_retry, ModelRequest, RetryPolicy};
@@ -78,13 +79,19 @@ impl crate::agent::hooks::RunEndHook for OnChildEnd {
 const ANNOUNCE_CONCURRENCY: usize = 16;
 
 /// Bounds concurrent announce steps (each may call the model).
-struct Permits(tokio::sync::Semaphore);
+struct Permits(Arc<tokio::sync::Semaphore>);
 
 impl Default for Permits {
     fn default() -> Permits {
-        Permits(tokio::sync::Semaphore::new(ANNOUNCE_CONCURRENCY))
+        Permits(Arc::new(tokio::sync::Semaphore::new(ANNOUNCE_CONCURRENCY)))
     }
 }
+
+/// Announces waiting for a permit, in the order they were scheduled: a claimed run id
+/// each, not a task. A burst of children ends faster than their announces run; a task per
+/// waiting announce would hold its whole (model-calling) future's memory while it waits.
+#[derive(Default)]
+struct Waiting(Mutex<VecDeque<Claimed>>);
 
 /// Announces being worked on in this process, by run id. A child whose run ends while the
 /// start-up recovery runs is scheduled both by its run's end and by the recovery of
@@ -125,18 +132,32 @@ enum AnnounceError {
 
 /// Queue the announce of `run_id` (nothing if it is queued or running already). Announce
 /// steps do not take `subagent` lane slots (a lane full of long-running children must not
-/// hold finished ones' announces back); they are bounded by their own permits instead,
-/// and owned by the runtime's task tracker.
+/// hold finished ones' announces back); they are bounded by their own permits instead
+/// (those waiting for one are queued as run ids), and owned by the runtime's task tracker.
 pub fn schedule(rt: &Arc<Runtime>, run_id: &str) {
     let Some(claimed) = rt.parts.get::<InFlight>().claim(run_id) else {
         tracing::debug!(run_id, "announce already scheduled");
         return;
     };
-    let rt2 = rt.clone();
-    rt.tasks.spawn(async move {
-        job(&rt2, &claimed.run_id).await;
-        drop(claimed);
-    });
+    rt.parts.get::<Waiting>().0.lock().push_back(claimed);
+    start_waiting(rt);
+}
+
+/// Start waiting announces while permits are free; each one's task starts the next when it
+/// ends. (At shutdown the waiting ones stay pending in the store, for the next start.)
+fn start_waiting(rt: &Arc<Runtime>) {
+    let (permits, waiting) = (rt.parts.get::<Permits>(), rt.parts.get::<Waiting>());
+    while let Ok(permit) = permits.0.clone().try_acquire_owned() {
+        let Some(claimed) = waiting.0.lock().pop_front() else {
+            return;
+        };
+        let rt2 = rt.clone();
+        rt.tasks.spawn(async move {
+            job(&rt2, &claimed.run_id, permit).await;
+            drop(claimed);
+            start_waiting(&rt2);
+        });
+    }
 }
 
 /// At start: schedule every announce that was pending when the process stopped.
@@ -153,11 +174,11 @@ pub async fn recover(rt: &Arc<Runtime>) -> Result<usize, StoreError> {
 /// completes, fails for good, or the gateway shuts down (then it is still pending). In
 /// shared mode, only under the announce's lease (`announce:<run id>`): an announce that
 /// another live process works on is left to it, and one whose process died is taken over.
-async fn job(rt: &Arc<Runtime>, run_id: &str) {
+async fn job(rt: &Arc<Runtime>, run_id: &str, permit: OwnedSemaphorePermit) {
     let Some(lease) = take_lease(rt, run_id).await else {
         return;
     };
-    attempts(rt, run_id).await;
+    attempts(rt, run_id, permit).await;
     if let Some((name, owner)) = lease {
         // Done (completed or failed for good) or cut by shutdown (then it is pending, and
         // the process's release expires nothing here: the lease is gone, anyone may take it).
@@ -192,16 +213,21 @@ async fn take_lease(rt: &Arc<Runtime>, run_id: &str) -> Option<Option<(String, S
     }
 }
 
-/// The attempts of [`job`].
-async fn attempts(rt: &Arc<Runtime>, run_id: &str) {
+/// The attempts of [`job`]: the first with the permit it was started with, each retry
+/// with one taken again after its backoff.
+async fn attempts(rt: &Arc<Runtime>, run_id: &str, first: OwnedSemaphorePermit) {
     let permits = rt.parts.get::<Permits>();
+    let mut first = Some(first);
     loop {
-        let permit = tokio::select! {
-            p = permits.0.acquire() => match p {
-                Ok(p) => p,
-                Err(_) => return,
+        let permit = match first.take() {
+            Some(p) => p,
+            None => tokio::select! {
+                p = permits.0.clone().acquire_owned() => match p {
+                    Ok(p) => p,
+                    Err(_) => return,
+                },
+                _ = rt.tasks.shutdown.cancelled() => return,
             },
-            _ = rt.tasks.shutdown.cancelled() => return,
         };
         let result = AssertUnwindSafe(announce(rt, run_id)).catch_unwind().await;
         drop(permit);

@@ -116,3 +116,72 @@ async fn an_announce_that_cannot_be_stored_is_retried_with_backoff_then_failed()
     );
     assert_eq!(rt.store.outbox_state("announce:c2").await.unwrap(), None);
 }
+
+/// More announces than permits: those waiting for a permit are queued run ids, not tasks,
+/// and each runs once a permit frees. (Catches: a task per waiting announce, which held
+/// its whole future's memory: a burst of 100,000 children grew past 370 MB.)
+#[tokio::test]
+async fn announces_beyond_the_permits_wait_as_run_ids_and_all_run_once() {
+    const CHILDREN: usize = ANNOUNCE_CONCURRENCY * 2 + 3;
+    let fake = FakeModel::start().await.unwrap();
+    let gate = Gate::new();
+    for _ in 0..CHILDREN {
+        fake.push_for(
+            "Your task has ended",
+            Step::gated(&gate, Step::text("all done")),
+        );
+    }
+    let config = format!(
+        r#"{{models: {{providers: {{fake: {{api: "openai-chat", baseUrl: "{}", apiKey: "k",
+            models: [{{id: "m"}}]}}}}}}, agents: {{defaults: {{model: "fake/m"}}}}}}"#,
+        fake.base_url()
+    );
+    let (_dir, rt) = crate::runtime::testing::runtime(&config).await;
+    let ids: Vec<String> = (0..CHILDREN).map(|i| format!("c{i}")).collect();
+    for id in &ids {
+        let key = format!("agent:main:subagent:{id}");
+        let session_id = format!("sid-{id}");
+        let spawn = NewSubagent::fixture(id, &key, &session_id);
+        rt.store.create_subagent(&spawn, None).await.unwrap();
+        let end = RunEnd::bare(RunStatus::Succeeded, None);
+        assert!(rt.store.finish_run(id, &end).await.unwrap().announce);
+    }
+
+    let tasks_before = rt.tasks.tracker.len();
+    for id in &ids {
+        schedule(&rt, id);
+    }
+    // Every permit's step reaches the model and waits there; the rest wait unstarted.
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while fake.request_count() < ANNOUNCE_CONCURRENCY {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(fake.request_count(), ANNOUNCE_CONCURRENCY);
+    assert_eq!(
+        rt.tasks.tracker.len() - tasks_before,
+        ANNOUNCE_CONCURRENCY,
+        "one task per permit, none per waiting announce"
+    );
+
+    gate.open();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let mut done = 0;
+            for id in &ids {
+                let row = rt.store.subagent(id).await.unwrap().unwrap();
+                done += usize::from(row.announce_state == crate::store::AnnounceState::Queued);
+            }
+            if done == CHILDREN {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(fake.request_count(), CHILDREN, "each child asked once");
+}

@@ -6,6 +6,15 @@ use super::*;
 use crate::store::{NewSubagent, RunEnd, RunStatus};
 use switchboard_testkit::fake_model::{FakeModel, Gate, Step};
 
+/// A config whose one model is `fake`'s.
+fn on_model(fake: &FakeModel) -> String {
+    format!(
+        r#"{{models: {{providers: {{fake: {{api: "openai-chat", baseUrl: "{}", apiKey: "k",
+            models: [{{id: "m"}}]}}}}}}, agents: {{defaults: {{model: "fake/m"}}}}}}"#,
+        fake.base_url()
+    )
+}
+
 /// An announce scheduled twice, by its run's end and by the start-up recovery (a child
 /// that ends between the two at start), asks the child once. (Catches: no guard, so
 /// two announce steps ran: two model calls.)
@@ -18,12 +27,7 @@ async fn an_announce_scheduled_twice_asks_the_child_once() {
         "Your task has ended",
         Step::gated(&gate, Step::text("all done")),
     );
-    let config = format!(
-        r#"{{models: {{providers: {{fake: {{api: "openai-chat", baseUrl: "{}", apiKey: "k",
-            models: [{{id: "m"}}]}}}}}}, agents: {{defaults: {{model: "fake/m"}}}}}}"#,
-        fake.base_url()
-    );
-    let (_dir, rt) = crate::runtime::testing::runtime(&config).await;
+    let (_dir, rt) = crate::runtime::testing::runtime(&on_model(&fake)).await;
     let spawn = NewSubagent::fixture("c1", "agent:main:subagent:c1", "sid-c1");
     rt.store.create_subagent(&spawn, None).await.unwrap();
     let end = RunEnd::bare(RunStatus::Succeeded, None);
@@ -131,12 +135,7 @@ async fn announces_beyond_the_permits_wait_as_run_ids_and_all_run_once() {
             Step::gated(&gate, Step::text("all done")),
         );
     }
-    let config = format!(
-        r#"{{models: {{providers: {{fake: {{api: "openai-chat", baseUrl: "{}", apiKey: "k",
-            models: [{{id: "m"}}]}}}}}}, agents: {{defaults: {{model: "fake/m"}}}}}}"#,
-        fake.base_url()
-    );
-    let (_dir, rt) = crate::runtime::testing::runtime(&config).await;
+    let (_dir, rt) = crate::runtime::testing::runtime(&on_model(&fake)).await;
     let ids: Vec<String> = (0..CHILDREN).map(|i| format!("c{i}")).collect();
     for id in &ids {
         let key = format!("agent:main:subagent:{id}");

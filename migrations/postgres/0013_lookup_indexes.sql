@@ -4,7 +4,5 @@
 -- its thinking level, the progress tool, the approval gate) and its archive stamps it;
 -- a burst of sub-agents slowed down as the registry grew (docs/performance.md);
 CREATE INDEX subagent_runs_child ON subagent_runs (child_session_key);
--- a session's runs by its id: its usage and context size (`/status`, `/usage`);
-CREATE INDEX runs_session_id ON runs (session_id);
 -- the day's runs of every agent: the daily budget, checked as each run starts.
 CREATE INDEX runs_created ON runs (created_at);

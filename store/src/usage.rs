@@ -22,13 +22,13 @@ engine_fns! {
     /// Record a model call of running run `run_id`: its prompt tokens (the context fill)
     /// and the run's cost so far, priced by the models that served each call.
     pub async fn record_model_call(&self, run_id: &str, tokens: i64, cost_usd: Option<f64>) -> Result<()>;
-    /// The totals of session `session_id`'s runs per model that served them (a run's
+    /// The totals of session `session_id` (of `session_key`)'s runs per model that served them (a run's
     /// model is the one that served its last call), most expensive first.
-    pub async fn session_usage_by_model(&self, session_id: &str) -> Result<Vec<(String, UsageTotals)>>;
+    pub async fn session_usage_by_model(&self, session_key: &str, session_id: &str) -> Result<Vec<(String, UsageTotals)>>;
     /// The totals of session `session_id`'s runs.
-    pub async fn session_usage(&self, session_id: &str) -> Result<UsageTotals>;
+    pub async fn session_usage(&self, session_key: &str, session_id: &str) -> Result<UsageTotals>;
     /// The prompt tokens of the latest model call of session `session_id`, if it made one.
-    pub async fn session_context_tokens(&self, session_id: &str) -> Result<Option<i64>>;
+    pub async fn session_context_tokens(&self, session_key: &str, session_id: &str) -> Result<Option<i64>>;
     /// The totals of the runs created at or after `since_ms`: agent `agent_id`'s, or every
     /// agent's (`None`).
     pub async fn usage_since(&self, agent_id: Option<&str>, since_ms: i64) -> Result<UsageTotals>;

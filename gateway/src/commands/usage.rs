@@ -15,8 +15,8 @@ async fn session_totals(
 ) -> Result<(UsageTotals, Option<i64>), StoreError> {
     match rt.store.active_session(session_key).await? {
         Some(s) => Ok((
-            rt.store.session_usage(&s.id).await?,
-            rt.store.session_context_tokens(&s.id).await?,
+            rt.store.session_usage(&s.key, &s.id).await?,
+            rt.store.session_context_tokens(&s.key, &s.id).await?,
         )),
         None => Ok((UsageTotals::default(), None)),
     }
@@ -51,7 +51,7 @@ pub async fn usage(
     let since = usage::day_start(now_ms());
     let agent_today = rt.store.usage_since(Some(agent_id), since).await?;
     let by_model = match rt.store.active_session(session_key).await? {
-        Some(s) => rt.store.session_usage_by_model(&s.id).await?,
+        Some(s) => rt.store.session_usage_by_model(&s.key, &s.id).await?,
         None => Vec::new(),
     };
     let mut out = format!(

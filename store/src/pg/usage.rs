@@ -31,9 +31,11 @@ impl Pg {
 
     pub async fn session_usage_by_model(
         &self,
+        session_key: &str,
         session_id: &str,
     ) -> Result<Vec<(String, UsageTotals)>> {
         let rows = sqlx::query(crate::sql::usage::SESSION_BY_MODEL.pg)
+            .bind(session_key)
             .bind(session_id)
             .fetch_all(&self.pool)
             .await?;
@@ -47,16 +49,22 @@ impl Pg {
             .collect()
     }
 
-    pub async fn session_usage(&self, session_id: &str) -> Result<UsageTotals> {
+    pub async fn session_usage(&self, session_key: &str, session_id: &str) -> Result<UsageTotals> {
         let row = sqlx::query(crate::sql::usage::SESSION.pg)
+            .bind(session_key)
             .bind(session_id)
             .fetch_one(&self.pool)
             .await?;
         decode_totals(&row)
     }
 
-    pub async fn session_context_tokens(&self, session_id: &str) -> Result<Option<i64>> {
+    pub async fn session_context_tokens(
+        &self,
+        session_key: &str,
+        session_id: &str,
+    ) -> Result<Option<i64>> {
         let tokens: Option<Option<i64>> = sqlx::query_scalar(crate::sql::usage::SESSION_CONTEXT.pg)
+            .bind(session_key)
             .bind(session_id)
             .fetch_optional(&self.pool)
             .await?;

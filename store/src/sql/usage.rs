@@ -21,21 +21,22 @@ macro_rules! totals {
 }
 
 /// A session's totals per model (a run without one counts as `?`), the costliest first:
-/// session_id.
+/// session_key, session_id (the key reaches its runs through the index on `session_key`).
 pub(crate) const SESSION_BY_MODEL: Sql = totals!("SELECT COALESCE(model, '?') AS model, ";
-    " WHERE session_id = $1 GROUP BY model ORDER BY SUM(cost_usd) DESC NULLS LAST, model"
+    " WHERE session_key = $1 AND session_id = $2 GROUP BY model ORDER BY SUM(cost_usd) DESC NULLS LAST, model"
 );
 
-/// A session's totals: session_id.
-pub(crate) const SESSION: Sql = totals!("SELECT "; " WHERE session_id = $1");
+/// A session's totals: session_key, session_id.
+pub(crate) const SESSION: Sql = totals!("SELECT "; " WHERE session_key = $1 AND session_id = $2");
 
 /// The totals since a time, of one agent or all: since, agent_id.
 pub(crate) const SINCE: Sql = totals!("SELECT ";
     " WHERE created_at >= $1 AND (" [cast 2 text] " IS NULL OR agent_id = $2)"
 );
 
-/// A session's newest context size: session_id.
+/// A session's newest context size: session_key, session_id.
 pub(crate) const SESSION_CONTEXT: Sql = sql!(
-    "SELECT context_tokens FROM runs WHERE session_id = $1 AND context_tokens IS NOT NULL
+    "SELECT context_tokens FROM runs
+     WHERE session_key = $1 AND session_id = $2 AND context_tokens IS NOT NULL
      ORDER BY COALESCE(started_at, created_at) DESC, " [rowid] " DESC LIMIT 1"
 );

@@ -30,9 +30,11 @@ impl Sqlite {
 
     pub async fn session_usage_by_model(
         &self,
+        session_key: &str,
         session_id: &str,
     ) -> Result<Vec<(String, UsageTotals)>> {
         let rows = sqlx::query(crate::sql::usage::SESSION_BY_MODEL.sqlite)
+            .bind(session_key)
             .bind(session_id)
             .fetch_all(&mut *self.reader().await)
             .await?;
@@ -46,16 +48,22 @@ impl Sqlite {
             .collect()
     }
 
-    pub async fn session_usage(&self, session_id: &str) -> Result<UsageTotals> {
+    pub async fn session_usage(&self, session_key: &str, session_id: &str) -> Result<UsageTotals> {
         let row = sqlx::query(crate::sql::usage::SESSION.sqlite)
+            .bind(session_key)
             .bind(session_id)
             .fetch_one(&mut *self.reader().await)
             .await?;
         decode_totals(&row)
     }
 
-    pub async fn session_context_tokens(&self, session_id: &str) -> Result<Option<i64>> {
+    pub async fn session_context_tokens(
+        &self,
+        session_key: &str,
+        session_id: &str,
+    ) -> Result<Option<i64>> {
         let tokens: Option<i64> = sqlx::query_scalar(crate::sql::usage::SESSION_CONTEXT.sqlite)
+            .bind(session_key)
             .bind(session_id)
             .fetch_optional(&mut *self.reader().await)
             .await?;

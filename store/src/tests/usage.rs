@@ -8,9 +8,12 @@ use super::*;
 /// run taken for the latest.
 pub(super) async fn usage_is_summed_per_session_agent_and_day(db: Db) {
     let (_d, store, a, s) = chat_store(db).await;
-    let empty = store.session_usage(&s.id).await.unwrap();
+    let empty = store.session_usage(&s.key, &s.id).await.unwrap();
     assert_eq!(empty, UsageTotals::default());
-    assert_eq!(store.session_context_tokens(&s.id).await.unwrap(), None);
+    assert_eq!(
+        store.session_context_tokens(&s.key, &s.id).await.unwrap(),
+        None
+    );
     let since = now_ms();
     for (id, input, output, cost) in [("u1", 100, 10, Some(0.25)), ("u2", 50, 5, None)] {
         store
@@ -37,9 +40,9 @@ pub(super) async fn usage_is_summed_per_session_agent_and_day(db: Db) {
         output_tokens: 15,
         cost_usd: Some(0.25),
     };
-    assert_eq!(store.session_usage(&s.id).await.unwrap(), want);
+    assert_eq!(store.session_usage(&s.key, &s.id).await.unwrap(), want);
     assert_eq!(
-        store.session_context_tokens(&s.id).await.unwrap(),
+        store.session_context_tokens(&s.key, &s.id).await.unwrap(),
         Some(150)
     );
     assert_eq!(store.usage_since(Some("main"), since).await.unwrap(), want);
@@ -70,7 +73,7 @@ pub(super) async fn a_runs_cost_counts_while_it_runs_and_is_split_by_serving_mod
             .unwrap()
             .unwrap();
         store.record_model_call(id, 40, Some(cost)).await.unwrap();
-        let live = store.session_usage(&s.id).await.unwrap();
+        let live = store.session_usage(&s.key, &s.id).await.unwrap();
         assert!(
             live.cost_usd.is_some_and(|c| c >= cost),
             "the running cost counts before the end: {live:?}"
@@ -84,10 +87,13 @@ pub(super) async fn a_runs_cost_counts_while_it_runs_and_is_split_by_serving_mod
         };
         store.finish_run(id, &end).await.unwrap();
     }
-    let by_model = store.session_usage_by_model(&s.id).await.unwrap();
+    let by_model = store.session_usage_by_model(&s.key, &s.id).await.unwrap();
     let names: Vec<&str> = by_model.iter().map(|(m, _)| m.as_str()).collect();
     assert_eq!(names, ["main/big", "backup/small"], "most expensive first");
     assert_eq!(by_model[1].1.runs, 1);
     assert_eq!(by_model[1].1.cost_usd, Some(0.125));
-    assert_eq!(store.session_context_tokens(&s.id).await.unwrap(), Some(40));
+    assert_eq!(
+        store.session_context_tokens(&s.key, &s.id).await.unwrap(),
+        Some(40)
+    );
 }

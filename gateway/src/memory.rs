@@ -83,8 +83,8 @@ pub fn release() {
 #[derive(Debug)]
 struct QuietSpell {
     last: Duration,
+    /// Quiet ticks since the last busy one.
     quiet: u32,
-    released: bool,
 }
 
 impl QuietSpell {
@@ -93,7 +93,6 @@ impl QuietSpell {
         QuietSpell {
             last: busy,
             quiet: 0,
-            released: false,
         }
     }
 
@@ -102,15 +101,10 @@ impl QuietSpell {
         self.last = busy;
         if worked >= BUSY {
             self.quiet = 0;
-            self.released = false;
             return false;
         }
         self.quiet = self.quiet.saturating_add(1);
-        if self.quiet >= QUIET_TICKS && !self.released {
-            self.released = true;
-            return true;
-        }
-        false
+        self.quiet == QUIET_TICKS
     }
 
     fn rebase(&mut self, busy: Duration) {

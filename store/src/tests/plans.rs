@@ -104,17 +104,18 @@ fn statements(script: &str) -> Vec<String> {
         .collect()
 }
 
-/// The normalized statements written in `files` (the migrations, the tests' fixtures).
-fn written_in(files: &[std::path::PathBuf], sql_files: bool) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for f in files {
-        let src = std::fs::read_to_string(f).unwrap();
-        let texts = if sql_files { vec![src] } else { literals(&src) };
-        for t in texts {
-            out.extend(statements(&t).iter().map(|s| normalize(s)));
-        }
-    }
-    out
+/// The normalized statements of `texts` (the migrations, the tests' fixtures' literals).
+fn written_in(texts: impl IntoIterator<Item = String>) -> BTreeSet<String> {
+    texts
+        .into_iter()
+        .flat_map(|t| statements(&t))
+        .map(|s| normalize(&s))
+        .collect()
+}
+
+/// The text of a file.
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap()
 }
 
 /// The table a plan's `SCAN name` reads: `name` itself, or the table `statement` gives
@@ -176,12 +177,9 @@ async fn every_statement_of_the_store_finds_its_rows_through_an_index() {
     fixtures.extend(rust_files(&root.join("src/sqlite/tests")));
     fixtures.push(root.join("src/tests.rs"));
     fixtures.push(root.join("src/sqlite/tests.rs"));
-    let mut not_the_stores = written_in(&fixtures, false);
-    let migrations: Vec<_> = std::fs::read_dir(root.join("../migrations/sqlite"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    not_the_stores.extend(written_in(&migrations, true));
+    let mut not_the_stores = written_in(fixtures.iter().flat_map(|f| literals(&read(f))));
+    let migrations = std::fs::read_dir(root.join("../migrations/sqlite")).unwrap();
+    not_the_stores.extend(written_in(migrations.map(|e| read(&e.unwrap().path()))));
 
     let mut db = sqlx::SqliteConnection::connect("sqlite::memory:")
         .await

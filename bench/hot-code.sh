@@ -19,8 +19,8 @@
 # built with its symbols (SWITCHBOARD_STRIP=0; default target/release/switchboard): it names
 # functions exactly (with their hashes), and a change that renamed or moved some of them
 # leaves them out of the hot section, so idle memory grows by megabytes with nothing else to
-# say so. It lists how many are missing and fails when any is: `deploy/package.sh` (the
-# release run of .ci/run) fails then, `bench/run.sh` warns.
+# say so. It lists how many are missing and fails when more than 2 % are:
+# `deploy/package.sh` (the release step of .ci/run) fails then, `bench/run.sh` warns.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == --check ]]; then
@@ -35,10 +35,19 @@ if [[ ${1:-} == --check ]]; then
     total=$(printf '%s\n' "$exact" | grep -c .)
     missing=$(comm -23 <(printf '%s\n' "$exact") \
         <(nm --defined-only "$bin" | awk '{ print $3 }' | sort -u) | grep -c . || true)
-    if ((missing > 0)); then
-        echo "warning: $script is stale: $missing of its $total functions are not in $bin," \
-            "so idle memory is higher than it should be; run bash bench/hot-code.sh" >&2
+    # A few names drift with ordinary edits (a function inlined away, an instance whose
+    # hash moved): a page or two of idle memory. Past 2 % the script is stale.
+    allowed=$((total / 50))
+    if ((missing > allowed)); then
+        echo "error: $script is stale: $missing of its $total functions are not in $bin" \
+            "(at most $allowed may be), so idle memory is higher than it should be;" \
+            "run bash bench/hot-code.sh" >&2
         exit 1
+    fi
+    if ((missing > 0)); then
+        echo "$script: $missing of its $total functions are not in $bin, within the" \
+            "$allowed the check allows; regenerate it before the count nears that" >&2
+        exit 0
     fi
     echo "$script: all $total functions are in $bin" >&2
     exit 0

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteRow};
-use sqlx::ConnectOptions;
+use sqlx::{ConnectOptions, Connection as _};
 use tokio::sync::{Mutex, MutexGuard};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -84,6 +84,7 @@ pub(super) async fn checkpoints(
     readers: Vec<Arc<Mutex<SqliteConnection>>>,
     writer: Arc<Mutex<SqliteConnection>>,
     every: Duration,
+    on_quiet: OnQuiet,
     cancel: CancellationToken,
 ) {
     let Some(reader) = readers.first().cloned() else {
@@ -110,6 +111,7 @@ pub(super) async fn checkpoints(
         };
         last_wal = wal;
         if quiet == SHRINK_AFTER_QUIET_TICKS {
+            on_quiet();
             shrink(&writer).await;
             for r in &readers {
                 shrink(r).await;
@@ -118,11 +120,22 @@ pub(super) async fn checkpoints(
     }
 }
 
-/// Give `conn`'s unused page cache memory back (`PRAGMA shrink_memory`); an error is
-/// logged.
+/// What else gives memory back when the database goes quiet (the store's caches), run
+/// before the connections' own release.
+pub(super) type OnQuiet = Box<dyn Fn() + Send + Sync>;
+
+/// Give `conn`'s memory back: its prepared statements (the writer's scripts are prepared
+/// once per chunk size and transaction edge, most of SQLite's memory after a busy spell;
+/// the next statements prepare again, once) and then its unused page cache (`PRAGMA
+/// shrink_memory`). An error is logged.
 async fn shrink(conn: &Mutex<SqliteConnection>) {
+    let mut conn = conn.lock().await;
+    if let Err(e) = conn.clear_cached_statements().await {
+        tracing::warn!(error = %e, "cannot release the database's prepared statements");
+    }
     if let Err(e) = sqlx::query("PRAGMA shrink_memory")
-        .execute(&mut *conn.lock().await)
+        .persistent(false)
+        .execute(&mut *conn)
         .await
     {
         tracing::warn!(error = %e, "cannot release the database's cache");
@@ -149,7 +162,7 @@ impl Conns {
     /// before any reader opens (migrations).
     pub(super) async fn open(
         opts: &SqliteConnectOptions,
-        readers: bool,
+        readers: Option<OnQuiet>,
         prepare: impl AsyncFnOnce(&mut SqliteConnection) -> Result<()>,
     ) -> Result<Arc<Conns>> {
         let mut writer = opts.connect().await?;
@@ -157,7 +170,7 @@ impl Conns {
         let writer = Arc::new(Mutex::new(writer));
         let mut conns = Vec::new();
         let mut stop_checkpoints = None;
-        if readers {
+        if let Some(on_quiet) = readers {
             // The writer's commits no longer checkpoint the WAL themselves; a task does,
             // off the writer's path (see `checkpoints`).
             sqlx::query("PRAGMA wal_autocheckpoint = 0")
@@ -175,6 +188,7 @@ impl Conns {
                 conns.clone(),
                 writer.clone(),
                 CHECKPOINT_EVERY,
+                on_quiet,
                 cancel.clone(),
             ));
             stop_checkpoints = Some(cancel.drop_guard());

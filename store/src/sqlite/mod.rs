@@ -80,14 +80,22 @@ impl Sqlite {
             // take them, which under load sits in the runtime's queue.
             .row_buffer_size(4096)
             .foreign_keys(true);
-        let conns = Conns::open(&opts, true, migrate).await?;
+        // A quiet daemon keeps no transcripts: after a busy spell their rows are spread
+        // over the allocator's pages among freed ones and hold them all (docs/performance.md,
+        // "Memory after use"); the next start of each session reads its transcript whole.
+        let transcripts = transcripts::TranscriptCache::default();
+        let on_quiet = {
+            let transcripts = transcripts.clone();
+            Box::new(move || transcripts.clear())
+        };
+        let conns = Conns::open(&opts, Some(on_quiet), migrate).await?;
         if let (true, Some(file)) = (created, &file) {
             make_private(file);
         }
         Ok(Sqlite {
             conns,
             sessions: Default::default(),
-            transcripts: Default::default(),
+            transcripts,
             leases: Default::default(),
         })
     }
@@ -96,7 +104,7 @@ impl Sqlite {
     /// every connection to `:memory:` is a database of its own.
     pub(super) async fn open_in_memory() -> Result<Sqlite> {
         let opts = SqliteConnectOptions::from_str("sqlite::memory:")?.foreign_keys(true);
-        let conns = Conns::open(&opts, false, migrate).await?;
+        let conns = Conns::open(&opts, None, migrate).await?;
         Ok(Sqlite {
             conns,
             sessions: Default::default(),

@@ -104,6 +104,15 @@ impl TranscriptCache {
         c.sessions.insert(session_id.to_string(), Arc::new(rows));
     }
 
+    /// Drop every transcript (the database went quiet).
+    pub(super) fn clear(&self) {
+        // A new map, not `clear`: that would keep the old one's table.
+        *self.lock() = Cached {
+            sessions: LruCache::new_unbounded(),
+            bytes: 0,
+        };
+    }
+
     /// Drop `session_id` (archived: no run of it starts again).
     pub(super) fn forget(&self, session_id: &str) {
         let mut c = self.lock();
@@ -161,6 +170,21 @@ mod tests {
         let weight = size(std::slice::from_ref(&row));
         assert!(weight >= std::mem::size_of::<MessageRow>() + 2 * id.len() + "hi".len());
         assert!(weight < std::mem::size_of::<MessageRow>() + 2 * 48 + 16 + 1);
+    }
+
+    /// Catches: a quiet spell that left transcripts (or their weight) behind, or a cache
+    /// that could not fill again afterwards.
+    #[test]
+    fn clearing_drops_every_transcript_and_its_weight() {
+        let cache = TranscriptCache::default();
+        cache.put("a", rows(3, "x"));
+        cache.put("b", rows(2, "y"));
+        cache.clear();
+        assert!(cache.get("a").is_empty() && cache.get("b").is_empty());
+        assert_eq!(cache.lock().bytes, 0);
+        cache.put("a", rows(4, "x"));
+        assert_eq!(cache.get("a").len(), 4);
+        assert_eq!(cache.lock().bytes, size(&rows(4, "x")));
     }
 
     #[test]

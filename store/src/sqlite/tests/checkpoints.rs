@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
-use sqlx::ConnectOptions;
+use sqlx::{ConnectOptions, Connection as _};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
@@ -42,6 +42,7 @@ async fn a_writer_that_never_pauses_still_gets_its_wal_started_over() {
         vec![reader],
         writer.clone(),
         Duration::from_millis(20),
+        Box::new(|| {}),
         cancel.clone(),
     ));
     for _ in 0..WRITES {
@@ -108,4 +109,86 @@ async fn readers_keep_a_small_page_cache_and_the_writer_the_default() {
     assert_eq!(reader, -256, "KiB");
     assert_eq!(writer, -2000, "SQLite's default");
     db.close().await;
+}
+
+/// Catches: a daemon that went quiet keeping every statement it ever prepared (the
+/// writer's scripts, once per chunk size and transaction edge: most of SQLite's memory
+/// after a busy spell) or its caches (the transcripts), or a connection that cannot
+/// prepare them again afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_spell_releases_the_prepared_statements_and_they_prepare_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts =
+        SqliteConnectOptions::from_str(&format!("sqlite://{}", dir.path().join("t.db").display()))
+            .unwrap()
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal);
+    let mut conn = opts.connect().await.unwrap();
+    sqlx::query("CREATE TABLE t (id INTEGER PRIMARY KEY, x TEXT)")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let writer = Arc::new(Mutex::new(conn));
+    let reader = Arc::new(Mutex::new(opts.connect().await.unwrap()));
+    let insert = "INSERT INTO t (x) VALUES ($1)";
+    let count = "SELECT COUNT(*) FROM t WHERE x = $1";
+    for i in 0..10 {
+        sqlx::query(insert)
+            .bind(i.to_string())
+            .execute(&mut *writer.lock().await)
+            .await
+            .unwrap();
+        let _: i64 = sqlx::query_scalar(count)
+            .bind(i.to_string())
+            .fetch_one(&mut *reader.lock().await)
+            .await
+            .unwrap();
+    }
+    assert!(writer.lock().await.cached_statements_size() > 0);
+    assert!(reader.lock().await.cached_statements_size() > 0);
+
+    let cancel = CancellationToken::new();
+    // The first reader runs the checkpoints (its one statement prepared again at each
+    // tick); the second only serves lookups, like the daemon's other reader.
+    let first = Arc::new(Mutex::new(opts.connect().await.unwrap()));
+    let caches_dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let on_quiet = {
+        let dropped = caches_dropped.clone();
+        Box::new(move || dropped.store(true, std::sync::atomic::Ordering::SeqCst))
+    };
+    let task = tokio::spawn(checkpoints(
+        vec![first, reader.clone()],
+        writer.clone(),
+        Duration::from_millis(10),
+        on_quiet,
+        cancel.clone(),
+    ));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while writer.lock().await.cached_statements_size() > 0
+        || reader.lock().await.cached_statements_size() > 0
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the quiet spell left prepared statements"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    cancel.cancel();
+    task.await.unwrap();
+    assert!(
+        caches_dropped.load(std::sync::atomic::Ordering::SeqCst),
+        "the store's caches were not told"
+    );
+
+    sqlx::query(insert)
+        .bind("again")
+        .execute(&mut *writer.lock().await)
+        .await
+        .unwrap();
+    let again: i64 = sqlx::query_scalar(count)
+        .bind("again")
+        .fetch_one(&mut *reader.lock().await)
+        .await
+        .unwrap();
+    assert_eq!(again, 1);
 }

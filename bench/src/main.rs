@@ -27,8 +27,8 @@ use crate::rig::Settings;
 #[command(name = "switchboard-bench")]
 struct Cli {
     /// Scenarios to run: all, startup, idle-rss, turn-latency, throughput, spawn-announce,
-    /// task-overhead, burst, sessions-rss; and, only when named, failover and shared-failover (with
-    /// --postgres).
+    /// task-overhead, exec-turn, burst, sessions-rss; and, only when named, failover and
+    /// shared-failover (with --postgres).
     #[arg(default_value = "all")]
     scenarios: Vec<String>,
     /// The switchboard binary (default: target/release/switchboard in the workspace).

@@ -128,6 +128,14 @@ pub fn config(settings: &Settings, daemon: &DaemonConfig<'_>) -> String {
     config.to_string()
 }
 
+/// `extra` merged into `base` (none: `extra` alone), for a scenario that sets config of its
+/// own on top of `--config-merge`.
+pub fn merged(base: Option<Value>, extra: Value) -> Value {
+    let mut base = base.unwrap_or_else(|| json!({}));
+    merge(&mut base, &extra);
+    base
+}
+
 /// `extra` merged into `base`: objects key by key, any other value replaced.
 fn merge(base: &mut Value, extra: &Value) {
     match (base, extra) {

@@ -169,6 +169,37 @@ async fn network_true_lets_the_command_connect() {
     fake.assert_no_violations();
 }
 
+/// The sandbox's `/dev` is bubblewrap's minimal one and nothing of the host's: six device
+/// nodes (which work: `/dev/null` swallows, `/dev/urandom` and `/dev/zero` give bytes,
+/// `/dev/full` refuses a write), the standard streams, a writable `/dev/shm`, a private
+/// terminal instance (`pts`, `ptmx`). No disk, no kernel log. Catches: a `/dev` that lost
+/// a node commands need, or one that shows the host's devices.
+#[tokio::test]
+async fn a_sandboxed_command_finds_the_devices_commands_use_and_no_others() {
+    require_bwrap();
+    let fake = FakeModel::start().await.unwrap();
+    let gw = gateway(&fake, json!({"mode": "all"})).await;
+    let mut ws = chat(&gw, "main").await;
+    let r = exec(
+        &fake,
+        &mut ws,
+        "d1",
+        "echo gone > /dev/null && head -c 5 /dev/urandom | wc -c && head -c 3 /dev/zero | wc -c \
+         && head -c 2 /dev/random | wc -c && { echo x > /dev/full 2>/dev/null || echo full; } \
+         && echo out > /dev/stdout && echo shm > /dev/shm/x && cat /dev/shm/x \
+         && ls /dev/fd/ > /dev/null && ls -A /dev | tr '\\n' ' '",
+    )
+    .await;
+    assert_eq!(exit_code(&r), 0, "{r}");
+    let output = r["output"].as_str().unwrap_or_default();
+    assert_eq!(
+        output,
+        "5\n3\n2\nfull\nout\nshm\ncore fd full null ptmx pts random shm stderr stdin stdout tty urandom zero ",
+        "{r}"
+    );
+    fake.assert_no_violations();
+}
+
 /// `non-main`: the agent's main session runs commands on the host; another session (a
 /// web chat group) runs them sandboxed. Catches: the mode applied to the wrong sessions.
 #[tokio::test]

@@ -2,6 +2,7 @@
 
 mod burst;
 mod events;
+mod exec_turn;
 mod failover;
 mod idle_rss;
 mod sessions_rss;
@@ -27,6 +28,7 @@ pub const ALL: &[&str] = &[
     "throughput",
     "spawn-announce",
     task_overhead::NAME,
+    exec_turn::NAME,
     burst::NAME,
     sessions_rss::NAME,
 ];
@@ -77,6 +79,7 @@ async fn dispatch(
         "throughput" => throughput::run(settings, report).await,
         "spawn-announce" => spawn_announce::run(settings, report).await,
         task_overhead::NAME => task_overhead::run(settings, report).await,
+        exec_turn::NAME => exec_turn::run(settings, report).await,
         burst::NAME => burst::run(settings, report).await,
         sessions_rss::NAME => sessions_rss::run(settings, report).await,
         failover::NAME => failover::run(settings, report).await,

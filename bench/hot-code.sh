@@ -19,7 +19,7 @@
 # built with its symbols (SWITCHBOARD_STRIP=0; default target/release/switchboard): it names
 # functions exactly (with their hashes), and a change that renamed or moved some of them
 # leaves them out of the hot section, so idle memory grows by megabytes with nothing else to
-# say so. It lists how many are missing and fails when more than 2 % are:
+# say so. It lists how many are missing and fails when more than 0.5 % are:
 # `deploy/package.sh` (the release step of .ci/run) fails then, `bench/run.sh` warns.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,8 +36,10 @@ if [[ ${1:-} == --check ]]; then
     missing=$(comm -23 <(printf '%s\n' "$exact") \
         <(nm --defined-only "$bin" | awk '{ print $3 }' | sort -u) | grep -c . || true)
     # A few names drift with ordinary edits (a function inlined away, an instance whose
-    # hash moved): a page or two of idle memory. Past 2 % the script is stale.
-    allowed=$((total / 50))
+    # hash moved). Each costs up to 64 KB of idle memory (the kernel maps the pages around
+    # a fault with it), and such drift comes with new hot functions the script does not
+    # name at all: 26 missing names measured +1.1 MB idle. Past 0.5 % the script is stale.
+    allowed=$((total / 200))
     if ((missing > allowed)); then
         echo "error: $script is stale: $missing of its $total functions are not in $bin" \
             "(at most $allowed may be), so idle memory is higher than it should be;" \

@@ -21,8 +21,19 @@ const OPT_OUT: &str = "SWITCHBOARD_LINK_ORDER";
 const STRIP: &str = "SWITCHBOARD_STRIP";
 
 fn main() {
-    hot_code_first();
+    let lld = hot_code_first();
     strip_release();
+    if lld {
+        pack_relative_relocations();
+    }
+}
+
+/// Release builds linked by lld keep their relative relocations packed (`DT_RELR`): the
+/// loader applies the same 55,000 of them at start, read from ~10 KB instead of a 1.3 MB
+/// table whose pages then stay resident (docs/performance.md, "Size"). Needs glibc 2.36 or
+/// later where the daemon runs (Debian 12, Ubuntu 22.10).
+fn pack_relative_relocations() {
+    println!("cargo:rustc-link-arg-bin=switchboard=-Wl,-z,pack-relative-relocs");
 }
 
 /// Release builds on Linux drop their symbols and debug info at the link (`--strip-all`).
@@ -34,15 +45,17 @@ fn strip_release() {
     }
 }
 
-fn hot_code_first() {
+/// Links the hot code first; whether this is a release build linked by lld.
+fn hot_code_first() -> bool {
     println!("cargo:rerun-if-changed={HOT_CODE}");
     println!("cargo:rerun-if-env-changed={OPT_OUT}");
     println!("cargo:rerun-if-env-changed=CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER");
     let env = |key: &str| std::env::var(key).unwrap_or_default();
-    let release = env("PROFILE") == "release";
-    let opted_out = env(OPT_OUT) == "0";
-    if !release || opted_out || !links_with_lld(&env) {
-        return;
+    if env("PROFILE") != "release" || !links_with_lld(&env) {
+        return false;
+    }
+    if env(OPT_OUT) == "0" {
+        return true;
     }
     let script = Path::new(&env("CARGO_MANIFEST_DIR")).join(HOT_CODE);
     if script.is_file() {
@@ -53,6 +66,7 @@ fn hot_code_first() {
             script.display()
         );
     }
+    true
 }
 
 /// Whether the final link runs rustc's own lld: its default on x86_64 Linux since Rust

@@ -13,7 +13,7 @@ use crate::rig::{self, procfs, Api, Settings};
 
 const NAME: &str = "idle-rss";
 /// Target for resident memory at idle, in MB (10^6 bytes).
-const TARGET_MB: f64 = 20.0;
+const TARGET_MB: f64 = 15.0;
 const REPLY_WAIT: Duration = Duration::from_secs(30);
 
 pub async fn run(settings: &Settings, report: &mut ScenarioReport) -> anyhow::Result<()> {

@@ -20,7 +20,7 @@ use crate::stats::Percentiles;
 const NAME: &str = "throughput";
 /// The two-process scenario.
 pub const SHARED: &str = "throughput-shared";
-const TARGET_TURNS_PER_SECOND: f64 = 2000.0;
+const TARGET_TURNS_PER_SECOND: f64 = 3000.0;
 /// Warm-up before the measured window.
 const WARMUP: Duration = Duration::from_secs(2);
 /// The `main` lane cap: at least one slot per client.

@@ -13,8 +13,8 @@ use crate::stats::Percentiles;
 
 const NAME: &str = "turn-latency";
 /// Targets for the overhead, in ms.
-const TARGET_P50_MS: f64 = 1.0;
-const TARGET_P99_MS: f64 = 5.0;
+const TARGET_P50_MS: f64 = 0.5;
+const TARGET_P99_MS: f64 = 2.0;
 /// Turns per session before the next key: keeps histories short and alike (a chat turn, not
 /// a 1,000-turn transcript), while most turns still hit an existing session.
 pub const TURNS_PER_SESSION: usize = 10;

@@ -159,10 +159,12 @@ async fn checkpoint(conn: &mut SqliteConnection) -> i64 {
 
 impl Conns {
     /// The writer, then the readers, all with `opts`. `prepare` runs on the writer
-    /// before any reader opens (migrations).
+    /// before any reader opens (migrations). Without `on_quiet` (an in-memory database)
+    /// the writer is the only connection, with no checkpoint task; with it, the task
+    /// runs it at each quiet spell before the connections give their memory back.
     pub(super) async fn open(
         opts: &SqliteConnectOptions,
-        readers: Option<OnQuiet>,
+        on_quiet: Option<OnQuiet>,
         prepare: impl AsyncFnOnce(&mut SqliteConnection) -> Result<()>,
     ) -> Result<Arc<Conns>> {
         let mut writer = opts.connect().await?;
@@ -170,7 +172,7 @@ impl Conns {
         let writer = Arc::new(Mutex::new(writer));
         let mut conns = Vec::new();
         let mut stop_checkpoints = None;
-        if let Some(on_quiet) = readers {
+        if let Some(on_quiet) = on_quiet {
             // The writer's commits no longer checkpoint the WAL themselves; a task does,
             // off the writer's path (see `checkpoints`).
             sqlx::query("PRAGMA wal_autocheckpoint = 0")

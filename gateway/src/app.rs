@@ -302,14 +302,12 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
         lease_owner: active.as_ref().map(|a| Arc::from(a.owner())),
     };
     let app = server::router(state, &server::HttpLimits::from_config(&cfg.gateway));
-    let server_cancel = accept_cancel.clone();
-    tasks.spawn(async move {
-        let serve = axum::serve(listener, app)
-            .with_graceful_shutdown(async move { server_cancel.cancelled().await });
-        if let Err(e) = serve.await {
-            tracing::error!(error = %e, "HTTP server failed");
-        }
-    });
+    tasks.spawn(server::serve(
+        listener,
+        app,
+        cfg.gateway.http.idle_timeout,
+        accept_cancel.clone(),
+    ));
     // How to open the web chat, then the ready line: tests and scripts wait for it.
     announce_token(local, &token.source);
     println!("switchboard listening on http://{local}");

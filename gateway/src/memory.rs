@@ -17,10 +17,13 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// How often the workers' busy time is looked at.
-const TICK: Duration = Duration::from_secs(2);
-/// Ticks in a row with the workers (nearly) idle before memory is given back: after the
-/// store's own release of SQLite's page caches (five quiet seconds, `store::sqlite`).
-const QUIET_TICKS: u32 = 3;
+const TICK: Duration = Duration::from_secs(1);
+/// Ticks in a row with the workers (nearly) idle before memory is given back: 6 to 8 s
+/// after the last work, so after what goes at a quiet spell's start has gone — the
+/// store's caches (five quiet seconds, `store::sqlite`), the API's kept-alive connections
+/// (`gateway.http.idleTimeout`, 5 s by default) and the idle connections to the model
+/// (closed 3 to 6 s after their last use: `runtime::roots`) — with their buffers.
+const QUIET_TICKS: u32 = 8;
 /// Busy time of all workers together in one tick under which the daemon counts as quiet
 /// (a WAL checkpoint a second and an idle socket's ping take far less).
 const BUSY: Duration = Duration::from_millis(20);
@@ -160,28 +163,35 @@ mod tests {
             .collect()
     }
 
+    /// `n` quiet ticks.
+    fn quiet(n: u32) -> Vec<Duration> {
+        vec![IDLE; n as usize]
+    }
+
     #[test]
     fn a_quiet_spell_releases_once_after_its_ticks() {
         let mut spell = QuietSpell::new(Duration::ZERO);
-        let released = run(&mut spell, &[WORK, IDLE, IDLE, IDLE, IDLE, IDLE, IDLE]);
-        assert_eq!(
-            released,
-            [false, false, false, true, false, false, false],
-            "{spell:?}"
-        );
+        let steps = [vec![WORK], quiet(2 * QUIET_TICKS)].concat();
+        let released = run(&mut spell, &steps);
+        let at: Vec<usize> = (0..released.len()).filter(|i| released[*i]).collect();
+        assert_eq!(at, [QUIET_TICKS as usize], "{spell:?}");
     }
 
     #[test]
     fn work_between_spells_arms_the_next_release() {
         let mut spell = QuietSpell::new(Duration::ZERO);
-        let released = run(
-            &mut spell,
-            &[IDLE, IDLE, IDLE, WORK, IDLE, IDLE, WORK, IDLE, IDLE, IDLE],
-        );
-        assert_eq!(
-            released,
-            [false, false, true, false, false, false, false, false, false, true]
-        );
+        let steps = [
+            quiet(QUIET_TICKS),
+            vec![WORK],
+            quiet(QUIET_TICKS - 1),
+            vec![WORK],
+            quiet(QUIET_TICKS),
+        ]
+        .concat();
+        let released = run(&mut spell, &steps);
+        let at: Vec<usize> = (0..released.len()).filter(|i| released[*i]).collect();
+        let ticks = QUIET_TICKS as usize;
+        assert_eq!(at, [ticks - 1, 3 * ticks]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The HTTP server's middleware (`gateway.http`): a full server sheds a request at once
 //! with 503 and `Retry-After`, never queueing it; a request not answered within the
-//! timeout gets 408; a `wait: true` message post may wait past that timeout.
+//! timeout gets 408; a `wait: true` message post may wait past that timeout; a connection
+//! idle past `idleTimeout`, or sending its headers slower, is closed, a WebSocket is not.
 
 use std::time::Duration;
 
@@ -93,13 +94,7 @@ async fn a_slow_request_times_out_but_a_waiting_post_does_not() {
     let head = format!(
         "POST /telegram/webhook HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"update_id\":"
     );
-    tcp.write_all(head.as_bytes()).await.unwrap();
-    let mut answer = vec![0u8; 4096];
-    let n = tokio::time::timeout(WAIT, tcp.read(&mut answer))
-        .await
-        .expect("answered in time")
-        .unwrap();
-    let answer = String::from_utf8_lossy(&answer[..n]).to_string();
+    let answer = exchange(&mut tcp, &head).await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("gateway.http.timeout"), "{answer}");
 
@@ -114,4 +109,109 @@ async fn a_slow_request_times_out_but_a_waiting_post_does_not() {
     assert_eq!(r.status(), 200);
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["reply"], "thought");
+}
+
+/// Write `request` on `tcp`; what the server answers in one read (bounded by `WAIT`).
+async fn exchange(tcp: &mut TcpStream, request: &str) -> String {
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = vec![0u8; 4096];
+    let n = tokio::time::timeout(WAIT, tcp.read(&mut answer))
+        .await
+        .expect("answered in time")
+        .unwrap();
+    String::from_utf8_lossy(&answer[..n]).to_string()
+}
+
+/// `GET /healthz` on `tcp`, kept alive: the answer's status line.
+async fn healthz_on(tcp: &mut TcpStream, addr: &str) -> String {
+    let answer = exchange(
+        tcp,
+        &format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\n\r\n"),
+    )
+    .await;
+    answer.lines().next().unwrap_or("").to_string()
+}
+
+/// Whether the server closed `tcp` within `WAIT` (end of file or a reset), reading
+/// nothing else meanwhile.
+async fn closed_by_server(tcp: &mut TcpStream) -> bool {
+    let mut rest = vec![0u8; 4096];
+    match tokio::time::timeout(WAIT, tcp.read(&mut rest)).await {
+        Ok(Ok(0)) | Ok(Err(_)) => true,
+        Ok(Ok(_)) | Err(_) => false,
+    }
+}
+
+/// Catches: kept-alive connections held for as long as their clients like (each keeps
+/// its buffers; a hundred idle clients held megabytes for ever): with `idleTimeout` 1s,
+/// a connection still serves a second request right after the first, and is closed by
+/// the server once nothing came for the timeout.
+#[tokio::test]
+async fn an_idle_kept_alive_connection_is_closed_after_the_idle_timeout() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(&fake, json!({"gateway": {"http": {"idleTimeout": "1s"}}})).await;
+    let addr = gw.base_url().trim_start_matches("http://").to_string();
+    let mut tcp = TcpStream::connect(&addr).await.unwrap();
+    assert_eq!(healthz_on(&mut tcp, &addr).await, "HTTP/1.1 200 OK");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        healthz_on(&mut tcp, &addr).await,
+        "HTTP/1.1 200 OK",
+        "kept alive between requests"
+    );
+    assert!(closed_by_server(&mut tcp).await, "closed once idle");
+}
+
+/// The attack: clients that open connections and send their headers a byte at a time
+/// (slowloris) to hold the server's connections for ever. Each is closed once its headers
+/// took longer than `idleTimeout`, though it never stopped sending, and the daemon serves
+/// everyone else meanwhile.
+#[tokio::test]
+async fn headers_sent_a_byte_at_a_time_cannot_hold_a_connection() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(&fake, json!({"gateway": {"http": {"idleTimeout": "1s"}}})).await;
+    let addr = gw.base_url().trim_start_matches("http://").to_string();
+    let mut slow = Vec::new();
+    for _ in 0..20 {
+        let addr = addr.clone();
+        slow.push(tokio::spawn(async move {
+            let mut tcp = TcpStream::connect(&addr).await.unwrap();
+            let head = format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\nX-Slow: ");
+            tcp.write_all(head.as_bytes()).await.unwrap();
+            let started = std::time::Instant::now();
+            // One byte every 100 ms, never ending the headers, until the server hangs up.
+            while started.elapsed() < WAIT {
+                if tcp.write_all(b"a").await.is_err() {
+                    return true;
+                }
+                let mut buf = [0u8; 256];
+                match tokio::time::timeout(Duration::from_millis(100), tcp.read(&mut buf)).await {
+                    Ok(Ok(0)) | Ok(Err(_)) => return true,
+                    Ok(Ok(_)) | Err(_) => {}
+                }
+            }
+            false
+        }));
+    }
+    assert_eq!(
+        crate::common::get_text(&gw, "/healthz").await,
+        "ok",
+        "served while the slow clients send"
+    );
+    for client in slow {
+        assert!(client.await.unwrap(), "a slow client was hung up on");
+    }
+}
+
+/// Catches: the idle timeout applied to a WebSocket (an upgraded connection is the web
+/// chat's, quiet between messages): a socket quiet for twice the timeout still chats.
+#[tokio::test]
+async fn a_quiet_web_chat_socket_outlives_the_idle_timeout() {
+    let fake = FakeModel::start().await.unwrap();
+    fake.push_for("still there?", Step::Text("yes".into()));
+    let gw = start(&fake, json!({"gateway": {"http": {"idleTimeout": "1s"}}})).await;
+    let mut ws = crate::common::chat(&gw, "main").await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    ws.send_text("still there?").await.unwrap();
+    assert_eq!(ws.next_message(WAIT).await.unwrap(), "yes");
 }

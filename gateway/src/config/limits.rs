@@ -19,6 +19,10 @@ pub const MAX_HTTP_CONCURRENT: u64 = 65_536;
 /// `gateway.http.timeout`: from a second to an hour.
 pub const MIN_HTTP_TIMEOUT: Duration = Duration::from_secs(1);
 pub const MAX_HTTP_TIMEOUT: Duration = Duration::from_secs(3600);
+/// `gateway.http.idleTimeout`: from a second to ten minutes (a connection held longer
+/// without a request is a client that forgot it).
+pub const MIN_HTTP_IDLE: Duration = Duration::from_secs(1);
+pub const MAX_HTTP_IDLE: Duration = Duration::from_secs(600);
 /// Longest run timeout: `agents.defaults.timeout`, `agents.defaults.subagents.runTimeoutSeconds`
 /// and the `runTimeoutSeconds` argument of `sessions_spawn` (seven days).
 pub const MAX_RUN_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -85,6 +89,13 @@ pub(crate) fn check(config: &Config, out: &mut Vec<Issue>) {
         g.http.timeout,
         MIN_HTTP_TIMEOUT,
         MAX_HTTP_TIMEOUT,
+    );
+    duration_range(
+        out,
+        "gateway.http.idleTimeout",
+        g.http.idle_timeout,
+        MIN_HTTP_IDLE,
+        MAX_HTTP_IDLE,
     );
     let (min, max) = LEASE_TIMEOUT;
     duration_range(
@@ -243,6 +254,7 @@ mod tests {
         c.gateway.max_body_bytes = MAX_BODY_BYTES as usize;
         c.gateway.http.max_concurrent = MAX_HTTP_CONCURRENT as usize;
         c.gateway.http.timeout = MAX_HTTP_TIMEOUT;
+        c.gateway.http.idle_timeout = MAX_HTTP_IDLE;
         c.agents.defaults.timeout = Some(MAX_RUN_TIMEOUT);
         c.agents.defaults.max_steps = MAX_STEPS;
         c.agents.defaults.subagents.archive_after_minutes = MAX_ARCHIVE_AFTER_MINUTES;
@@ -346,6 +358,7 @@ mod tests {
         let mut c = Config::default();
         c.gateway.http.max_concurrent = 0;
         c.gateway.http.timeout = MIN_HTTP_TIMEOUT - Duration::from_millis(1);
+        c.gateway.http.idle_timeout = MIN_HTTP_IDLE - Duration::from_millis(1);
         c.gateway.max_body_bytes = MAX_BODY_BYTES as usize + 1;
         assert_eq!(
             check_all(&c),
@@ -362,10 +375,15 @@ mod tests {
                     "gateway.http.timeout".into(),
                     "must be between \"1s\" and \"1h\", got \"999ms\"".into()
                 ),
+                (
+                    "gateway.http.idleTimeout".into(),
+                    "must be between \"1s\" and \"10m\", got \"999ms\"".into()
+                ),
             ]
         );
         c.gateway.http.max_concurrent = MAX_HTTP_CONCURRENT as usize + 1;
         c.gateway.http.timeout = MAX_HTTP_TIMEOUT + Duration::from_millis(1);
+        c.gateway.http.idle_timeout = MAX_HTTP_IDLE + Duration::from_millis(1);
         c.gateway.max_body_bytes = MAX_BODY_BYTES as usize;
         assert_eq!(
             check_all(&c),
@@ -377,6 +395,10 @@ mod tests {
                 (
                     "gateway.http.timeout".into(),
                     "must be between \"1s\" and \"1h\", got \"1h 1ms\"".into()
+                ),
+                (
+                    "gateway.http.idleTimeout".into(),
+                    "must be between \"1s\" and \"10m\", got \"10m 1ms\"".into()
                 ),
             ]
         );

@@ -49,7 +49,8 @@ pub struct GatewayConfig {
     pub http: HttpConfig,
 }
 
-/// `gateway.http`: how long a request may take and how many are served at once.
+/// `gateway.http`: how long a request may take, how many are served at once, and how
+/// long a connection may sit without one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct HttpConfig {
@@ -61,6 +62,12 @@ pub struct HttpConfig {
     #[serde(with = "duration")]
     #[schemars(with = "String")]
     pub timeout: Duration,
+    /// Longest a connection may wait for its next request's headers: a kept-alive
+    /// connection nobody uses is closed after this long, and so is one whose headers
+    /// arrive slower than that. WebSockets are not timed by it.
+    #[serde(with = "duration")]
+    #[schemars(with = "String")]
+    pub idle_timeout: Duration,
 }
 
 impl Default for HttpConfig {
@@ -68,6 +75,7 @@ impl Default for HttpConfig {
         HttpConfig {
             max_concurrent: 512,
             timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(5),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The HTTP/WebSocket server (axum): `/healthz`, `/metrics`, the JSON API, the web chat
 //! page at `/` and its socket at `/ws`, the control page at `/control`. Every route is a row of [`ROUTES`] with its
 //! [`Access`]; the doors (`auth.rs`: Origin, Host, bearer token) guard all but `/healthz`,
-//! and the tower layers of `layers.rs` (`gateway.http`) shed load and time requests out.
+//! and the tower layers of `layers.rs` (`gateway.http`) shed load and time requests out;
+//! `listen.rs` accepts the connections and closes those left idle.
 //!
 //! Architecture invariant: only `server` knows HTTP and the API's JSON wire shapes.
 
@@ -13,6 +14,7 @@ mod event_json;
 mod events;
 mod history;
 mod layers;
+mod listen;
 mod mcp_cron;
 mod message_body;
 mod metrics;
@@ -38,6 +40,7 @@ use crate::runtime::Runtime;
 
 pub use auth::{Doors, Refusal};
 pub use layers::{Deadline, HttpLimits};
+pub use listen::serve;
 pub use routes::{Access, Route, Verb, ROUTES};
 
 /// What the handlers share.

@@ -6,9 +6,9 @@
 //! arenas. A daemon that served 10,000 turns and then went quiet held ~60 MB of it
 //! (docs/performance.md, "Memory after use"). So when the runtime's workers have been
 //! idle for a few seconds, [`release_when_quiet`] gives it back once: glibc's arenas are
-//! trimmed, and each worker collects its mimalloc heap the next time it parks, which
-//! also purges every arena's free pages. Nothing runs while the daemon is busy, and
-//! nothing again until it has been busy and gone quiet once more.
+//! trimmed, and each worker collects its mimalloc heap the next time it parks (woken to
+//! park again at once), which also purges every arena's free pages. Nothing runs while
+//! the daemon is busy, and nothing again until it has been busy and gone quiet once more.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,6 +43,7 @@ pub fn on_park() {
     if SEEN.get() != epoch {
         SEEN.set(epoch);
         collect_this_thread();
+        tracing::debug!(thread = ?std::thread::current().id(), "heap collected");
     }
 }
 
@@ -65,10 +66,24 @@ pub async fn release_when_quiet(cancel: CancellationToken) {
         }
         if spell.observe(busy()) {
             release();
+            wake_workers(metrics.num_workers()).await;
             // The release's own work is not activity.
             spell.rebase(busy());
         }
     }
+}
+
+/// Get every worker to park once more, so each collects its heap now (`on_park`). A worker
+/// parked since before the release (a quiet daemon needs one at most) would otherwise
+/// keep what it freed — the connections that closed at the quiet spell's start — until
+/// something woke it. Spawning more than one task from a worker notifies a parked one to
+/// take work, which it then finds done or does, and parks again.
+async fn wake_workers(workers: usize) {
+    let mut nudges = tokio::task::JoinSet::new();
+    for _ in 0..2 * workers {
+        nudges.spawn(async { on_park() });
+    }
+    while nudges.join_next().await.is_some() {}
 }
 
 /// Give memory back now: glibc's arenas are trimmed and this thread's mimalloc heap is

@@ -305,7 +305,7 @@ pub async fn run(opts: Options, shutdown: CancellationToken) -> Result<(), Start
     tasks.spawn(server::serve(
         listener,
         app,
-        cfg.gateway.http.idle_timeout,
+        server::ConnLimits::from_config(&cfg.gateway.http),
         accept_cancel.clone(),
     ));
     // How to open the web chat, then the ready line: tests and scripts wait for it.

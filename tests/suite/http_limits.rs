@@ -1,7 +1,8 @@
 //! The HTTP server's middleware (`gateway.http`): a full server sheds a request at once
 //! with 503 and `Retry-After`, never queueing it; a request not answered within the
 //! timeout gets 408; a `wait: true` message post may wait past that timeout; a connection
-//! idle past `idleTimeout`, or sending its headers slower, is closed, a WebSocket is not.
+//! idle past `idleTimeout`, or sending its headers slower, is closed, a WebSocket is not;
+//! past `maxConnections`, a connection waits until one closes.
 
 use std::time::Duration;
 
@@ -214,4 +215,40 @@ async fn a_quiet_web_chat_socket_outlives_the_idle_timeout() {
     tokio::time::sleep(Duration::from_millis(2500)).await;
     ws.send_text("still there?").await.unwrap();
     assert_eq!(ws.next_message(WAIT).await.unwrap(), "yes");
+}
+
+/// The attack: a flood of connections opened and left (each a task, buffers and a file
+/// descriptor in the daemon). With `maxConnections` 2, two idle connections fill the
+/// server; a third is not served while they stay open, and is served as soon as one of
+/// them closes.
+#[tokio::test]
+async fn connections_past_the_limit_wait_until_one_closes() {
+    let fake = FakeModel::start().await.unwrap();
+    let gw = start(
+        &fake,
+        json!({"gateway": {"http": {"maxConnections": 2, "idleTimeout": "60s"}}}),
+    )
+    .await;
+    let addr = gw.base_url().trim_start_matches("http://").to_string();
+    let mut first = TcpStream::connect(&addr).await.unwrap();
+    assert_eq!(healthz_on(&mut first, &addr).await, "HTTP/1.1 200 OK");
+    let second = TcpStream::connect(&addr).await.unwrap();
+    // The OS completes the third connection's handshake; the daemon does not take it.
+    let mut third = TcpStream::connect(&addr).await.unwrap();
+    let request = format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    third.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = vec![0u8; 4096];
+    let early = tokio::time::timeout(Duration::from_secs(1), third.read(&mut answer)).await;
+    assert!(early.is_err(), "served past the limit: {early:?}");
+    drop(second);
+    let n = tokio::time::timeout(WAIT, third.read(&mut answer))
+        .await
+        .expect("served once a connection closed")
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&answer[..n]).starts_with("HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&answer[..n])
+    );
+    drop(first);
 }

@@ -19,6 +19,8 @@ pub const MAX_HTTP_CONCURRENT: u64 = 65_536;
 /// `gateway.http.timeout`: from a second to an hour.
 pub const MIN_HTTP_TIMEOUT: Duration = Duration::from_secs(1);
 pub const MAX_HTTP_TIMEOUT: Duration = Duration::from_secs(3600);
+/// `gateway.http.maxConnections`: connections open at once (each a file descriptor).
+pub const MAX_HTTP_CONNECTIONS: u64 = 65_536;
 /// `gateway.http.idleTimeout`: from a second to ten minutes (a connection held longer
 /// without a request is a client that forgot it).
 pub const MIN_HTTP_IDLE: Duration = Duration::from_secs(1);
@@ -89,6 +91,14 @@ pub(crate) fn check(config: &Config, out: &mut Vec<Issue>) {
         g.http.timeout,
         MIN_HTTP_TIMEOUT,
         MAX_HTTP_TIMEOUT,
+    );
+    count_range(
+        out,
+        KeyPath::dotted("gateway.http.maxConnections"),
+        g.http.max_connections as u64,
+        1,
+        MAX_HTTP_CONNECTIONS,
+        " connections",
     );
     duration_range(
         out,
@@ -255,6 +265,7 @@ mod tests {
         c.gateway.http.max_concurrent = MAX_HTTP_CONCURRENT as usize;
         c.gateway.http.timeout = MAX_HTTP_TIMEOUT;
         c.gateway.http.idle_timeout = MAX_HTTP_IDLE;
+        c.gateway.http.max_connections = MAX_HTTP_CONNECTIONS as usize;
         c.agents.defaults.timeout = Some(MAX_RUN_TIMEOUT);
         c.agents.defaults.max_steps = MAX_STEPS;
         c.agents.defaults.subagents.archive_after_minutes = MAX_ARCHIVE_AFTER_MINUTES;
@@ -359,6 +370,7 @@ mod tests {
         c.gateway.http.max_concurrent = 0;
         c.gateway.http.timeout = MIN_HTTP_TIMEOUT - Duration::from_millis(1);
         c.gateway.http.idle_timeout = MIN_HTTP_IDLE - Duration::from_millis(1);
+        c.gateway.http.max_connections = 0;
         c.gateway.max_body_bytes = MAX_BODY_BYTES as usize + 1;
         assert_eq!(
             check_all(&c),
@@ -376,6 +388,10 @@ mod tests {
                     "must be between \"1s\" and \"1h\", got \"999ms\"".into()
                 ),
                 (
+                    "gateway.http.maxConnections".into(),
+                    "must be between 1 and 65536 connections, got 0".into()
+                ),
+                (
                     "gateway.http.idleTimeout".into(),
                     "must be between \"1s\" and \"10m\", got \"999ms\"".into()
                 ),
@@ -384,6 +400,7 @@ mod tests {
         c.gateway.http.max_concurrent = MAX_HTTP_CONCURRENT as usize + 1;
         c.gateway.http.timeout = MAX_HTTP_TIMEOUT + Duration::from_millis(1);
         c.gateway.http.idle_timeout = MAX_HTTP_IDLE + Duration::from_millis(1);
+        c.gateway.http.max_connections = MAX_HTTP_CONNECTIONS as usize + 1;
         c.gateway.max_body_bytes = MAX_BODY_BYTES as usize;
         assert_eq!(
             check_all(&c),
@@ -395,6 +412,10 @@ mod tests {
                 (
                     "gateway.http.timeout".into(),
                     "must be between \"1s\" and \"1h\", got \"1h 1ms\"".into()
+                ),
+                (
+                    "gateway.http.maxConnections".into(),
+                    "must be between 1 and 65536 connections, got 65537".into()
                 ),
                 (
                     "gateway.http.idleTimeout".into(),

@@ -68,6 +68,10 @@ pub struct HttpConfig {
     #[serde(with = "duration")]
     #[schemars(with = "String")]
     pub idle_timeout: Duration,
+    /// Connections open at once (requests in flight and kept-alive connections; a
+    /// WebSocket counts until it is upgraded). One more waits in the OS's accept queue
+    /// until one closes.
+    pub max_connections: usize,
 }
 
 impl Default for HttpConfig {
@@ -76,6 +80,7 @@ impl Default for HttpConfig {
             max_concurrent: 512,
             timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(5),
+            max_connections: 1024,
         }
     }
 }

@@ -6,10 +6,13 @@
 //! from the moment the connection waits for a request: right after it opens and after each
 //! answer). So a kept-alive connection nobody uses is closed after that long, and its
 //! buffers are freed, instead of being held until the client goes away; and a client that
-//! sends its headers a byte at a time cannot hold a connection past it. A WebSocket leaves
-//! the loop once upgraded and is not timed by it (its own pings and the `closing` token
-//! end it).
+//! sends its headers a byte at a time cannot hold a connection past it. And at most
+//! `gateway.http.maxConnections` are open at once: a flood of connections waits in the
+//! OS's accept queue instead of costing a task and buffers each. A WebSocket leaves the
+//! loop once upgraded and is neither timed nor counted by it (its own pings and the
+//! `closing` token end it; it is opened with the token).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::Request;
@@ -18,22 +21,58 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
+
+use crate::config::HttpConfig;
 
 /// How long to wait after an accept error (out of file descriptors, most likely) before
 /// accepting again: the error would repeat at once otherwise, and connections that close
 /// meanwhile give their descriptors back.
 const ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 
+/// What `gateway.http` sets for connections, fixed at start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnLimits {
+    /// `gateway.http.idleTimeout`.
+    pub idle: Duration,
+    /// `gateway.http.maxConnections`.
+    pub max: usize,
+}
+
+impl ConnLimits {
+    pub fn from_config(http: &HttpConfig) -> ConnLimits {
+        ConnLimits {
+            idle: http.idle_timeout,
+            max: http.max_connections,
+        }
+    }
+}
+
 /// Serve `app` on `listener` until `stop`; then stop accepting, ask every open connection
-/// to finish its request in flight and close, and return once they have.
-pub async fn serve(listener: TcpListener, app: Router, idle: Duration, stop: CancellationToken) {
+/// to finish its request in flight and close, and return once they have. With
+/// `limits.max` connections open, the next waits in the OS's accept queue until one closes.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnLimits,
+    stop: CancellationToken,
+) {
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new()).header_read_timeout(idle);
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.idle);
+    let slots = Arc::new(Semaphore::new(limits.max));
     let connections = TaskTracker::new();
     loop {
+        let slot = tokio::select! {
+            _ = stop.cancelled() => break,
+            slot = slots.clone().acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_closed) => break,
+            },
+        };
         let stream = tokio::select! {
             _ = stop.cancelled() => break,
             accepted = listener.accept() => match accepted {
@@ -52,7 +91,11 @@ pub async fn serve(listener: TcpListener, app: Router, idle: Duration, stop: Can
                 }
             },
         };
-        connections.spawn(connection(http.clone(), stream, app.clone(), stop.clone()));
+        let served = connection(http.clone(), stream, app.clone(), stop.clone());
+        connections.spawn(async move {
+            served.await;
+            drop(slot);
+        });
     }
     drop(listener);
     connections.close();

@@ -40,7 +40,7 @@ use crate::runtime::Runtime;
 
 pub use auth::{Doors, Refusal};
 pub use layers::{Deadline, HttpLimits};
-pub use listen::serve;
+pub use listen::{serve, ConnLimits};
 pub use routes::{Access, Route, Verb, ROUTES};
 
 /// What the handlers share.

@@ -1,7 +1,7 @@
 //! The HTTP server's accept loop: one task per connection, each owned by the loop and
 //! closed gracefully when the daemon stops.
 //!
-//! It is axum's `serve` with one addition: a connection must send its next request's
+//! It is axum's `serve` with two additions. A connection must send its next request's
 //! headers within `gateway.http.idleTimeout` (`hyper`'s header-read timeout, which runs
 //! from the moment the connection waits for a request: right after it opens and after each
 //! answer). So a kept-alive connection nobody uses is closed after that long, and its

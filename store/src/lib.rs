@@ -63,7 +63,7 @@ pub use runs::{NewRun, RunEnd, RunFinished, RunRow, RunStatus};
 pub use sessions::{SessionRow, SessionStatus};
 pub use starts::{NewTurn, Started};
 pub use subagents::{AnnounceState, Cleanup, NewSubagent, Outcome, SubagentRow, INTERNAL_CHANNEL};
-pub use usage::UsageTotals;
+pub use usage::{CallUsage, UsageTotals};
 pub use worktrees::{WorktreeRow, WorktreeState};
 
 #[derive(Debug, thiserror::Error)]
@@ -158,6 +158,17 @@ impl Store {
         match &self.engine {
             Engine::Sqlite(e) => e.execute_for_tests(sql).await,
             Engine::Postgres(e) => e.execute_for_tests(sql).await,
+        }
+    }
+
+    /// SQLite's round trips to the database so far, reads and writes (each statement, or
+    /// script, or transaction on one connection counts one); `None` on PostgreSQL. Tests
+    /// check what a turn costs with it.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub fn round_trips_for_tests(&self) -> Option<(u64, u64)> {
+        match &self.engine {
+            Engine::Sqlite(e) => Some(e.round_trips_for_tests()),
+            Engine::Postgres(_) => None,
         }
     }
 

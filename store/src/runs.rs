@@ -133,6 +133,7 @@ impl RunEnd {
             input_tokens: 0,
             output_tokens: 0,
             cost_usd: None,
+            context_tokens: None,
             reply: None,
             deliver: None,
             archive_after_ms: None,
@@ -163,6 +164,9 @@ pub struct RunEnd {
     pub input_tokens: i64,
     pub output_tokens: i64,
     pub cost_usd: Option<f64>,
+    /// The prompt tokens of the run's last model call, when the end records them (else
+    /// what the run recorded stays).
+    pub context_tokens: Option<i64>,
     pub reply: Option<String>,
     /// Text to deliver through the outbox (key `run:<id>:reply`), to the chat of the newest
     /// message the run claimed (else the run's origin). Not for a run without an origin

@@ -252,6 +252,8 @@ macro_rules! engine_list {
             choices::session_choices_outlive_a_reopen_and_end_with_the_session on [sqlite, postgres],
             usage::usage_is_summed_per_session_agent_and_day on [sqlite, postgres],
             usage::a_runs_cost_counts_while_it_runs_and_is_split_by_serving_model on [sqlite, postgres],
+            usage::a_runs_end_stores_its_last_calls_context_tokens on [sqlite, postgres],
+            usage::a_call_answer_is_stored_with_its_usage on [sqlite, postgres],
             media_files::copies_are_held_while_pending_and_web_chat_ones_while_recent on [sqlite, postgres],
         }
     };

@@ -16,12 +16,32 @@ pub struct UsageTotals {
     pub cost_usd: Option<f64>,
 }
 
+/// What a running run has used, recorded after each model call whose answer it acts on
+/// (a final answer's goes with the run's end).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CallUsage {
+    /// The run's steps so far.
+    pub steps: i64,
+    /// The run's tokens so far.
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    /// The call's prompt tokens: how full the context window was.
+    pub context_tokens: i64,
+    /// The run's cost so far, each call priced by the model that served it; `None` while
+    /// no call had a priced model.
+    pub cost_usd: Option<f64>,
+}
+
 engine_fns! {
     /// Record the prompt tokens of run `run_id`'s latest model call.
     pub async fn record_context_tokens(&self, run_id: &str, tokens: i64) -> Result<()>;
-    /// Record a model call of running run `run_id`: its prompt tokens (the context fill)
-    /// and the run's cost so far, priced by the models that served each call.
-    pub async fn record_model_call(&self, run_id: &str, tokens: i64, cost_usd: Option<f64>) -> Result<()>;
+    /// Record a model call of running run `run_id` (an ended run keeps what its end
+    /// recorded): one statement.
+    pub async fn record_model_call(&self, run_id: &str, usage: &CallUsage) -> Result<()>;
+    /// Record a model call whose answer the run acts on (its tool calls): the usage (as
+    /// [`Store::record_model_call`]) and the answer appended to session `session_id`'s
+    /// transcript; returns the message's sequence number. One transaction on SQLite.
+    pub async fn record_call_answer(&self, run_id: &str, session_id: &str, usage: &CallUsage, answer: &crate::NewMessage) -> Result<i64>;
     /// The totals of session `session_id` (of `session_key`)'s runs per model that served them (a run's
     /// model is the one that served its last call), most expensive first.
     pub async fn session_usage_by_model(&self, session_key: &str, session_id: &str) -> Result<Vec<(String, UsageTotals)>>;

@@ -95,6 +95,9 @@ struct Progress {
     cost_usd: Option<f64>,
     /// The model that served the run's latest call in this process.
     served_by: Option<String>,
+    /// The prompt tokens of the run's latest call in this process (how full the window
+    /// was), stored again with the run's end.
+    context_tokens: Option<i64>,
 }
 
 impl Progress {
@@ -110,6 +113,7 @@ impl Progress {
             cron_job: None,
             cost_usd: run.cost_usd,
             served_by: None,
+            context_tokens: None,
         }
     }
 }

@@ -94,3 +94,57 @@ async fn a_turn_on_postgres() {
     let db = TestDb::create().await.unwrap();
     one_turn(Store::open_postgres(db.url()).await.unwrap()).await;
 }
+
+/// Catches: a read or a write added to every turn (each is two thread hand-offs, which
+/// on a small machine cost more than the SQL: docs/performance.md, "Few statements per
+/// turn"). A turn of a session that ran before is two round trips on SQLite: the message
+/// accepted with its run started, and the run's end with its answer; what the start also
+/// needs (the session, its `/model` choices, whether it was compacted) is cached.
+#[tokio::test]
+async fn a_turn_of_a_known_session_is_two_round_trips_to_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    let store = Store::open(&url).await.unwrap();
+    let fake = FakeModel::start().await.unwrap();
+    let (_dir, rt) = crate::runtime::testing::runtime_on(&config(&fake), store);
+    let key = "agent:main:api-client";
+    let origin = Origin {
+        channel: crate::store::API_CHANNEL.into(),
+        account: None,
+        chat_id: key.into(),
+        thread_id: None,
+        kind: ChatKind::Direct,
+        reply_handle: None,
+    };
+    let mut trips = Vec::new();
+    for text in ["first", "second", "third"] {
+        fake.push_for(text, Step::text("ok"));
+        let before = rt.store.round_trips_for_tests().unwrap();
+        let mut ends = rt.events.run_ends.subscribe(key);
+        let submission = crate::agent::dispatch::Submission {
+            session_key: key,
+            agent_id: "main",
+            origin: &origin,
+            sender_id: "api",
+            text,
+        };
+        let sub = crate::agent::dispatch::submit_message(&rt, &submission)
+            .await
+            .unwrap();
+        let ended = ends
+            .wait_for_claiming_run(sub.inbox_id, Duration::from_secs(20))
+            .await;
+        assert!(
+            matches!(ended, crate::runtime::run_ends::RunWait::Ended(ref e) if e.status == RunStatus::Succeeded),
+            "{text}: {ended:?}"
+        );
+        let after = rt.store.round_trips_for_tests().unwrap();
+        trips.push((after.0 - before.0, after.1 - before.1));
+    }
+    assert_eq!(
+        trips[1..],
+        [(0, 2), (0, 2)],
+        "(reads, writes) of the turns after the first (the first: {:?})",
+        trips[0]
+    );
+}

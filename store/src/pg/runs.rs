@@ -66,6 +66,18 @@ impl Pg {
         end: &RunEnd,
         last: Option<(&str, &NewMessage)>,
     ) -> Result<RunFinished> {
+        // The last call's context size: a statement of its own here, as before the end
+        // (the function's parameters are migration 0004's).
+        if let Some(context_tokens) = end.context_tokens {
+            let usage = crate::usage::CallUsage {
+                steps: end.steps,
+                input_tokens: end.input_tokens,
+                output_tokens: end.output_tokens,
+                context_tokens,
+                cost_usd: end.cost_usd,
+            };
+            self.record_model_call(id, &usage).await?;
+        }
         let now = now_ms();
         let msg = last.map(|(_, m)| m);
         let calls = match msg {

@@ -1,6 +1,6 @@
 //! Usage and cost read back from `runs` on PostgreSQL (see `store::usage`).
 
-use super::super::usage::{decode_totals, UsageTotals};
+use super::super::usage::{decode_totals, CallUsage, UsageTotals};
 use super::super::Result;
 use super::Pg;
 
@@ -14,19 +14,30 @@ impl Pg {
         Ok(())
     }
 
-    pub async fn record_model_call(
-        &self,
-        run_id: &str,
-        tokens: i64,
-        cost_usd: Option<f64>,
-    ) -> Result<()> {
+    pub async fn record_model_call(&self, run_id: &str, usage: &CallUsage) -> Result<()> {
         sqlx::query(crate::sql::usage::MODEL_CALL.pg)
-            .bind(tokens)
-            .bind(cost_usd)
+            .bind(usage.steps)
+            .bind(usage.input_tokens)
+            .bind(usage.output_tokens)
+            .bind(usage.context_tokens)
+            .bind(usage.cost_usd)
             .bind(run_id)
             .execute(&self.pool)
             .await?;
         Ok(())
+    }
+
+    /// Two statements, usage first: a crash between them loses the message (the step is
+    /// made again) but still counts the tokens it cost.
+    pub async fn record_call_answer(
+        &self,
+        run_id: &str,
+        session_id: &str,
+        usage: &CallUsage,
+        answer: &crate::NewMessage,
+    ) -> Result<i64> {
+        self.record_model_call(run_id, usage).await?;
+        self.append_message(session_id, Some(run_id), answer).await
     }
 
     pub async fn session_usage_by_model(

@@ -6,9 +6,13 @@ use super::{sql, Sql};
 /// A run's last context size: tokens, run_id.
 pub(crate) const CONTEXT_TOKENS: Sql = sql!("UPDATE runs SET context_tokens = $1 WHERE id = $2");
 
-/// A model call's context size and the run's cost so far: tokens, cost_usd, run_id.
-pub(crate) const MODEL_CALL: Sql =
-    sql!("UPDATE runs SET context_tokens = $1, cost_usd = $2 WHERE id = $3 AND status = 'running'");
+/// A model call of a running run (`CallUsage`): steps, input_tokens, output_tokens,
+/// context_tokens, cost_usd, run_id.
+pub(crate) const MODEL_CALL: Sql = sql!(
+    "UPDATE runs SET steps = $1, input_tokens = $2, output_tokens = $3, context_tokens = $4,
+         cost_usd = $5
+     WHERE id = $6 AND status = 'running'"
+);
 
 /// `sql!` of the totals' columns over the rows the tail picks, after `head`'s columns.
 macro_rules! totals {

@@ -42,6 +42,19 @@ pub(super) struct Conns {
     /// Empty for an in-memory database, whose only connection is the writer.
     readers: Vec<Arc<Mutex<SqliteConnection>>>,
     next_reader: AtomicUsize,
+    /// Round trips asked for so far, for tests that check what a turn costs.
+    #[cfg(any(test, feature = "test-hooks"))]
+    trips: RoundTrips,
+}
+
+/// Round trips to the database: a reader or the writer taken (`reader`, `writer`), or a
+/// script written (`write`), counts one. (Tests only: a turn's are checked by
+/// `routing::turn_tests`.)
+#[cfg(any(test, feature = "test-hooks"))]
+#[derive(Debug, Default)]
+pub(super) struct RoundTrips {
+    reads: std::sync::atomic::AtomicU64,
+    writes: std::sync::atomic::AtomicU64,
 }
 
 /// How often the WAL is checkpointed into the database file.
@@ -201,25 +214,42 @@ impl Conns {
             writer,
             readers: conns,
             next_reader: AtomicUsize::new(0),
+            #[cfg(any(test, feature = "test-hooks"))]
+            trips: RoundTrips::default(),
         }))
     }
 
     /// The writer connection, once every earlier writer is done with it.
     pub(super) async fn writer(&self) -> MutexGuard<'_, SqliteConnection> {
+        #[cfg(any(test, feature = "test-hooks"))]
+        self.trips.writes.fetch_add(1, Ordering::Relaxed);
         self.writer.lock().await
+    }
+
+    /// The round trips asked for so far: reads, writes (tests).
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub(super) fn round_trips(&self) -> (u64, u64) {
+        (
+            self.trips.reads.load(Ordering::Relaxed),
+            self.trips.writes.load(Ordering::Relaxed),
+        )
     }
 
     /// Run a script with its parameters through the group-commit writer (see `writer`).
     pub(super) async fn write(&self, params: &impl Params) -> Result<Vec<SqliteRow>> {
         let (script, args) = (params.script(), params.args()?);
         debug_assert_eq!(args.len(), script.placeholders, "{}", script.body);
+        #[cfg(any(test, feature = "test-hooks"))]
+        self.trips.writes.fetch_add(1, Ordering::Relaxed);
         self.batches.write(script, args).await
     }
 
     /// A reader connection: a free one if there is one, else the next in turn.
     pub(super) async fn reader(&self) -> MutexGuard<'_, SqliteConnection> {
+        #[cfg(any(test, feature = "test-hooks"))]
+        self.trips.reads.fetch_add(1, Ordering::Relaxed);
         if self.readers.is_empty() {
-            return self.writer().await;
+            return self.writer.lock().await;
         }
         let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
         let n = self.readers.len();

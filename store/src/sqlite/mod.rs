@@ -51,6 +51,7 @@ pub(super) struct Sqlite {
     conns: Arc<Conns>,
     sessions: sessions::SessionCache,
     transcripts: transcripts::TranscriptCache,
+    uncompacted: compactions::Uncompacted,
     leases: leases::Holders,
 }
 
@@ -96,6 +97,7 @@ impl Sqlite {
             conns,
             sessions: Default::default(),
             transcripts,
+            uncompacted: Default::default(),
             leases: Default::default(),
         })
     }
@@ -109,6 +111,7 @@ impl Sqlite {
             conns,
             sessions: Default::default(),
             transcripts: Default::default(),
+            uncompacted: Default::default(),
             leases: Default::default(),
         })
     }
@@ -133,6 +136,12 @@ impl Sqlite {
     pub(super) async fn execute_for_tests(&self, sql: &str) -> Result<()> {
         sqlx::query(sql).execute(&mut *self.writer().await).await?;
         Ok(())
+    }
+
+    /// The round trips asked for so far: reads, writes (tests).
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub(super) fn round_trips_for_tests(&self) -> (u64, u64) {
+        self.conns.round_trips()
     }
 
     /// The `i64` one SQL query answers (tests).

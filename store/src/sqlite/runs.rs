@@ -53,7 +53,8 @@ static FINISH: Script = script!(
      DELETE FROM inbox WHERE ? AND session_key =
          (SELECT session_key FROM runs WHERE id = ? AND status IN ('queued', 'running'));
      UPDATE runs SET status = ?, error = ?, model = COALESCE(?, model), steps = ?, input_tokens = ?,
-             output_tokens = ?, cost_usd = ?, reply = ?, ended_at = ?
+             output_tokens = ?, cost_usd = ?, context_tokens = COALESCE(?, context_tokens),
+             reply = ?, ended_at = ?
          WHERE id = ? AND status IN ('queued', 'running')
          RETURNING 'run' AS part,
              (SELECT COUNT(*) FROM inbox i WHERE i.session_key = runs.session_key) AS waiting;
@@ -115,6 +116,7 @@ impl Params for Finish<'_> {
                 .bind(end.input_tokens)
                 .bind(end.output_tokens)
                 .bind(end.cost_usd)
+                .bind(end.context_tokens)
                 .bind(end.reply.as_deref())
                 .bind(now)
                 .bind(id)

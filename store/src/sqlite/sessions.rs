@@ -11,6 +11,7 @@ use uuid::Uuid;
 use super::super::sessions::decode_session;
 use super::writer::{script, Args, Params, Script};
 use super::{now_ms, to_json, Result, Sqlite, StoreError};
+use crate::choices::SessionChoices;
 pub(super) use crate::sessions::*;
 
 /// The active session of a key: inserted if there is none, else its origin updated if a
@@ -191,6 +192,10 @@ pub(super) struct SessionCache(Arc<Mutex<Cached>>);
 
 pub(super) struct Cached {
     rows: LruCache<String, SessionRow>,
+    /// The choices (`/model`, `/think`) of keys' active sessions, as read: every run's
+    /// start reads them. (A key without an active session has the defaults, and so has
+    /// the session it gets next.)
+    choices: LruCache<String, SessionChoices>,
     /// Keys dropped so far (see [`SessionCache::put_unless_forgotten`]).
     forgotten: u64,
 }
@@ -199,6 +204,7 @@ impl Default for SessionCache {
     fn default() -> Self {
         SessionCache(Arc::new(Mutex::new(Cached {
             rows: LruCache::new(CACHE_MAX),
+            choices: LruCache::new(CACHE_MAX),
             forgotten: 0,
         })))
     }
@@ -214,6 +220,26 @@ impl SessionCache {
 
     fn get(&self, key: &str) -> Option<SessionRow> {
         self.lock().rows.get(key).cloned()
+    }
+
+    /// The cached choices of `key`'s active session, if they were read.
+    pub(super) fn choices(&self, key: &str) -> Option<SessionChoices> {
+        self.lock().choices.get(key).cloned()
+    }
+
+    /// Cache the choices of `key`'s active session, read (committed) after `forgotten` was
+    /// taken, unless some key was dropped since: a change of them, or the session's
+    /// archive, may have committed after they were read.
+    pub(super) fn put_choices_unless_forgotten(
+        &self,
+        key: &str,
+        choices: SessionChoices,
+        forgotten: u64,
+    ) {
+        let mut c = self.lock();
+        if c.forgotten == forgotten {
+            c.choices.insert(key.to_owned(), choices);
+        }
     }
 
     /// How many keys were dropped so far; pass it to [`Self::put_unless_forgotten`].
@@ -235,6 +261,16 @@ impl SessionCache {
     pub(super) fn forget(&self, key: &str) {
         let mut c = self.lock();
         c.rows.remove(key);
+        c.choices.remove(key);
+        c.forgotten += 1;
+    }
+
+    /// Drop the cached choices of `key`; called after a change of them is committed. (The
+    /// choices are read on a reader, beside the writer: a read that took `forgotten`
+    /// before this call may have seen the old ones, and is not cached.)
+    pub(super) fn forget_choices(&self, key: &str) {
+        let mut c = self.lock();
+        c.choices.remove(key);
         c.forgotten += 1;
     }
 }
@@ -282,5 +318,26 @@ mod tests {
             assert_eq!(cache.get(key), Some(row(key)), "{key}");
         }
         assert_eq!(cache.lock().rows.len(), CACHE_MAX);
+    }
+
+    /// Catches: a run started with choices from before a `/model` (a read that raced the
+    /// change cached), or a fresh session (after `/new`) given the archived one's.
+    #[test]
+    fn cached_choices_are_dropped_with_their_session_and_never_from_a_raced_read() {
+        let cache = SessionCache::default();
+        let pick = |m: &str| SessionChoices {
+            model: Some(m.into()),
+            thinking: None,
+        };
+        let before = cache.forgotten();
+        cache.forget_choices("k");
+        cache.put_choices_unless_forgotten("k", pick("old"), before);
+        assert_eq!(cache.choices("k"), None, "read before the change committed");
+        cache.put_choices_unless_forgotten("k", pick("new"), cache.forgotten());
+        assert_eq!(cache.choices("k"), Some(pick("new")));
+        cache.put_unless_forgotten(row("k"), cache.forgotten());
+        assert_eq!(cache.choices("k"), Some(pick("new")), "the session cached");
+        cache.forget("k");
+        assert_eq!(cache.choices("k"), None, "the session archived");
     }
 }

@@ -77,6 +77,7 @@ fn progress_end(status: RunStatus, progress: &Progress, model: Option<&ResolvedM
         input_tokens: input as i64,
         output_tokens: output as i64,
         cost_usd,
+        context_tokens: progress.context_tokens,
         ..RunEnd::bare(status, None)
     }
 }

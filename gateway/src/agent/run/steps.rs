@@ -19,7 +19,7 @@ use crate::agent::tools::{Tool, ToolContext, ToolError, ToolRegistry};
 use crate::config::{AgentEntry, Config, QueueMode};
 use crate::events::{Event, ToolFinished};
 use crate::runtime::Runtime;
-use crate::store::{Claim, MessageRow, NewMessage, RunRow, StoreError, ToolCallRecord};
+use crate::store::{CallUsage, Claim, MessageRow, NewMessage, RunRow, StoreError, ToolCallRecord};
 
 /// Most characters of one tool result kept in the transcript.
 const MAX_TOOL_RESULT: usize = 64 * 1024;
@@ -214,15 +214,10 @@ pub(super) async fn run_loop(
         }
         progress.served_by = Some(served_by.reference.clone());
         // How full the window was, and the cost so far: `/usage`, `/status` and the
-        // daily budget read them back.
-        if let Err(e) = ctx
-            .rt
-            .store
-            .record_model_call(run_id, input.min(i64::MAX as u64) as i64, progress.cost_usd)
-            .await
-        {
-            return LoopEnd::Store(e);
-        }
+        // daily budget read them back. A final answer's are stored with the run's end,
+        // in its transaction.
+        let context_tokens = input.min(i64::MAX as u64) as i64;
+        progress.context_tokens = Some(context_tokens);
         if resp.tool_calls.is_empty() {
             // Stored with the run's end, in one transaction. A reply cut at the model's
             // limit says so: the run does not pass it off as complete.
@@ -234,25 +229,25 @@ pub(super) async fn run_loop(
             return LoopEnd::Final(text);
         }
         reasoning_from = Some(served_by.reference.clone());
-        // The call's usage first: a crash before its message is stored loses the message
-        // (the step is made again) but still counts the tokens it cost.
-        if let Err(e) = ctx
-            .rt
-            .store
-            .update_run_usage(
-                run_id,
-                progress.steps as i64,
-                progress.usage.input_tokens as i64,
-                progress.usage.output_tokens as i64,
-            )
-            .await
-        {
-            return LoopEnd::Store(e);
-        }
+        // The call's usage and its answer, in one transaction: the tool calls run once
+        // both are stored.
+        let usage = CallUsage {
+            steps: progress.steps as i64,
+            input_tokens: progress.usage.input_tokens as i64,
+            output_tokens: progress.usage.output_tokens as i64,
+            context_tokens,
+            cost_usd: progress.cost_usd,
+        };
         reasoning = resp.reasoning;
         let msg = NewMessage::assistant(resp.text.clone(), resp.tool_calls.clone());
-        if let Err(e) = append(ctx, &mut rows, msg).await {
-            return LoopEnd::Store(e);
+        let stored = ctx
+            .rt
+            .store
+            .record_call_answer(run_id, ctx.session_id, &usage, &msg)
+            .await;
+        match stored {
+            Ok(seq) => push(ctx, &mut rows, seq, msg),
+            Err(e) => return LoopEnd::Store(e),
         }
         if let Err(end) = run_calls(
             ctx,
@@ -437,6 +432,12 @@ async fn append(
         .store
         .append_message(ctx.session_id, Some(&ctx.run.id), &m)
         .await?;
+    push(ctx, rows, seq, m);
+    Ok(())
+}
+
+/// `m`, stored as `seq`, at the end of the run's transcript in memory.
+fn push(ctx: &LoopCtx<'_>, rows: &mut Vec<MessageRow>, seq: i64, m: NewMessage) {
     rows.push(MessageRow {
         seq,
         session_id: ctx.session_id.to_string(),
@@ -448,7 +449,6 @@ async fn append(
         tool_name: m.tool_name,
         created_at: crate::store::now_ms(),
     });
-    Ok(())
 }
 
 /// Execute one tool call (see `tools::dispatch`: bad names and arguments are told to the

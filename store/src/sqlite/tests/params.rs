@@ -9,6 +9,7 @@ use super::super::runs::Finish;
 use super::super::sessions::Ensure;
 use super::super::starts::StartRun;
 use super::super::subagents::Spawn;
+use super::super::usage::{CallAnswer, CallUsed};
 use super::super::writer::{placeholders, Params};
 use super::*;
 
@@ -34,6 +35,7 @@ fn end(deliver: bool) -> RunEnd {
         input_tokens: 2,
         output_tokens: 3,
         cost_usd: deliver.then_some(0.5),
+        context_tokens: deliver.then_some(7),
         reply: Some("r".into()),
         deliver: deliver.then(|| "d".to_string()),
         archive_after_ms: deliver.then_some(60_000),
@@ -97,6 +99,30 @@ fn every_script_binds_one_value_per_placeholder() {
             },
         );
     }
+    let calls = vec![ToolCallRecord {
+        id: "c1".into(),
+        name: "exec".into(),
+        arguments: "{}".into(),
+    }];
+    for answer in [NewMessage::assistant("", calls), answer.clone()] {
+        check(
+            "call answer",
+            &CallAnswer {
+                run_id: "r1",
+                session_id: "s1",
+                usage: &CallUsage::default(),
+                answer: &answer,
+                now: 1,
+            },
+        );
+    }
+    check(
+        "call usage",
+        &CallUsed {
+            run_id: "r1",
+            usage: &CallUsage::default(),
+        },
+    );
     let message = AnnounceMessage {
         text: "t",
         footer: "f",

@@ -33,8 +33,6 @@ pub struct CallUsage {
 }
 
 engine_fns! {
-    /// Record the prompt tokens of run `run_id`'s latest model call.
-    pub async fn record_context_tokens(&self, run_id: &str, tokens: i64) -> Result<()>;
     /// Record a model call of running run `run_id` (an ended run keeps what its end
     /// recorded): one statement.
     pub async fn record_model_call(&self, run_id: &str, usage: &CallUsage) -> Result<()>;

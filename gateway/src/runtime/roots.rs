@@ -40,18 +40,15 @@ pub const MODEL_POOL_IDLE: std::time::Duration = std::time::Duration::from_secs(
 
 /// The providers' client: reqwest's defaults but [`MODEL_POOL_IDLE`], and the extra roots.
 pub fn client() -> reqwest::Client {
-    let pooled = reqwest::Client::builder().pool_idle_timeout(MODEL_POOL_IDLE);
+    let pooled = || reqwest::Client::builder().pool_idle_timeout(MODEL_POOL_IDLE);
     let builder = extra_roots()
         .iter()
-        .fold(pooled, |b, cert| b.add_root_certificate(cert.clone()));
+        .fold(pooled(), |b, cert| b.add_root_certificate(cert.clone()));
     match builder.build() {
         Ok(client) => client,
         Err(e) => {
             tracing::error!(error = %e, "cannot build the HTTPS client with the system's trust roots; using the compiled-in roots only");
-            reqwest::Client::builder()
-                .pool_idle_timeout(MODEL_POOL_IDLE)
-                .build()
-                .unwrap_or_default()
+            pooled().build().unwrap_or_default()
         }
     }
 }

@@ -5,15 +5,6 @@ use super::super::Result;
 use super::Pg;
 
 impl Pg {
-    pub async fn record_context_tokens(&self, run_id: &str, tokens: i64) -> Result<()> {
-        sqlx::query(crate::sql::usage::CONTEXT_TOKENS.pg)
-            .bind(tokens)
-            .bind(run_id)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-
     pub async fn record_model_call(&self, run_id: &str, usage: &CallUsage) -> Result<()> {
         sqlx::query(crate::sql::usage::MODEL_CALL.pg)
             .bind(usage.steps)

@@ -3,9 +3,6 @@
 
 use super::{sql, Sql};
 
-/// A run's last context size: tokens, run_id.
-pub(crate) const CONTEXT_TOKENS: Sql = sql!("UPDATE runs SET context_tokens = $1 WHERE id = $2");
-
 /// A model call of a running run (`CallUsage`): steps, input_tokens, output_tokens,
 /// context_tokens, cost_usd, run_id.
 pub(crate) const MODEL_CALL: Sql = sql!(

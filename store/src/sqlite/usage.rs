@@ -86,15 +86,6 @@ impl Params for CallAnswer<'_> {
 }
 
 impl Sqlite {
-    pub async fn record_context_tokens(&self, run_id: &str, tokens: i64) -> Result<()> {
-        sqlx::query(crate::sql::usage::CONTEXT_TOKENS.sqlite)
-            .bind(tokens)
-            .bind(run_id)
-            .execute(&mut *self.writer().await)
-            .await?;
-        Ok(())
-    }
-
     pub async fn record_model_call(&self, run_id: &str, usage: &CallUsage) -> Result<()> {
         self.conns.write(&CallUsed { run_id, usage }).await?;
         Ok(())

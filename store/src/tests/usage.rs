@@ -30,11 +30,11 @@ pub(super) async fn usage_is_summed_per_session_agent_and_day(db: Db) {
     let since = now_ms();
     for (id, input, output, cost) in [("u1", 100, 10, Some(0.25)), ("u2", 50, 5, None)] {
         started(&store, &a, &s, id).await;
-        store.record_context_tokens(id, input * 3).await.unwrap();
         let end = RunEnd {
             input_tokens: input,
             output_tokens: output,
             cost_usd: cost,
+            context_tokens: Some(input * 3),
             ..RunEnd::bare(RunStatus::Succeeded, None)
         };
         store.finish_run(id, &end).await.unwrap();

@@ -1,8 +1,10 @@
 //! Child processes that never outlive the daemon, even when it is killed with SIGKILL (no
 //! shutdown code runs then): each one is spawned with the parent-death signal set
 //! (Linux `PR_SET_PDEATHSIG`, SIGKILL), so the kernel kills it when the daemon dies.
-//! Used for stdio MCP servers (`mcp/connect.rs`) and `exec` commands
-//! (`agent/tools/exec/job.rs`).
+//! Used for stdio MCP servers (`mcp/connect.rs`, through `Command` and `die_with_daemon`:
+//! a fork, a few times per daemon's life) and `exec` commands (`agent/tools/exec/job.rs`,
+//! through `spawn`, which shares the daemon's memory with the child until it execs instead
+//! of copying it: every command pays for the spawn).
 //!
 //! Two caveats of the mechanism, and how they are met:
 //! - The signal fires when the *thread* that forked the child exits, not the process.
@@ -18,6 +20,10 @@
 //! The signal reaches the direct child only (the MCP server, the `sh` of a command, or
 //! what `sh` exec'd): processes *it* started in its group are not signalled by the kernel;
 //! an MCP server's own children see their stdin close with the daemon's pipes.
+
+mod spawn;
+
+pub use spawn::{spawn, Child, Exit, Launch};
 
 use rustix::process::{getpid, getppid, set_parent_process_death_signal, Signal};
 

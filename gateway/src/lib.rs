@@ -2,8 +2,10 @@
 //! messages through routing into lanes of agent runs; replies, announces and command
 //! answers leave through a durable outbox. See ARCHITECTURE.md for the map, docs/internals.md for the detail.
 // Audited exceptions: `children::die_with_daemon` (a `pre_exec` hook, which Rust marks
-// unsafe) ties child processes to the daemon's life; `memory` calls the allocators'
-// release functions (`mi_collect`, `malloc_trim`), which take no pointer.
+// unsafe) ties child processes to the daemon's life; `children::spawn::raw` starts an
+// `exec` command with `clone(CLONE_VM | CLONE_VFORK)` and makes the child's few system
+// calls before `exec`; `memory` calls the allocators' release functions (`mi_collect`,
+// `malloc_trim`), which take no pointer.
 #![deny(unsafe_code)]
 
 pub mod adapters;

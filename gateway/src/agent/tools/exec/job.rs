@@ -3,6 +3,8 @@
 //! the timeout, and kills the whole group when the command ends, times out, is killed or
 //! the gateway shuts down — a command that forked a sleeper leaves no orphan behind.
 
+use std::ffi::{OsStr, OsString};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -12,11 +14,12 @@ use std::time::{Duration, Instant};
 use rustix::process::{kill_process_group, Pid, Signal};
 use serde_json::{json, Value};
 use tokio::io::AsyncReadExt;
-use tokio::process::{ChildStdin, Command};
+use tokio::net::unix::pipe;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::output::Capture;
+use crate::children::{Child, Exit};
 
 /// How long the output pipe is drained after the command's group was killed.
 const DRAIN: Duration = Duration::from_secs(2);
@@ -43,7 +46,7 @@ pub struct Job {
     pub pid: u32,
     pub started: Instant,
     pub output: Mutex<Capture>,
-    pub stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    pub stdin: tokio::sync::Mutex<Option<pipe::Sender>>,
     /// Fired to kill the command's group (with the reason).
     kill: CancellationToken,
     kill_reason: Mutex<&'static str>,
@@ -80,44 +83,50 @@ impl Job {
         shutdown: &CancellationToken,
     ) -> std::io::Result<Arc<Job>> {
         let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
-        let argv: Vec<&str> = match spec.line {
-            Line::Shell(line) => vec!["/bin/sh", "-c", line],
-            Line::Argv(argv) => argv.iter().map(String::as_str).collect(),
+        let argv: Vec<&OsStr> = match spec.line {
+            Line::Shell(line) => vec!["/bin/sh".as_ref(), "-c".as_ref(), line.as_ref()],
+            Line::Argv(argv) => argv.iter().map(OsStr::new).collect(),
         };
-        let Some((program, args)) = argv.split_first() else {
+        if argv.is_empty() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 "an empty command",
             ));
+        }
+        // Under bubblewrap, the command is bwrap's: `bwrap <its args> <argv>`.
+        let argv: Vec<&OsStr> = match spec.sandbox {
+            Some(s) => std::iter::once(s.program.as_os_str())
+                .chain(s.args.iter().map(OsString::as_os_str))
+                .chain(argv)
+                .collect(),
+            None => argv,
         };
-        let mut cmd = match spec.sandbox {
-            Some(s) => {
-                let mut c = Command::new(&s.program);
-                c.args(&s.args).arg(program);
-                c
-            }
-            None => Command::new(program),
+        // Its stdin: a pipe the `process` tool writes to, or empty.
+        let (stdin_child, stdin): (OwnedFd, Option<pipe::Sender>) = if spec.stdin {
+            let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+            (r, Some(pipe::Sender::from_owned_fd(w)?))
+        } else {
+            let null = rustix::fs::open(
+                "/dev/null",
+                rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            )?;
+            (null, None)
         };
-        crate::children::die_with_daemon(&mut cmd);
-        cmd.args(args)
-            .current_dir(spec.workdir)
-            .env_clear()
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .process_group(0)
-            .stdin(if spec.stdin {
-                std::process::Stdio::piped()
-            } else {
-                std::process::Stdio::null()
-            })
-            .stdout(std::process::Stdio::from(write.try_clone()?))
-            .stderr(std::process::Stdio::from(write));
-        let mut child = cmd.spawn()?;
-        // The parent's copies of the pipe's write end go with `cmd`: EOF comes when the
-        // command's group is gone.
-        drop(cmd);
-        let pid = child.id().unwrap_or(0);
-        let stdin = child.stdin.take();
-        let pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(read)?;
+        let child = crate::children::spawn(&crate::children::Launch {
+            program: argv[0],
+            args: &argv[1..],
+            env: spec.env,
+            dir: spec.workdir,
+            // stdout and stderr into one pipe, so they interleave as written.
+            stdio: [stdin_child.as_fd(), write.as_fd(), write.as_fd()],
+            own_group: true,
+        })?;
+        // The parent's copies go now: EOF on the output pipe comes when the command's
+        // group is gone.
+        drop((write, stdin_child));
+        let pid = child.id();
+        let pipe = pipe::Receiver::from_owned_fd(read)?;
         let (end_tx, end_rx) = watch::channel(None);
         let job = Arc::new(Job {
             id: short_id(),
@@ -199,8 +208,8 @@ fn kill_group(pid: u32) {
 
 async fn drive(
     job: Arc<Job>,
-    mut child: tokio::process::Child,
-    mut pipe: tokio::net::unix::pipe::Receiver,
+    mut child: Child,
+    mut pipe: pipe::Receiver,
     timeout: Duration,
     shutdown: CancellationToken,
     end_tx: watch::Sender<Option<(End, Duration)>>,
@@ -217,11 +226,8 @@ async fn drive(
             },
             status = child.wait() => {
                 break match status {
-                    Ok(s) => match (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)) {
-                        (Some(code), _) => End::Exited(Some(code)),
-                        (None, Some(sig)) => End::Signalled(sig),
-                        (None, None) => End::Exited(None),
-                    },
+                    Ok(Exit::Code(code)) => End::Exited(Some(code)),
+                    Ok(Exit::Signal(sig)) => End::Signalled(sig),
                     Err(_) => End::Exited(None),
                 };
             }

@@ -1,0 +1,194 @@
+//! `spawn` against the real kernel: what the child gets (argv, environment, folder,
+//! descriptors, signal state, process group) and how its end is told.
+
+use std::ffi::OsStr;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::Path;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::unix::pipe;
+
+use super::{spawn, Exit, Launch};
+
+fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn dev_null() -> OwnedFd {
+    rustix::fs::open(
+        "/dev/null",
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .unwrap()
+}
+
+/// Runs `sh -c script` in `dir` with `env`, stdin from `stdin` (or empty): its exit and
+/// its output (stdout and stderr).
+async fn sh(
+    script: &str,
+    dir: &Path,
+    env: &[(String, String)],
+    stdin: Option<&[u8]>,
+) -> (Exit, String) {
+    let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).unwrap();
+    let (stdin_child, feed) = match stdin {
+        Some(_) => {
+            let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).unwrap();
+            (r, Some(pipe::Sender::from_owned_fd(w).unwrap()))
+        }
+        None => (dev_null(), None),
+    };
+    let args = [OsStr::new("-c"), OsStr::new(script)];
+    let mut child = spawn(&Launch {
+        program: OsStr::new("sh"),
+        args: &args,
+        env,
+        dir,
+        stdio: [stdin_child.as_fd(), write.as_fd(), write.as_fd()],
+        own_group: true,
+    })
+    .unwrap();
+    drop((write, stdin_child));
+    if let (Some(mut feed), Some(data)) = (feed, stdin) {
+        feed.write_all(data).await.unwrap();
+    }
+    let mut out = String::new();
+    pipe::Receiver::from_owned_fd(read)
+        .unwrap()
+        .read_to_string(&mut out)
+        .await
+        .unwrap();
+    (child.wait().await.unwrap(), out)
+}
+
+/// Catches: a child that inherits the daemon's environment or folder, or loses an argument.
+#[tokio::test]
+async fn the_child_gets_its_arguments_environment_and_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().canonicalize().unwrap();
+    let e = env(&[("PATH", "/usr/bin:/bin"), ("GREETING", "hi there")]);
+    let (exit, out) = sh(
+        r#"printf '%s|%s|%s' "$GREETING" "$(pwd)" "${HOME-unset}""#,
+        &dir,
+        &e,
+        None,
+    )
+    .await;
+    assert_eq!(exit, Exit::Code(0));
+    assert_eq!(out, format!("hi there|{}|unset", dir.display()));
+}
+
+/// Catches: exit codes or signals told wrong, or a second `wait` that errs.
+#[tokio::test]
+async fn exit_codes_and_signals_are_told_apart() {
+    let e = env(&[("PATH", "/usr/bin:/bin")]);
+    let tmp = std::env::temp_dir();
+    assert_eq!(sh("exit 3", &tmp, &e, None).await.0, Exit::Code(3));
+    assert_eq!(
+        sh("kill -TERM $$", &tmp, &e, None).await.0,
+        Exit::Signal(15)
+    );
+}
+
+/// The daemon ignores SIGPIPE and handles others; a command starts as from a shell: none
+/// of the standard signals ignored, none blocked (as `Command` leaves it). Signals 32 and
+/// up are the C library's and the real-time ones, as the daemon got them.
+/// Catches: `yes | head` hanging or erring in a command because SIGPIPE stayed ignored.
+#[tokio::test]
+async fn the_child_starts_with_default_signals() {
+    let _ = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).unwrap();
+    let e = env(&[("PATH", "/usr/bin:/bin")]);
+    let (exit, out) = sh(
+        "grep -E '^Sig(Ign|Blk)' /proc/self/status",
+        &std::env::temp_dir(),
+        &e,
+        None,
+    )
+    .await;
+    assert_eq!(exit, Exit::Code(0));
+    let mask = |name: &str| {
+        let line = out.lines().find(|l| l.starts_with(name)).unwrap();
+        u64::from_str_radix(line.split('\t').nth(1).unwrap(), 16).unwrap()
+    };
+    assert_eq!(mask("SigBlk:"), 0, "{out}");
+    assert_eq!(mask("SigIgn:") & 0x7fff_ffff, 0, "{out}");
+}
+
+/// Catches: stdin not connected, or its pipe kept open in the child twice (no EOF).
+#[tokio::test]
+async fn stdin_is_the_callers_pipe() {
+    let e = env(&[("PATH", "/usr/bin:/bin")]);
+    let (exit, out) = sh("cat; echo done", &std::env::temp_dir(), &e, Some(b"fed\n")).await;
+    assert_eq!(exit, Exit::Code(0));
+    assert_eq!(out, "fed\ndone\n");
+}
+
+/// Catches: a child in the daemon's process group (killing the command's group would
+/// kill the daemon's other children too), or one that is not the daemon's own child (its
+/// parent-death signal would follow another process; `tests/suite/tools_exec.rs` kills a
+/// daemon and watches its command die).
+#[tokio::test]
+async fn the_child_leads_its_own_group_as_the_daemons_child() {
+    let e = env(&[("PATH", "/usr/bin:/bin")]);
+    let (exit, out) = sh(
+        "ps -o pgid= -p $$; echo \"PPid:$PPID\"",
+        &std::env::temp_dir(),
+        &e,
+        None,
+    )
+    .await;
+    assert_eq!(exit, Exit::Code(0));
+    let mut lines = out.lines();
+    let pgid: i32 = lines.next().unwrap().trim().parse().unwrap();
+    assert_ne!(pgid, rustix::process::getpgrp().as_raw_nonzero().get());
+    assert_eq!(
+        lines.next().unwrap(),
+        format!("PPid:{}", std::process::id()),
+    );
+}
+
+/// Catches: a failure before `exec` reported as a started command.
+#[tokio::test]
+async fn a_command_that_cannot_start_is_an_error() {
+    let e = env(&[("PATH", "/usr/bin:/bin")]);
+    let null = dev_null();
+    let launch = |program: &'static str, dir: &'static str| Launch {
+        program: OsStr::new(program),
+        args: &[],
+        env: &e,
+        dir: Path::new(dir),
+        stdio: [null.as_fd(), null.as_fd(), null.as_fd()],
+        own_group: true,
+    };
+    let missing = spawn(&launch("no-such-program-here", "/")).err().unwrap();
+    assert_eq!(missing.kind(), std::io::ErrorKind::NotFound, "{missing}");
+    let not_exec = spawn(&launch("/dev/null", "/")).err().unwrap();
+    assert_eq!(not_exec.raw_os_error(), Some(libc::EACCES), "{not_exec}");
+    let no_dir = spawn(&launch("/bin/true", "/no/such/folder"))
+        .err()
+        .unwrap();
+    assert_eq!(no_dir.raw_os_error(), Some(libc::ENOENT), "{no_dir}");
+}
+
+/// Many spawns at once from every worker: each child reads its own arguments (the
+/// shared-memory window of one spawn never mixes with another's).
+/// Catches: a child reading another spawn's arguments, or a spawn that never returns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_spawns_each_run_their_own_command() {
+    let e = env(&[("PATH", "/usr/bin:/bin")]);
+    let runs = (0..64).map(|i| {
+        let e = e.clone();
+        tokio::spawn(async move {
+            let (exit, out) = sh(&format!("echo {i}"), &std::env::temp_dir(), &e, None).await;
+            assert_eq!(exit, Exit::Code(0));
+            assert_eq!(out, format!("{i}\n"));
+        })
+    });
+    for run in runs.collect::<Vec<_>>() {
+        run.await.unwrap();
+    }
+}

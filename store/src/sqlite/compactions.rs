@@ -84,13 +84,13 @@ impl Uncompacted {
     }
 
     /// How many compactions were added so far; pass it to [`Self::put_unless_added`].
-    fn added(&self) -> u64 {
+    pub(super) fn added(&self) -> u64 {
         self.0.lock().added
     }
 
     /// Remember that `session_id` has no compaction, as read (committed) after `added` was
     /// taken, unless a compaction was added since: it may have committed after the read.
-    fn put_unless_added(&self, session_id: &str, added: u64) {
+    pub(super) fn put_unless_added(&self, session_id: &str, added: u64) {
         let mut k = self.0.lock();
         if k.added == added {
             k.ids.insert(session_id.to_owned(), ());

@@ -99,6 +99,7 @@ impl Sqlite {
             now: now_ms(),
         };
         let forgotten = self.sessions.forgotten();
+        let added = self.uncompacted.added();
         let rows = self.conns.write(&ensure).await?;
         let row = rows
             .first()
@@ -107,6 +108,13 @@ impl Sqlite {
             .ok_or_else(|| {
                 StoreError::Corrupt(format!("no active session {key} after ensuring one"))
             })?;
+        if row.id == ensure.id {
+            // Made just now: no `/model` or `/think` choice and no compaction yet, so its
+            // first run's start reads neither (each kept unless raced, as when read).
+            self.sessions
+                .put_choices_unless_forgotten(key, SessionChoices::default(), forgotten);
+            self.uncompacted.put_unless_added(&row.id, added);
+        }
         self.sessions.put_unless_forgotten(row.clone(), forgotten);
         Ok(row)
     }

@@ -270,7 +270,14 @@ mod raw {
         };
         drop(stack);
         if pid < 0 {
-            return Err(err);
+            return Err(match err.raw_os_error() {
+                // The flags are fixed: only a kernel that does not know them refuses them.
+                Some(libc::EINVAL) => io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "this kernel cannot start commands with a pidfd (Linux 5.4 or later is needed)",
+                ),
+                _ => err,
+            });
         }
         // SAFETY: the kernel made this descriptor for us (close-on-exec), owned from here.
         let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };

@@ -113,6 +113,8 @@ impl Job {
             )?;
             (null, None)
         };
+        // Everything that can fail comes before the spawn: a started child is always driven.
+        let pipe = pipe::Receiver::from_owned_fd(read)?;
         let child = crate::children::spawn(&crate::children::Launch {
             program: argv[0],
             args: &argv[1..],
@@ -126,7 +128,6 @@ impl Job {
         // group is gone.
         drop((write, stdin_child));
         let pid = child.id();
-        let pipe = pipe::Receiver::from_owned_fd(read)?;
         let (end_tx, end_rx) = watch::channel(None);
         let job = Arc::new(Job {
             id: short_id(),

@@ -135,20 +135,20 @@ async fn stdin_is_the_callers_pipe() {
 async fn the_child_leads_its_own_group_as_the_daemons_child() {
     let e = env(&[("PATH", "/usr/bin:/bin")]);
     let (exit, out) = sh(
-        "ps -o pgid= -p $$; echo \"PPid:$PPID\"",
+        // The shell's own pid, parent and group, from the kernel (no `ps` needed).
+        "read -r pid comm state ppid pgrp rest < /proc/self/stat; echo \"$pid $ppid $pgrp\"",
         &std::env::temp_dir(),
         &e,
         None,
     )
     .await;
     assert_eq!(exit, Exit::Code(0));
-    let mut lines = out.lines();
-    let pgid: i32 = lines.next().unwrap().trim().parse().unwrap();
-    assert_ne!(pgid, rustix::process::getpgrp().as_raw_nonzero().get());
-    assert_eq!(
-        lines.next().unwrap(),
-        format!("PPid:{}", std::process::id()),
-    );
+    let ids: Vec<u32> = out.split_whitespace().map(|n| n.parse().unwrap()).collect();
+    let [pid, ppid, pgrp] = ids[..] else {
+        panic!("{out}")
+    };
+    assert_eq!(pgrp, pid, "the command leads a group of its own");
+    assert_eq!(ppid, std::process::id());
 }
 
 /// Catches: a failure before `exec` reported as a started command.

@@ -23,7 +23,7 @@
 
 mod spawn;
 
-pub use spawn::{spawn, Child, Exit, Launch};
+pub use spawn::{no_input, spawn, Child, Exit, Launch};
 
 use rustix::process::{getpid, getppid, set_parent_process_death_signal, Signal};
 

@@ -46,10 +46,10 @@ pub struct Launch<'a> {
     /// The whole environment: nothing of the daemon's is inherited.
     pub env: &'a [(String, String)],
     pub dir: &'a Path,
-    /// Its stdin, stdout and stderr; the child gets copies, the caller keeps these.
+    /// Its stdin, stdout and stderr; the child gets copies, the caller keeps these. The
+    /// child leads a process group of its own (`setpgid(0, 0)`), so that the whole group
+    /// can be killed.
     pub stdio: [BorrowedFd<'a>; 3],
-    /// Its own process group (`setpgid(0, 0)`), so the whole group can be killed.
-    pub own_group: bool,
 }
 
 /// How a child ended.
@@ -126,7 +126,6 @@ pub fn spawn(launch: &Launch<'_>) -> io::Result<Child> {
         dir: dir_c.as_ptr(),
         fds: launch.stdio.map(|fd| fd.as_raw_fd()),
         daemon: rustix::process::getpid().as_raw_nonzero().get(),
-        own_group: launch.own_group,
         failed: AtomicI32::new(0),
     };
     let (pid, pidfd) = raw::clone_and_exec(&args)?;
@@ -141,6 +140,15 @@ pub fn spawn(launch: &Launch<'_>) -> io::Result<Child> {
         pidfd: raw::register(pidfd)?,
         exit: None,
     })
+}
+
+/// An empty stdin for a child (`/dev/null`, close-on-exec in the daemon).
+pub fn no_input() -> io::Result<OwnedFd> {
+    Ok(rustix::fs::open(
+        "/dev/null",
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?)
 }
 
 /// `program` as `exec` will find it: itself when it names a path, else the first
@@ -196,7 +204,6 @@ mod raw {
         pub dir: *const c_char,
         pub fds: [c_int; 3],
         pub daemon: libc::pid_t,
-        pub own_group: bool,
         /// The errno of the step that failed, written by the child before `_exit`.
         pub failed: AtomicI32,
     }
@@ -337,7 +344,7 @@ mod raw {
                     libc::sigaction(sig, &dfl, std::ptr::null_mut());
                 }
             }
-            if a.own_group && libc::setpgid(0, 0) != 0 {
+            if libc::setpgid(0, 0) != 0 {
                 fail(errno());
             }
             // Sources among 0..=2 move out of the way first, so that no `dup2` below

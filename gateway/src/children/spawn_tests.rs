@@ -2,28 +2,19 @@
 //! descriptors, signal state, process group) and how its end is told.
 
 use std::ffi::OsStr;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::Path;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
 
-use super::{spawn, Exit, Launch};
+use super::{no_input, spawn, Exit, Launch};
 
 fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
-}
-
-fn dev_null() -> OwnedFd {
-    rustix::fs::open(
-        "/dev/null",
-        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    )
-    .unwrap()
 }
 
 /// Runs `sh -c script` in `dir` with `env`, stdin from `stdin` (or empty): its exit and
@@ -40,7 +31,7 @@ async fn sh(
             let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).unwrap();
             (r, Some(pipe::Sender::from_owned_fd(w).unwrap()))
         }
-        None => (dev_null(), None),
+        None => (no_input().unwrap(), None),
     };
     let args = [OsStr::new("-c"), OsStr::new(script)];
     let mut child = spawn(&Launch {
@@ -49,7 +40,6 @@ async fn sh(
         env,
         dir,
         stdio: [stdin_child.as_fd(), write.as_fd(), write.as_fd()],
-        own_group: true,
     })
     .unwrap();
     drop((write, stdin_child));
@@ -155,14 +145,13 @@ async fn the_child_leads_its_own_group_as_the_daemons_child() {
 #[tokio::test]
 async fn a_command_that_cannot_start_is_an_error() {
     let e = env(&[("PATH", "/usr/bin:/bin")]);
-    let null = dev_null();
+    let null = no_input().unwrap();
     let launch = |program: &'static str, dir: &'static str| Launch {
         program: OsStr::new(program),
         args: &[],
         env: &e,
         dir: Path::new(dir),
         stdio: [null.as_fd(), null.as_fd(), null.as_fd()],
-        own_group: true,
     };
     let missing = spawn(&launch("no-such-program-here", "/")).err().unwrap();
     assert_eq!(missing.kind(), std::io::ErrorKind::NotFound, "{missing}");
@@ -191,4 +180,57 @@ async fn concurrent_spawns_each_run_their_own_command() {
     for run in runs.collect::<Vec<_>>() {
         run.await.unwrap();
     }
+}
+
+/// The attack: a command that looks for the daemon's open files (its database, its
+/// sockets, the pidfds of other commands) to read or write them. It has its stdin, stdout
+/// and stderr, and nothing the daemon opened close-on-exec (as the daemon opens all of
+/// its files); only a descriptor the daemon itself inherited without that flag passes on.
+/// Catches: a descriptor the spawn opened or moved (a pidfd, a source moved out of
+/// 0..=2) left open across `exec`.
+#[tokio::test]
+async fn the_child_sees_none_of_the_daemons_descriptors() {
+    let e = env(&[("PATH", "/usr/bin:/bin")]);
+    let secret = tempfile::tempfile().unwrap();
+    let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).unwrap();
+    let null = no_input().unwrap();
+    // One command running (its pidfd open in the daemon) while the next one starts.
+    let spawn_cat = || {
+        spawn(&Launch {
+            program: OsStr::new("cat"),
+            args: &[],
+            env: &e,
+            dir: Path::new("/"),
+            stdio: [read.as_fd(), null.as_fd(), null.as_fd()],
+        })
+        .unwrap()
+    };
+    let mut first = spawn_cat();
+    let mut second = spawn_cat();
+    // `cat` waits on its stdin: what it holds is what it got.
+    let held: Vec<i32> = std::fs::read_dir(format!("/proc/{}/fd", second.id()))
+        .unwrap()
+        .map(|f| f.unwrap().file_name().to_string_lossy().parse().unwrap())
+        .collect();
+    for fd in held.iter().copied().filter(|fd| *fd > 2) {
+        // The daemon's own `fd` must lack close-on-exec (`flags:` in its fdinfo, octal).
+        let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).unwrap_or_default();
+        let flags = info
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|f| u32::from_str_radix(f.trim(), 8).ok());
+        assert!(
+            flags.is_some_and(|f| f & libc::O_CLOEXEC as u32 == 0),
+            "the command holds {fd}, which the daemon has close-on-exec or not at all: {held:?}"
+        );
+    }
+    assert!(!held.contains(&secret.as_raw_fd()), "{held:?}");
+    assert!(
+        !held.contains(&first.pidfd.get_ref().as_raw_fd()),
+        "{held:?}"
+    );
+    // Their stdin's last write end closes: both see EOF and end.
+    drop((read, write, secret, null));
+    assert_eq!(first.wait().await.unwrap(), Exit::Code(0));
+    assert_eq!(second.wait().await.unwrap(), Exit::Code(0));
 }

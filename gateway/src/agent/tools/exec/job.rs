@@ -106,12 +106,7 @@ impl Job {
             let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
             (r, Some(pipe::Sender::from_owned_fd(w)?))
         } else {
-            let null = rustix::fs::open(
-                "/dev/null",
-                rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
-                rustix::fs::Mode::empty(),
-            )?;
-            (null, None)
+            (crate::children::no_input()?, None)
         };
         // Everything that can fail comes before the spawn: a started child is always driven.
         let pipe = pipe::Receiver::from_owned_fd(read)?;
@@ -122,7 +117,6 @@ impl Job {
             dir: spec.workdir,
             // stdout and stderr into one pipe, so they interleave as written.
             stdio: [stdin_child.as_fd(), write.as_fd(), write.as_fd()],
-            own_group: true,
         })?;
         // The parent's copies go now: EOF on the output pipe comes when the command's
         // group is gone.

@@ -70,6 +70,9 @@ pub use worktrees::{WorktreeRow, WorktreeState};
 pub enum StoreError {
     #[error("database error: {0}")]
     Db(#[from] sqlx::Error),
+    /// From the group-commit writer's own connection (rusqlite, `sqlite::writer`).
+    #[error("database error: {0}")]
+    Script(#[from] rusqlite::Error),
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("stored data is corrupt: {0}")]

@@ -11,19 +11,21 @@
 //! One writer, because SQLite allows one at a time: two writer connections colliding on
 //! the write lock make the loser sleep in SQLite's busy handler (1, 2, 5, 10 ms …); with
 //! one, writers queue on the mutex (FIFO) and wake the moment it is free. The hot writes
-//! (a turn's scripts) go through the group-commit writer task (`writer`), which takes the
-//! same mutex once per batch.
+//! (a turn's scripts) go through the group-commit writer task (`writer`), which runs them
+//! on a connection of its own (rusqlite, on the task's thread: no hand-off to a connection
+//! thread) and takes the same mutex once per batch, so the two never write at once.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteRow};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::{ConnectOptions, Connection as _};
 use tokio::sync::{Mutex, MutexGuard};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::writer::{Params, Writer};
+use super::row::Row;
+use super::writer::{Params, Shrinker, Writer};
 use super::Result;
 
 /// Reader connections. Readers never block each other or the writer in WAL mode. A
@@ -96,6 +98,7 @@ const SHRINK_AFTER_QUIET_TICKS: u32 = 5;
 pub(super) async fn checkpoints(
     readers: Vec<Arc<Mutex<SqliteConnection>>>,
     writer: Arc<Mutex<SqliteConnection>>,
+    scripts: Shrinker,
     every: Duration,
     on_quiet: OnQuiet,
     cancel: CancellationToken,
@@ -125,6 +128,7 @@ pub(super) async fn checkpoints(
         last_wal = wal;
         if quiet == SHRINK_AFTER_QUIET_TICKS {
             on_quiet();
+            scripts.shrink().await;
             shrink(&writer).await;
             for r in &readers {
                 shrink(r).await;
@@ -137,10 +141,8 @@ pub(super) async fn checkpoints(
 /// before the connections' own release.
 pub(super) type OnQuiet = Box<dyn Fn() + Send + Sync>;
 
-/// Give `conn`'s memory back: its prepared statements (the writer's scripts are prepared
-/// once per chunk size and transaction edge, most of SQLite's memory after a busy spell;
-/// the next statements prepare again, once) and then its unused page cache (`PRAGMA
-/// shrink_memory`). An error is logged.
+/// Give `conn`'s memory back: its prepared statements (the next statements prepare again,
+/// once) and then its unused page cache (`PRAGMA shrink_memory`). An error is logged.
 async fn shrink(conn: &Mutex<SqliteConnection>) {
     let mut conn = conn.lock().await;
     if let Err(e) = conn.clear_cached_statements().await {
@@ -182,7 +184,9 @@ impl Conns {
     ) -> Result<Arc<Conns>> {
         let mut writer = opts.connect().await?;
         prepare(&mut writer).await?;
+        let in_memory = on_quiet.is_none();
         let writer = Arc::new(Mutex::new(writer));
+        let batches = Writer::start(script_connection(opts, in_memory)?, writer.clone());
         let mut conns = Vec::new();
         let mut stop_checkpoints = None;
         if let Some(on_quiet) = on_quiet {
@@ -202,6 +206,7 @@ impl Conns {
             tokio::spawn(checkpoints(
                 conns.clone(),
                 writer.clone(),
+                batches.shrinker(),
                 CHECKPOINT_EVERY,
                 on_quiet,
                 cancel.clone(),
@@ -209,7 +214,7 @@ impl Conns {
             stop_checkpoints = Some(cancel.drop_guard());
         }
         Ok(Arc::new(Conns {
-            batches: Writer::start(writer.clone()),
+            batches,
             _checkpoints: stop_checkpoints,
             writer,
             readers: conns,
@@ -236,7 +241,7 @@ impl Conns {
     }
 
     /// Run a script with its parameters through the group-commit writer (see `writer`).
-    pub(super) async fn write(&self, params: &impl Params) -> Result<Vec<SqliteRow>> {
+    pub(super) async fn write(&self, params: &impl Params) -> Result<Vec<Row>> {
         let (script, args) = (params.script(), params.args()?);
         debug_assert_eq!(args.len(), script.placeholders, "{}", script.body);
         #[cfg(any(test, feature = "test-hooks"))]
@@ -272,4 +277,31 @@ impl Conns {
             tracing::warn!(error = %e, "cannot checkpoint the database");
         }
     }
+}
+
+/// The group-commit writer's own connection to the database of `opts`, set up as the
+/// store's writer is: foreign keys on, `synchronous = NORMAL` and (a file, in WAL mode) no
+/// automatic checkpoint; but no busy timeout (the writer waits for another process's
+/// lock itself, asleep: `writer::BusyWaits`). An in-memory database is shared with the
+/// store's connection through SQLite's shared cache, as sqlx opens it.
+fn script_connection(opts: &SqliteConnectOptions, in_memory: bool) -> Result<rusqlite::Connection> {
+    use rusqlite::OpenFlags;
+    let cache = if in_memory {
+        OpenFlags::SQLITE_OPEN_MEMORY | OpenFlags::SQLITE_OPEN_SHARED_CACHE
+    } else {
+        OpenFlags::SQLITE_OPEN_PRIVATE_CACHE
+    };
+    let c = rusqlite::Connection::open_with_flags(
+        opts.get_filename(),
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | cache,
+    )?;
+    c.busy_timeout(Duration::ZERO)?;
+    c.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
+    if !in_memory {
+        c.execute_batch("PRAGMA wal_autocheckpoint = 0;")?;
+    }
+    Ok(c)
 }

@@ -4,9 +4,9 @@
 use sqlx::Row;
 use switchboard_channels::Origin;
 
-use sqlx::sqlite::SqliteRow;
-
+use super::super::decode::Columns;
 use super::super::inbox::{decode_claimed, decode_waiting};
+use super::row::Row as ScriptRow;
 use super::runs::{claim_text, queued_row, NewRun, RunRow, RunStatus};
 use super::starts::{start_sql, StartRun, Started};
 use super::writer::{script, Args, Params, Script};
@@ -230,10 +230,10 @@ impl Params for AcceptStart<'_> {
 }
 
 /// The inbox id a script's `accept_sql!` returned, if it stored the message.
-fn accepted_id(rows: &[SqliteRow]) -> Result<Option<i64>> {
+fn accepted_id(rows: &[ScriptRow]) -> Result<Option<i64>> {
     for r in rows {
-        if r.try_get::<String, _>("part")? == "inbox" {
-            return Ok(Some(r.try_get("id")?));
+        if r.text("part")? == "inbox" {
+            return Ok(Some(r.int("id")?));
         }
     }
     Ok(None)

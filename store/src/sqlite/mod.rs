@@ -19,6 +19,7 @@ mod media_files;
 mod messages;
 mod outbox;
 mod progress;
+mod row;
 mod runs;
 mod sessions;
 mod starts;
@@ -38,6 +39,10 @@ use conns::Conns;
 
 // What the engine's modules take from the store's shared part.
 use super::{health, now_ms, private_dir, states, to_json, Result, StoreError};
+
+/// How long a write waits for another process's write lock (none is expected: one daemon
+/// per state folder).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Embedded migrations, applied at start.
 pub(super) static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
@@ -73,12 +78,13 @@ impl Sqlite {
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(10))
-            // Room for the group-commit writer's chunked scripts (see `writer`).
+            .busy_timeout(BUSY_TIMEOUT)
+            // Room for every lookup and direct write the store sends (a turn's scripts run
+            // on the group-commit writer's own connection, see `writer`).
             .statement_cache_capacity(256)
-            // A chunk's rows (transcripts of up to 16 starts) are sent by the connection's
-            // thread as it steps; with sqlx's default of 50 it waits for the writer task to
-            // take them, which under load sits in the runtime's queue.
+            // A long answer (a transcript read whole, a list for the API) is sent by the
+            // connection's thread as it steps; with sqlx's default of 50 rows it waits for
+            // the reading task to take them, which under load sits in the runtime's queue.
             .row_buffer_size(4096)
             .foreign_keys(true);
         // A quiet daemon keeps no transcripts: after a busy spell their rows are spread

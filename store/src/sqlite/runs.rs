@@ -2,7 +2,7 @@
 //! Ending a run and queueing its reply in the outbox happen in one transaction. (Starting
 //! a run is in `starts`, runs cut short outside their loop in `interrupts`.)
 
-use sqlx::Row;
+use super::super::decode::Columns;
 
 use super::super::runs::decode_run;
 use super::messages::{bind_message, NewMessage};
@@ -198,9 +198,8 @@ impl Sqlite {
             .await?;
         let (mut finished, mut announce, mut reply_queued) = (None, false, false);
         for r in &rows {
-            let part: String = r.try_get("part")?;
-            match part.as_str() {
-                "run" => finished = Some(r.try_get::<i64, _>("waiting")?),
+            match r.text("part")? {
+                "run" => finished = Some(r.int("waiting")?),
                 "reply" => reply_queued = true,
                 "child" => announce = true,
                 other => return Err(StoreError::Corrupt(format!("run end: row {other}"))),

@@ -4,14 +4,13 @@
 
 use std::sync::Arc;
 
-use sqlx::sqlite::SqliteRow;
-use sqlx::Row;
-
+use super::super::decode::Columns;
 use super::super::inbox::decode_claimed;
 use super::super::messages::decode_message;
 use super::super::{RunRow, SessionRow};
 use super::inbox::Claim;
 use super::messages::MessageRow;
+use super::row::Row;
 use super::writer::{script, Args, Params, Script};
 use super::{now_ms, Result, Sqlite};
 pub(super) use crate::starts::*;
@@ -108,11 +107,7 @@ impl Sqlite {
     /// What the script's `start_sql!` for `run` found (`None` if it did not start it),
     /// with the whole transcript: the cached part, then what the script read, which is
     /// cached in turn.
-    pub(super) fn started(
-        &self,
-        run: &StartRun<'_>,
-        rows: &[SqliteRow],
-    ) -> Result<Option<Started>> {
+    pub(super) fn started(&self, run: &StartRun<'_>, rows: &[Row]) -> Result<Option<Started>> {
         let Some(mut started) = parse_started(rows)? else {
             return Ok(None);
         };
@@ -129,14 +124,13 @@ impl Sqlite {
 }
 
 /// What a script's `start_sql!` found; `None` if it did not start the run.
-fn parse_started(rows: &[SqliteRow]) -> Result<Option<Started>> {
+fn parse_started(rows: &[Row]) -> Result<Option<Started>> {
     let mut started = None;
     for r in rows {
-        let part: String = r.try_get("part")?;
-        match part.as_str() {
+        match r.text("part")? {
             "started" => {
                 started.get_or_insert_with(Started::default).started_at =
-                    r.try_get("started_at")?;
+                    r.opt_int("started_at")?;
             }
             "claimed" => started
                 .get_or_insert_with(Started::default)

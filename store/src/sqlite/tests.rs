@@ -11,15 +11,15 @@ use sqlx::Connection;
 use switchboard_channels::Origin;
 
 use super::MIGRATOR;
-use crate::tests::{file_store, inbound, origin, run, topic, Db};
+use crate::tests::{file_store, inbound, origin, run, topic, Db, Keep};
 use crate::*;
 
 #[tokio::test]
 async fn a_batch_answers_each_caller_with_its_own_rows() {
     let (_d, store) = file_store(Db::Sqlite).await;
     let o = origin();
-    // Queued together before the writer task runs (one thread): one batch, chunked
-    // 16 + 16 + 4 + 1 of the same script.
+    // Queued together before the writer task runs (one thread): one batch of 37 copies
+    // of the same script.
     let texts: Vec<String> = (0..37).map(|i| format!("message {i}")).collect();
     let ids = join_all(texts.iter().enumerate().map(|(i, text)| {
         let (store, o) = (&store, &o);
@@ -200,6 +200,44 @@ async fn rows_stored_before_the_origin_columns_deliver_after_the_upgrade() {
 
 mod checkpoints;
 mod params;
+
+/// Catches: the group-commit writer waiting for another process's write lock inside
+/// SQLite's busy handler, which would hold the runtime's thread (here its only one) for as
+/// long as the lock is held; or giving up at once. The lock is an operator's `sqlite3`
+/// shell in a transaction: the write waits, the runtime keeps running other tasks, and the
+/// write lands once the lock is gone.
+#[tokio::test(flavor = "current_thread")]
+async fn a_write_waits_for_another_processs_lock_without_holding_the_runtime() {
+    let (dir, store) = file_store(Db::Sqlite).await;
+    let Keep::Dir(dir) = &dir else { unreachable!() };
+    let other = rusqlite::Connection::open(dir.path().join("t.db")).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+
+    let write = tokio::spawn({
+        let store = store.clone();
+        async move { store.ensure_session("agent:main:busy", "main", None).await }
+    });
+    // 200 ms of 10 ms ticks on the one thread the write also runs on; held in a busy
+    // handler (the store's is 10 s), they would take seconds.
+    let started = std::time::Instant::now();
+    for _ in 0..20 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "the waiting write held the runtime's thread for {:?}",
+        started.elapsed()
+    );
+    assert!(!write.is_finished(), "a write went through another's lock");
+
+    other.execute_batch("COMMIT").unwrap();
+    let session = tokio::time::timeout(std::time::Duration::from_secs(5), write)
+        .await
+        .expect("the write still waits after the lock is gone")
+        .unwrap()
+        .unwrap();
+    assert_eq!(session.key, "agent:main:busy");
+}
 
 /// Catches: migration 0017 leaving a job the `cron` tool stored before the rule in the
 /// agent's main session (a group's job running every time in the owner's DM session), or

@@ -1,6 +1,6 @@
 //! Usage and cost read back from `runs` on SQLite (see `store::usage`).
 
-use sqlx::Row;
+use super::super::decode::Columns;
 
 use super::super::usage::{decode_totals, CallUsage, UsageTotals};
 use super::messages::{bind_message, NewMessage};
@@ -111,7 +111,7 @@ impl Sqlite {
         let row = rows
             .first()
             .ok_or_else(|| StoreError::Corrupt("a call's answer: no message row".into()))?;
-        Ok(row.try_get("seq")?)
+        row.int("seq")
     }
 
     pub async fn session_usage_by_model(

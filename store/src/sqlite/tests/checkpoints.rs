@@ -11,6 +11,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::super::conns::checkpoints;
+use super::super::writer::Writer;
 
 /// Transactions written back to back, each a 4 KB row: ≥ 160 MB of WAL pages in all.
 const WRITES: usize = 20_000;
@@ -37,10 +38,12 @@ async fn a_writer_that_never_pauses_still_gets_its_wal_started_over() {
     }
     let writer = Arc::new(Mutex::new(conn));
     let reader = Arc::new(Mutex::new(opts.connect().await.unwrap()));
+    let scripts = Writer::start(rusqlite::Connection::open(&file).unwrap(), writer.clone());
     let cancel = CancellationToken::new();
     let task = tokio::spawn(checkpoints(
         vec![reader],
         writer.clone(),
+        scripts.shrinker(),
         Duration::from_millis(20),
         Box::new(|| {}),
         cancel.clone(),
@@ -111,9 +114,8 @@ async fn readers_keep_a_small_page_cache_and_the_writer_the_default() {
     db.close().await;
 }
 
-/// Catches: a daemon that went quiet keeping every statement it ever prepared (the
-/// writer's scripts, once per chunk size and transaction edge: most of SQLite's memory
-/// after a busy spell) or its caches (the transcripts), or a connection that cannot
+/// Catches: a daemon that went quiet keeping every statement it ever prepared (once most
+/// of SQLite's memory after a busy spell) or its caches (the transcripts), or a connection that cannot
 /// prepare them again afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_quiet_spell_releases_the_prepared_statements_and_they_prepare_again() {
@@ -156,9 +158,15 @@ async fn a_quiet_spell_releases_the_prepared_statements_and_they_prepare_again()
         let dropped = caches_dropped.clone();
         Box::new(move || dropped.store(true, std::sync::atomic::Ordering::SeqCst))
     };
+    // The group-commit writer's connection is told too (the loop below waits on it).
+    let scripts = Writer::start(
+        rusqlite::Connection::open(dir.path().join("t.db")).unwrap(),
+        writer.clone(),
+    );
     let task = tokio::spawn(checkpoints(
         vec![first, reader.clone()],
         writer.clone(),
+        scripts.shrinker(),
         Duration::from_millis(10),
         on_quiet,
         cancel.clone(),

@@ -10,12 +10,38 @@ use super::super::sessions::Ensure;
 use super::super::starts::StartRun;
 use super::super::subagents::Spawn;
 use super::super::usage::{CallAnswer, CallUsed};
-use super::super::writer::{placeholders, Params};
+use super::super::writer::{placeholders, statements, Params};
 use super::*;
 
-/// `params` binds one value per placeholder of its script.
+thread_local! {
+    /// A database with the store's schema, to prepare the scripts' statements on.
+    static SCHEMA: rusqlite::Connection = {
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        for m in super::super::MIGRATOR.iter() {
+            c.execute_batch(&m.sql).unwrap();
+        }
+        c
+    };
+}
+
+/// `params` binds one value per placeholder of its script, and the script's statements,
+/// as the writer splits them, are each exactly one statement that prepares on the schema,
+/// with the script's placeholders between them.
 fn check(name: &str, params: &impl Params) {
     let script = params.script();
+    let bound: usize = SCHEMA.with(|c| {
+        script
+            .statements()
+            .iter()
+            .map(|sql| {
+                let stmt = c
+                    .prepare(sql)
+                    .unwrap_or_else(|e| panic!("{name}: {e} in\n{sql}"));
+                stmt.parameter_count()
+            })
+            .sum()
+    });
+    assert_eq!(bound, script.placeholders, "{name}: statements' binds");
     let args = params.args().unwrap();
     assert_eq!(
         args.len(),
@@ -176,4 +202,22 @@ fn placeholders_skip_quoted_question_marks() {
         2
     );
     assert_eq!(placeholders("SELECT 1"), 0);
+}
+
+/// Catches: a script split inside a string, an identifier or a comment, or a statement
+/// left out.
+#[test]
+fn scripts_split_at_semicolons_outside_quotes_and_comments() {
+    assert_eq!(
+        statements(
+            "INSERT INTO t VALUES ('a;b', \"c;d\"); -- not; here\n SELECT ? ;\n\n UPDATE t SET x = 1;"
+        ),
+        vec![
+            "INSERT INTO t VALUES ('a;b', \"c;d\");",
+            "-- not; here\n SELECT ? ;",
+            "UPDATE t SET x = 1;"
+        ]
+    );
+    assert_eq!(statements("SELECT 1"), vec!["SELECT 1"]);
+    assert!(statements(" ; \n").is_empty());
 }

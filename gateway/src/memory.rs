@@ -24,9 +24,13 @@ const TICK: Duration = Duration::from_secs(1);
 /// (`gateway.http.idleTimeout`, 5 s by default) and the idle connections to the model
 /// (closed 3 to 6 s after their last use: `runtime::roots`) — with their buffers.
 const QUIET_TICKS: u32 = 8;
-/// Busy time of all workers together in one tick under which the daemon counts as quiet
-/// (a WAL checkpoint a second and an idle socket's ping take far less).
-const BUSY: Duration = Duration::from_millis(20);
+/// Busy time of all workers together in one tick under which the daemon counts as quiet.
+/// A WAL checkpoint a second and an idle socket's ping take far less; what goes at a quiet
+/// spell's start (the store dropping its transcripts and prepared statements, a hundred
+/// kept-alive connections closing), which must count as quiet, takes 10–30 ms in one tick
+/// on a small VM. A turn takes a millisecond or more: a daemon below this serves fewer
+/// than a few dozen a second, and gives memory back once, not again until it is busy.
+const BUSY: Duration = Duration::from_millis(50);
 
 /// Bumped at every release; a worker that parks collects its heap when it has not yet
 /// seen the current value.

@@ -207,23 +207,35 @@ async fn the_child_sees_none_of_the_daemons_descriptors() {
     };
     let mut first = spawn_cat();
     let mut second = spawn_cat();
-    // `cat` waits on its stdin: what it holds is what it got.
-    let held: Vec<i32> = std::fs::read_dir(format!("/proc/{}/fd", second.id()))
-        .unwrap()
-        .map(|f| f.unwrap().file_name().to_string_lossy().parse().unwrap())
-        .collect();
-    for fd in held.iter().copied().filter(|fd| *fd > 2) {
+    // `cat` waits on its stdin: what it holds is what it got. The kernel lets the spawn
+    // return as soon as the child has its new memory, a moment before it closes the
+    // close-on-exec descriptors (still before the program runs), so look until that is
+    // done; a descriptor that stays is the leak.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let held = loop {
+        let held: Vec<i32> = std::fs::read_dir(format!("/proc/{}/fd", second.id()))
+            .unwrap()
+            .map(|f| f.unwrap().file_name().to_string_lossy().parse().unwrap())
+            .collect();
         // The daemon's own `fd` must lack close-on-exec (`flags:` in its fdinfo, octal).
-        let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).unwrap_or_default();
-        let flags = info
-            .lines()
-            .find_map(|l| l.strip_prefix("flags:"))
-            .and_then(|f| u32::from_str_radix(f.trim(), 8).ok());
-        assert!(
-            flags.is_some_and(|f| f & libc::O_CLOEXEC as u32 == 0),
-            "the command holds {fd}, which the daemon has close-on-exec or not at all: {held:?}"
-        );
-    }
+        let leaked = held.iter().copied().filter(|fd| *fd > 2).find(|fd| {
+            let info =
+                std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).unwrap_or_default();
+            let flags = info
+                .lines()
+                .find_map(|l| l.strip_prefix("flags:"))
+                .and_then(|f| u32::from_str_radix(f.trim(), 8).ok());
+            flags.is_none_or(|f| f & libc::O_CLOEXEC as u32 != 0)
+        });
+        match leaked {
+            None => break held,
+            Some(fd) => assert!(
+                std::time::Instant::now() < deadline,
+                "the command holds {fd}, which the daemon has close-on-exec or not at all: {held:?}"
+            ),
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    };
     assert!(!held.contains(&secret.as_raw_fd()), "{held:?}");
     assert!(
         !held.contains(&first.pidfd.get_ref().as_raw_fd()),
